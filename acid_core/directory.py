@@ -1,0 +1,68 @@
+"""Load the directory state of a table or partition from storage: the I/O shell around ``state``.
+
+::
+
+    load_directory_state(file_io, "/warehouse/db/t/p=1", write_ids, txns)
+        1. list the directory's children                  (FileIO.list_dir)
+        2. list non-ACID subdirectories recursively       (original files of converted tables)
+        3. read _metadata_acid of bases without _v        (Hive 3 compactor marker)
+        4. AcidDirectoryState.from_listing(...)            (pure)
+
+Not here: any decision (all of it is in ``state``).
+Errors: ``StorageError`` for a missing directory; whatever ``from_listing`` raises.
+Concurrency: a listing is a snapshot of a moment; a cleaner deleting obsolete directories at the
+same time can only remove what this snapshot does not read (Hive's cleaner rule).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acid_core.paths import BASE_PREFIX, METADATA_FILE, VISIBILITY_PREFIX, is_acid_dir_name, is_hidden_name
+from acid_core.state import AcidDirectoryState, ListingEntry
+
+if TYPE_CHECKING:
+    from acid_core.fs import FileIO
+    from acid_core.writeids import ValidTxnList, ValidWriteIdList
+
+__all__ = ["list_partition", "load_directory_state"]
+
+
+def list_partition(file_io: FileIO, path: str) -> tuple[list[ListingEntry], dict[str, str]]:
+    """List what ``AcidDirectoryState.from_listing`` needs from one directory.
+
+    Returns:
+        The entries (children, plus files below non-ACID subdirectories, relative to ``path``)
+        and the ``_metadata_acid`` texts of base directories without a ``_v`` suffix.
+    """
+    children = file_io.list_dir(path)
+    entries = [ListingEntry(child.name, child.is_dir, child.size) for child in children]
+    metadata: dict[str, str] = {}
+    prefix_length = len(path.rstrip("/")) + 1
+    for child in children:
+        name = child.name
+        if not child.is_dir or is_hidden_name(name):
+            continue
+        if not is_acid_dir_name(name):
+            for below in file_io.list_tree(child.path):
+                entries.append(ListingEntry(below.path[prefix_length:], below.is_dir, below.size))
+        elif name.startswith(BASE_PREFIX) and VISIBILITY_PREFIX not in name:
+            marker = file_io.join(child.path, METADATA_FILE)
+            if file_io.info(marker) is not None:
+                metadata[name] = file_io.read_bytes(marker).decode("utf-8", errors="replace")
+    return entries, metadata
+
+
+def load_directory_state(
+    file_io: FileIO,
+    path: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    ignore_empty_files: bool = False,
+) -> AcidDirectoryState:
+    """List ``path`` and decide its state for the snapshot (see ``AcidDirectoryState.from_listing``)."""
+    entries, metadata = list_partition(file_io, path)
+    return AcidDirectoryState.from_listing(
+        entries, write_ids, txns, metadata_files=metadata, ignore_empty_files=ignore_empty_files
+    )

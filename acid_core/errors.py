@@ -1,0 +1,338 @@
+"""Every exception acidflow raises, in one place.
+
+The tree::
+
+    AcidError
+    ├── InvalidPathError (ValueError)          a malformed ACID directory or file name
+    │   └── InvalidWriteIdRangeError           delta_<min>_<max> with min > max
+    ├── InvalidWriteIdListError (ValueError)   a malformed ValidTxnList / ValidWriteIdList string
+    ├── InvalidBucketPropertyError (ValueError) a bucket column value no BucketCodec decodes
+    ├── NotEnoughHistoryError                  only a compacted base that the snapshot cannot use
+    ├── NoSuchTableError / TableAlreadyExistsError
+    ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
+    ├── CommitConflictError                    refresh and retry
+    ├── CommitStateUnknownError                never retry blindly
+    ├── LockTimeoutError / LockLostError
+    │   └── LockRefusedError                   (LockTimeoutError) refused after the last retry
+    ├── InvalidLockRequestError (ValueError)   a bad lock object, mode or statement description
+    ├── InvalidLockConfigError (ValueError)    a bad ACIDFLOW_LOCK_MANAGER / ACIDFLOW_ZOOKEEPER
+    ├── LockServiceUnavailableError            ZooKeeper / the metastore cannot be reached
+    └── MissingDependencyError (ImportError)   an optional extra is not installed
+
+Invariants: every message names what failed, the offending value (``!r``), what was expected,
+then a hint. Input errors also derive from the matching built-in so ``except ValueError`` works.
+Not here: retries (the shell's ``RetryPolicy``), logging.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AcidError",
+    "CommitConflictError",
+    "CommitStateUnknownError",
+    "CompactionStateError",
+    "DatabaseAlreadyExistsError",
+    "DatabaseNotEmptyError",
+    "InvalidBucketPropertyError",
+    "InvalidPartitionError",
+    "InvalidPathError",
+    "InvalidTableDefinitionError",
+    "InvalidTableNameError",
+    "InvalidWriteIdListError",
+    "InvalidWriteIdRangeError",
+    "LockLostError",
+    "LockRefusedError",
+    "LockServiceUnavailableError",
+    "LockTimeoutError",
+    "MetastoreError",
+    "MissingDependencyError",
+    "NoSuchCompactionError",
+    "NoSuchDatabaseError",
+    "NoSuchLeaseError",
+    "NoSuchPartitionError",
+    "NoSuchTableError",
+    "NoSuchTxnError",
+    "NotAnAcidFileError",
+    "NotEnoughHistoryError",
+    "PartitionAlreadyExistsError",
+    "StorageError",
+    "TableAlreadyExistsError",
+    "TxnNotOpenError",
+]
+
+
+class AcidError(Exception):
+    """The root of every error acidflow raises on purpose."""
+
+
+class InvalidPathError(AcidError, ValueError):
+    """A name that looks like an ACID directory or file but does not parse."""
+
+    def __init__(self, name: str, problem: str, expected: str) -> None:
+        self.name, self.problem, self.expected = name, problem, expected
+        super().__init__(f"Invalid ACID name {name!r}: {problem}; expected {expected}")
+
+
+class InvalidWriteIdRangeError(InvalidPathError):
+    """A delta directory whose write-ID range is reversed."""
+
+    def __init__(self, name: str, min_write_id: int, max_write_id: int) -> None:
+        self.min_write_id, self.max_write_id = min_write_id, max_write_id
+        super().__init__(
+            name,
+            f"min write ID {min_write_id} > max write ID {max_write_id}",
+            "delta_<min>_<max>[_<stmt>] with min <= max",
+        )
+
+
+class InvalidWriteIdListError(AcidError, ValueError):
+    """A ValidTxnList or ValidWriteIdList string that is not in Hive's format."""
+
+    def __init__(self, value: str, expected: str, problem: str) -> None:
+        self.value, self.expected, self.problem = value, expected, problem
+        super().__init__(f"Invalid {expected} {value!r}: {problem}")
+
+
+class InvalidBucketPropertyError(AcidError, ValueError):
+    """A ``bucket`` column value that no BucketCodec version decodes, or an out-of-range part."""
+
+    def __init__(self, value: int, problem: str) -> None:
+        self.value, self.problem = value, problem
+        super().__init__(f"Invalid bucket property {value!r}: {problem}")
+
+
+class NotEnoughHistoryError(AcidError):
+    """Only a compacted base exists that erased history the snapshot still needs.
+
+    Hive raises ``ACID_NOT_ENOUGH_HISTORY`` here: the base holds write IDs that are open in the
+    reader's snapshot, so no correct snapshot can be built from the files on disk.
+    """
+
+    def __init__(self, high_watermark: int, min_open_write_id: int | None, base_name: str) -> None:
+        self.high_watermark, self.min_open_write_id, self.base_name = (
+            high_watermark,
+            min_open_write_id,
+            base_name,
+        )
+        shown = "x" if min_open_write_id is None else str(min_open_write_id)
+        super().__init__(
+            f"Not enough history available for ({high_watermark},{shown}). Oldest available base: "
+            f"{base_name!r}; expected a base at or below the snapshot's lowest open write ID; "
+            "hint: retry the query, or wait for the compaction that produced the base to be cleaned"
+        )
+
+
+class NoSuchTableError(AcidError):
+    """A table that the metastore does not know."""
+
+
+class TableAlreadyExistsError(AcidError):
+    """CREATE TABLE of a name that already exists."""
+
+
+class NotAnAcidFileError(AcidError, ValueError):
+    """A file in a base or delta directory that does not have the ACID event schema."""
+
+
+class StorageError(AcidError):
+    """A filesystem operation failed (missing directory, permission, remote store error)."""
+
+
+class CommitConflictError(AcidError):
+    """Another writer committed first; refresh the snapshot and retry."""
+
+
+class CommitStateUnknownError(AcidError):
+    """The commit may or may not have happened; never retry blindly, inspect first."""
+
+
+class LockTimeoutError(AcidError):
+    """A lock could not be acquired within its retries and wait time."""
+
+
+class LockLostError(AcidError):
+    """The session that held the locks was lost; stop writing and abort the transaction."""
+
+
+class MissingDependencyError(AcidError, ImportError):
+    """An optional dependency (an extra) is not installed."""
+
+    def __init__(self, package: str, needed_by: str, extra: str) -> None:
+        self.package, self.needed_by, self.extra = package, needed_by, extra
+        super().__init__(f"{package} is required for {needed_by}: pip install 'acidflow[{extra}]'")
+
+
+class MetastoreError(AcidError):
+    """The metastore database failed (connection, SQL or migration error); the cause is chained."""
+
+    def __init__(self, operation: str, url: str, problem: str) -> None:
+        self.operation, self.url, self.problem = operation, url, problem
+        super().__init__(
+            f"Metastore operation {operation!r} failed on {url!r}: {problem}; "
+            "hint: check that the database is reachable and its schema is at the current revision"
+        )
+
+
+class InvalidTableNameError(AcidError, ValueError):
+    """A table name that is not ``table`` or ``database.table``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"Invalid table name {name!r}: expected 'table' or 'database.table' with non-empty parts "
+            "and no more than one '.'"
+        )
+
+
+class InvalidTableDefinitionError(AcidError, ValueError):
+    """CREATE TABLE with an inconsistent schema, partitioning or bucketing."""
+
+    def __init__(self, table: str, problem: str, expected: str) -> None:
+        self.table, self.problem, self.expected = table, problem, expected
+        super().__init__(f"Invalid definition of table {table!r}: {problem}; expected {expected}")
+
+
+class NoSuchDatabaseError(AcidError):
+    """A database that the metastore does not know."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"No such database {name!r}; hint: create it first or check the spelling")
+
+
+class DatabaseAlreadyExistsError(AcidError):
+    """CREATE DATABASE of a name that already exists."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"Database {name!r} already exists; expected a new name")
+
+
+class DatabaseNotEmptyError(AcidError):
+    """DROP DATABASE of a database that still has tables, without cascade."""
+
+    def __init__(self, name: str, tables: list[str]) -> None:
+        self.name, self.tables = name, tables
+        super().__init__(
+            f"Database {name!r} is not empty: it holds {len(tables)} table(s) {tables!r}; "
+            "expected an empty database; hint: drop the tables first or pass cascade=True"
+        )
+
+
+class InvalidPartitionError(AcidError, ValueError):
+    """A partition spec that does not match the table's partition keys."""
+
+    def __init__(self, table: str, partition: object, expected: str) -> None:
+        self.table, self.partition, self.expected = table, partition, expected
+        super().__init__(f"Invalid partition {partition!r} of table {table!r}: expected {expected}")
+
+
+class NoSuchPartitionError(AcidError):
+    """A partition that the metastore does not know."""
+
+    def __init__(self, table: str, partition: str) -> None:
+        self.table, self.partition = table, partition
+        super().__init__(f"No such partition {partition!r} in table {table!r}; hint: list_partitions")
+
+
+class PartitionAlreadyExistsError(AcidError):
+    """ADD PARTITION of a partition that already exists."""
+
+    def __init__(self, table: str, partition: str) -> None:
+        self.table, self.partition = table, partition
+        super().__init__(f"Partition {partition!r} of table {table!r} already exists")
+
+
+class NoSuchTxnError(AcidError):
+    """A transaction ID that was never opened."""
+
+    def __init__(self, txn_id: int) -> None:
+        self.txn_id = txn_id
+        super().__init__(
+            f"No such transaction {txn_id!r}; expected an ID returned by open_txn; "
+            "hint: SHOW TRANSACTIONS lists the open ones"
+        )
+
+
+class TxnNotOpenError(AcidError):
+    """An operation on a transaction that is already committed or aborted (Hive's TxnAbortedException)."""
+
+    def __init__(self, txn_id: int, state: str, operation: str) -> None:
+        self.txn_id, self.state, self.operation = txn_id, state, operation
+        hint = (
+            "the reaper aborts transactions that stop heartbeating; open a new transaction and retry"
+            if state == "aborted"
+            else "open a new transaction"
+        )
+        super().__init__(
+            f"Cannot {operation} transaction {txn_id!r}: it is {state}; expected an open transaction; "
+            f"hint: {hint}"
+        )
+
+
+class NoSuchCompactionError(AcidError):
+    """A compaction ID that is not in the queue (or not in the expected place)."""
+
+    def __init__(self, compaction_id: int) -> None:
+        self.compaction_id = compaction_id
+        super().__init__(f"No such compaction {compaction_id!r} in the compaction queue; hint: SHOW COMPACTIONS")
+
+
+class CompactionStateError(AcidError):
+    """A compaction state transition that Hive's queue does not allow."""
+
+    def __init__(self, compaction_id: int, state: str, operation: str, expected: str) -> None:
+        self.compaction_id, self.state, self.operation, self.expected = (
+            compaction_id,
+            state,
+            operation,
+            expected,
+        )
+        super().__init__(
+            f"Cannot {operation} compaction {compaction_id!r} in state {state!r}; expected state {expected}"
+        )
+
+
+class NoSuchLeaseError(AcidError):
+    """A reader lease ID that does not exist (never taken, released or expired)."""
+
+    def __init__(self, lease_id: int) -> None:
+        self.lease_id = lease_id
+        super().__init__(
+            f"No such reader lease {lease_id!r}; expected a live lease ID; "
+            "hint: it may have expired or been released, see `acidflow lease list`"
+        )
+
+
+class InvalidLockRequestError(AcidError, ValueError):
+    """A lock object, lock mode or statement description that does not parse or is inconsistent."""
+
+    def __init__(self, value: str, problem: str, expected: str) -> None:
+        self.value, self.problem, self.expected = value, problem, expected
+        super().__init__(f"Invalid lock request {value!r}: {problem}; expected {expected}")
+
+
+class InvalidLockConfigError(AcidError, ValueError):
+    """A lock manager setting (``ACIDFLOW_LOCK_MANAGER``, ``ACIDFLOW_ZOOKEEPER``) with a bad value."""
+
+    def __init__(self, key: str, value: str, expected: str, hint: str = "") -> None:
+        self.key, self.value, self.expected = key, value, expected
+        message = f"Invalid lock configuration {key}={value!r}; expected {expected}"
+        super().__init__(f"{message}; hint: {hint}" if hint else message)
+
+
+class LockRefusedError(LockTimeoutError):
+    """A lock set refused by conflicting holders after its last retry; names the holders."""
+
+    def __init__(self, requested: tuple[str, ...], holders: tuple[str, ...], attempts: int) -> None:
+        self.requested, self.holders, self.attempts = requested, holders, attempts
+        shown = "; ".join(holders) if holders else "holders unknown (they released before being read)"
+        super().__init__(
+            f"Could not lock {', '.join(requested)} after {attempts} attempt(s): {shown}; "
+            "expected no conflicting holder; hint: raise --retries/--wait, or find the holders "
+            "with `acidflow lock show --extended`"
+        )
+
+
+class LockServiceUnavailableError(AcidError):
+    """The lock service (ZooKeeper, the metastore) could not be reached; nothing is locked."""

@@ -1,0 +1,322 @@
+"""The one filesystem interface every file operation goes through.
+
+::
+
+    FileIO (port, a Protocol)
+    ├── PyArrowFileIO(pyarrow.fs.FileSystem)   any store pyarrow speaks: hdfs://, s3://, gs://, mock
+    └── LocalFileIO                            the local disk: pyarrow.fs.LocalFileSystem, except
+                                               listing, which uses os.scandir (6x faster for
+                                               100,000 directories, measured in bench/)
+
+    file_io_for("s3://bucket/warehouse/db/t")  -> (PyArrowFileIO(S3FileSystem), "bucket/warehouse/db/t")
+    file_io_for("/data/warehouse/db/t")        -> (LocalFileIO(), "/data/warehouse/db/t")
+
+Atomicity, which the compactor and cleaner rely on:
+
+=====================  ==================  =======================================================
+operation              local disk / HDFS   S3 / GCS (object stores)
+=====================  ==================  =======================================================
+rename a file          atomic              copy + delete: not atomic
+rename a directory     atomic              per-object copy + delete: not atomic, not isolated
+write_bytes_atomic     atomic (tmp+rename) atomic (a single PUT)
+delete a directory     not atomic          not atomic
+=====================  ==================  =======================================================
+
+That is why new ACID directories are written under a name readers ignore (a hidden staging name,
+or a ``_vT`` suffix whose transaction is not committed yet) and become visible through the
+metastore commit, never through the rename alone; and why deletes are idempotent.
+
+Not here: what names mean (``paths``), deciding anything (``state``).
+Errors: a missing path raises ``StorageError`` naming it; other store errors are translated to
+``StorageError`` with the original chained.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+
+from acid_core.errors import StorageError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import pyarrow.fs as pafs
+
+__all__ = ["FileIO", "FileInfo", "LocalFileIO", "PyArrowFileIO", "file_io_for"]
+
+
+class FileInfo(NamedTuple):
+    """One entry of a listing.
+
+    Attributes:
+        path: the full path in the store's own syntax.
+        name: the last path component.
+        is_dir: whether it is a directory.
+        size: bytes for files, 0 for directories.
+        mtime: modification time in seconds since the epoch (0.0 when the store has none).
+    """
+
+    path: str
+    name: str
+    is_dir: bool
+    size: int
+    mtime: float
+
+
+@runtime_checkable
+class FileIO(Protocol):
+    """The filesystem port."""
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """The immediate children of a directory (raises StorageError if it does not exist)."""
+        ...
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        """Every file and directory below ``path``, recursively."""
+        ...
+
+    def info(self, path: str) -> FileInfo | None:
+        """The entry at ``path``, or None if nothing is there."""
+        ...
+
+    def read_bytes(self, path: str) -> bytes:
+        """The whole content of a file."""
+        ...
+
+    def write_bytes_atomic(self, path: str, data: bytes) -> None:
+        """Create or replace a file so that readers see the old or the new content, never a part."""
+        ...
+
+    def open_input(self, path: str) -> IO[bytes]:
+        """A seekable binary stream over a file; the caller closes it."""
+        ...
+
+    def open_output(self, path: str) -> IO[bytes]:
+        """A new file for writing (parents created); the caller closes it."""
+        ...
+
+    def mkdirs(self, path: str) -> None:
+        """Create a directory and its parents; no error if it exists."""
+        ...
+
+    def rename(self, source: str, target: str) -> None:
+        """Move a file or directory (atomic only where the table in the module docstring says)."""
+        ...
+
+    def delete_file(self, path: str) -> None:
+        """Delete a file; no error if it is already gone (idempotent)."""
+        ...
+
+    def delete_dir(self, path: str) -> None:
+        """Delete a directory and everything below; no error if it is already gone (idempotent)."""
+        ...
+
+    def join(self, *parts: str) -> str:
+        """Join path components in the store's syntax."""
+        ...
+
+
+class PyArrowFileIO:
+    """``FileIO`` over any ``pyarrow.fs.FileSystem`` (HDFS, S3, GCS, local, in-memory mock)."""
+
+    def __init__(self, filesystem: pafs.FileSystem) -> None:
+        self.filesystem = filesystem
+
+    def _error(self, what: str, path: str, error: Exception) -> StorageError:
+        return StorageError(f"Cannot {what} {path!r} on {self.filesystem.type_name}: {error}")
+
+    def _to_info(self, info: pafs.FileInfo) -> FileInfo:
+        import pyarrow.fs as pa_fs
+
+        is_dir = info.type == pa_fs.FileType.Directory
+        mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
+        return FileInfo(info.path, info.base_name, is_dir, 0 if is_dir else int(info.size or 0), mtime)
+
+    def _selector_list(self, path: str, recursive: bool) -> list[FileInfo]:
+        import pyarrow.fs as pa_fs
+
+        try:
+            infos = self.filesystem.get_file_info(pa_fs.FileSelector(path, recursive=recursive))
+        except FileNotFoundError as e:
+            raise StorageError(
+                f"Directory {path!r} does not exist; expected a table or partition directory"
+            ) from e
+        except OSError as e:
+            raise self._error("list", path, e) from e
+        return [self._to_info(info) for info in infos]
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """The immediate children of a directory."""
+        return self._selector_list(path, recursive=False)
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        """Every entry below ``path``."""
+        return self._selector_list(path, recursive=True)
+
+    def info(self, path: str) -> FileInfo | None:
+        """The entry at ``path``, or None."""
+        import pyarrow.fs as pa_fs
+
+        try:
+            found = self.filesystem.get_file_info(path)
+        except OSError as e:
+            raise self._error("stat", path, e) from e
+        return None if found.type == pa_fs.FileType.NotFound else self._to_info(found)
+
+    def read_bytes(self, path: str) -> bytes:
+        """The whole content of a file."""
+        try:
+            with self.filesystem.open_input_stream(path) as stream:
+                return bytes(stream.read())
+        except FileNotFoundError as e:
+            raise StorageError(f"File {path!r} does not exist") from e
+        except OSError as e:
+            raise self._error("read", path, e) from e
+
+    def write_bytes_atomic(self, path: str, data: bytes) -> None:
+        """Write to a hidden temporary sibling, then rename over the target."""
+        parent, name = posixpath.split(path)
+        temporary = posixpath.join(parent, f".{name}.tmp-{os.getpid()}")
+        try:
+            self.filesystem.create_dir(parent, recursive=True)
+            with self.filesystem.open_output_stream(temporary) as stream:
+                stream.write(data)
+            self.filesystem.move(temporary, path)
+        except OSError as e:
+            raise self._error("write", path, e) from e
+
+    def open_input(self, path: str) -> IO[bytes]:
+        """A seekable binary stream."""
+        try:
+            return self.filesystem.open_input_file(path)  # type: ignore[return-value]
+        except FileNotFoundError as e:
+            raise StorageError(f"File {path!r} does not exist") from e
+        except OSError as e:
+            raise self._error("open", path, e) from e
+
+    def open_output(self, path: str) -> IO[bytes]:
+        """A new file for writing."""
+        try:
+            self.filesystem.create_dir(posixpath.dirname(path), recursive=True)
+            return self.filesystem.open_output_stream(path)  # type: ignore[return-value]
+        except OSError as e:
+            raise self._error("create", path, e) from e
+
+    def mkdirs(self, path: str) -> None:
+        """Create a directory and its parents."""
+        try:
+            self.filesystem.create_dir(path, recursive=True)
+        except OSError as e:
+            raise self._error("create directory", path, e) from e
+
+    def rename(self, source: str, target: str) -> None:
+        """Move a file or directory."""
+        try:
+            self.filesystem.move(source, target)
+        except FileNotFoundError as e:
+            raise StorageError(f"Cannot rename {source!r}: it does not exist") from e
+        except OSError as e:
+            raise self._error(f"rename to {target!r}", source, e) from e
+
+    def delete_file(self, path: str) -> None:
+        """Delete a file; idempotent."""
+        try:
+            self.filesystem.delete_file(path)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise self._error("delete", path, e) from e
+
+    def delete_dir(self, path: str) -> None:
+        """Delete a directory tree; idempotent."""
+        try:
+            self.filesystem.delete_dir(path)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise self._error("delete directory", path, e) from e
+
+    def join(self, *parts: str) -> str:
+        """Join with ``/``."""
+        return posixpath.join(*parts)
+
+
+class LocalFileIO(PyArrowFileIO):
+    """``FileIO`` for the local disk; listings use ``os.scandir``, everything else pyarrow."""
+
+    def __init__(self) -> None:
+        import pyarrow.fs as pa_fs
+
+        super().__init__(pa_fs.LocalFileSystem())
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """The immediate children, via ``os.scandir`` (sizes and times only for files)."""
+        try:
+            with os.scandir(path) as it:
+                return [_local_info(entry) for entry in it]
+        except FileNotFoundError as e:
+            raise StorageError(
+                f"Directory {path!r} does not exist; expected a table or partition directory"
+            ) from e
+        except NotADirectoryError as e:
+            raise StorageError(f"{path!r} is a file; expected a table or partition directory") from e
+        except OSError as e:
+            raise self._error("list", path, e) from e
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        """Every entry below ``path``, depth first."""
+        found: list[FileInfo] = []
+        pending = [path]
+        while pending:
+            children = self.list_dir(pending.pop())
+            found.extend(children)
+            pending.extend(child.path for child in children if child.is_dir)
+        return found
+
+    def join(self, *parts: str) -> str:
+        """Join with the OS separator."""
+        return os.path.join(*parts)
+
+
+def _local_info(entry: os.DirEntry[str]) -> FileInfo:
+    if entry.is_dir():
+        return FileInfo(entry.path, entry.name, True, 0, 0.0)
+    stat = entry.stat()
+    return FileInfo(entry.path, entry.name, False, stat.st_size, stat.st_mtime)
+
+
+@contextmanager
+def _translate_uri_errors(uri: str) -> Iterator[None]:
+    try:
+        yield
+    except (ValueError, OSError) as e:
+        raise StorageError(
+            f"Cannot open filesystem for {uri!r}: {e}; expected a local path or a URI such as "
+            "hdfs://namenode:8020/warehouse or s3://bucket/warehouse"
+        ) from e
+
+
+def file_io_for(location: str) -> tuple[FileIO, str]:
+    """The FileIO and the store-local path for a location (a local path or a URI).
+
+    Args:
+        location: ``/local/path``, ``file:///local/path``, ``hdfs://...``, ``s3://...``, ...
+
+    Returns:
+        ``(file_io, path)``; local paths are made absolute.
+
+    Raises:
+        StorageError: the URI's filesystem cannot be opened here.
+    """
+    if "://" not in location:
+        return LocalFileIO(), os.path.abspath(location)
+    if location.startswith("file://"):
+        return LocalFileIO(), location[len("file://") :]
+    import pyarrow.fs as pa_fs
+
+    with _translate_uri_errors(location):
+        filesystem, path = pa_fs.FileSystem.from_uri(location)
+    return PyArrowFileIO(filesystem), path

@@ -1,0 +1,320 @@
+"""Snapshots: Hive's ValidTxnList and ValidWriteIdList, in Hive's own string formats.
+
+A snapshot says which IDs a reader may see::
+
+    ids:         1   2   3   4   5   6   7   8 ...
+    state:       C   C   A   C   O   C   C   (above the high watermark: not yet allocated)
+                         |       |       ^ high watermark = 7
+                         |       min open write ID = 5
+                         aborted (never visible)
+
+    ValidWriteIdList string:  "<db.table>:<hwm>:<minOpen>:<open,..>:<aborted,..>"  e.g. "db.t:7:5:5:3"
+    ValidTxnList string:      "<hwm>:<minOpen>:<open,..>:<aborted,..>"              e.g. "7:5:5:3"
+    minOpen is Long.MAX_VALUE (9223372036854775807) when nothing is open.
+
+An ID is valid iff it is <= the high watermark and is neither open nor aborted. Range queries
+answer ALL / SOME / NONE exactly as Hive's ``ValidReaderWriteIdList`` does, quirks included (an
+exception above the high watermark is counted twice, as in Hive).
+
+``ValidCompactorWriteIdList`` is the compactor's view: its high watermark is just below the lowest
+open write ID, its exceptions are aborted IDs only, and a range is ALL or NONE (a delta that
+straddles an unresolved ID cannot be compacted yet).
+
+Invariants: ``parse_*(x.to_string()) == x``; visibility is monotonic in the high watermark;
+aborted IDs are never valid.
+Not here: allocating IDs (the metastore does), reading files.
+Errors: ``parse_*`` raises ``InvalidWriteIdListError`` naming the string and the bad part.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from acid_core.errors import InvalidWriteIdListError
+
+__all__ = [
+    "LONG_MAX",
+    "RangeResponse",
+    "ValidCompactorWriteIdList",
+    "ValidTxnList",
+    "ValidWriteIdList",
+    "parse_valid_compactor_write_id_list",
+    "parse_valid_txn_list",
+    "parse_valid_write_id_list",
+    "to_compactor_write_id_list",
+]
+
+LONG_MAX = 2**63 - 1
+_LONG_MIN = -(2**63)
+
+
+class RangeResponse(StrEnum):
+    """How much of a range of IDs a snapshot covers (Hive's ``RangeResponse``)."""
+
+    ALL = "all"
+    SOME = "some"
+    NONE = "none"
+
+
+def _count_between(values: tuple[int, ...], low: int, high: int) -> int:
+    return max(0, bisect_right(values, high) - bisect_left(values, low))
+
+
+def _range_valid(exceptions: tuple[int, ...], high_watermark: int, min_id: int, max_id: int) -> RangeResponse:
+    # A line-for-line port of ValidReaderWriteIdList.isWriteIdRangeValid, with bisect for the loop.
+    if min_id > high_watermark:
+        return RangeResponse.NONE
+    if exceptions and exceptions[0] > max_id:
+        return RangeResponse.ALL
+    count = max(0, max_id - high_watermark) + _count_between(exceptions, min_id, max_id)
+    if count == 0:
+        return RangeResponse.ALL
+    if count == max_id - min_id + 1:
+        return RangeResponse.NONE
+    return RangeResponse.SOME
+
+
+def _range_aborted(aborted: tuple[int, ...], high_watermark: int, min_id: int, max_id: int) -> RangeResponse:
+    if high_watermark < min_id:
+        return RangeResponse.NONE
+    count = _count_between(aborted, min_id, max_id)
+    if count == 0:
+        return RangeResponse.NONE
+    if count == max_id - min_id + 1:
+        return RangeResponse.ALL
+    return RangeResponse.SOME
+
+
+def _is_member(values: tuple[int, ...], value: int) -> bool:
+    idx = bisect_left(values, value)
+    return idx < len(values) and values[idx] == value
+
+
+def _join(values: tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    high_watermark: int = LONG_MAX
+    open_ids: tuple[int, ...] = ()
+    aborted_ids: tuple[int, ...] = ()
+    # Hive keeps Long.MAX_VALUE for "nothing open"; None here, formatted back as Long.MAX_VALUE.
+    min_open_id: int | None = None
+    exceptions: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "open_ids", tuple(sorted(self.open_ids)))
+        object.__setattr__(self, "aborted_ids", tuple(sorted(self.aborted_ids)))
+        object.__setattr__(self, "exceptions", tuple(sorted(self.open_ids + self.aborted_ids)))
+
+    def _is_valid(self, value: int) -> bool:
+        return value <= self.high_watermark and not _is_member(self.exceptions, value)
+
+    def _format_tail(self) -> str:
+        min_open = LONG_MAX if self.min_open_id is None else self.min_open_id
+        return f"{self.high_watermark}:{min_open}:{_join(self.open_ids)}:{_join(self.aborted_ids)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ValidTxnList(_Snapshot):
+    """Which global transactions a reader sees (Hive's ``ValidReadTxnList``).
+
+    The default value sees every transaction as committed.
+    """
+
+    def is_txn_valid(self, txn_id: int) -> bool:
+        """Committed in this snapshot: <= high watermark, neither open nor aborted."""
+        return self._is_valid(txn_id)
+
+    def is_txn_aborted(self, txn_id: int) -> bool:
+        """Listed as aborted in this snapshot."""
+        return _is_member(self.aborted_ids, txn_id)
+
+    def is_txn_range_valid(self, min_txn_id: int, max_txn_id: int) -> RangeResponse:
+        """How many of ``min..max`` are committed."""
+        return _range_valid(self.exceptions, self.high_watermark, min_txn_id, max_txn_id)
+
+    def is_txn_range_aborted(self, min_txn_id: int, max_txn_id: int) -> RangeResponse:
+        """How many of ``min..max`` are aborted."""
+        return _range_aborted(self.aborted_ids, self.high_watermark, min_txn_id, max_txn_id)
+
+    def to_string(self) -> str:
+        """Hive's ``writeToString``: ``hwm:minOpen:open,..:aborted,..``."""
+        return self._format_tail()
+
+
+@dataclass(frozen=True, slots=True)
+class ValidWriteIdList(_Snapshot):
+    """Which write IDs of one table a reader sees (Hive's ``ValidReaderWriteIdList``).
+
+    Attributes:
+        table_name: ``db.table``, or None (formatted as ``null``, as Hive does).
+    """
+
+    table_name: str | None = None
+
+    def is_write_id_valid(self, write_id: int) -> bool:
+        """Committed in this snapshot: <= high watermark, neither open nor aborted."""
+        return self._is_valid(write_id)
+
+    def is_valid_base(self, write_id: int) -> bool:
+        """Whether a compacted ``base_<write_id>`` holds no write ID open in this snapshot."""
+        min_open = LONG_MAX if self.min_open_id is None else self.min_open_id
+        return write_id < min_open and write_id <= self.high_watermark
+
+    def is_write_id_aborted(self, write_id: int) -> bool:
+        """Listed as aborted in this snapshot."""
+        return _is_member(self.aborted_ids, write_id)
+
+    def is_write_id_range_valid(self, min_write_id: int, max_write_id: int) -> RangeResponse:
+        """How many of ``min..max`` are committed (Hive's ``isWriteIdRangeValid``)."""
+        return _range_valid(self.exceptions, self.high_watermark, min_write_id, max_write_id)
+
+    def is_write_id_range_aborted(self, min_write_id: int, max_write_id: int) -> RangeResponse:
+        """How many of ``min..max`` are aborted (Hive's ``isWriteIdRangeAborted``)."""
+        return _range_aborted(self.aborted_ids, self.high_watermark, min_write_id, max_write_id)
+
+    def to_string(self) -> str:
+        """Hive's ``writeToString``: ``table:hwm:minOpen:open,..:aborted,..``."""
+        return f"{'null' if self.table_name is None else self.table_name}:{self._format_tail()}"
+
+
+@dataclass(frozen=True, slots=True)
+class ValidCompactorWriteIdList(ValidWriteIdList):
+    """The compactor's view of one table (Hive's ``ValidCompactorWriteIdList``).
+
+    Every exception is aborted; exceptions above the high watermark are dropped on construction.
+    """
+
+    def __post_init__(self) -> None:
+        ValidWriteIdList.__post_init__(self)
+        hwm = self.high_watermark
+        object.__setattr__(self, "open_ids", tuple(i for i in self.open_ids if i <= hwm))
+        object.__setattr__(self, "aborted_ids", tuple(i for i in self.aborted_ids if i <= hwm))
+        object.__setattr__(self, "exceptions", tuple(i for i in self.exceptions if i <= hwm))
+
+    def is_write_id_range_valid(self, min_write_id: int, max_write_id: int) -> RangeResponse:
+        """ALL if every ID in the range is resolved (<= high watermark), else NONE."""
+        return RangeResponse.ALL if self.high_watermark >= max_write_id else RangeResponse.NONE
+
+    def is_write_id_aborted(self, write_id: int) -> bool:
+        """Every exception of the compactor's list is aborted."""
+        return _is_member(self.exceptions, write_id)
+
+
+def to_compactor_write_id_list(reader: ValidWriteIdList) -> ValidCompactorWriteIdList:
+    """The compactor's list for a table, from its reader list (Hive's ``createValidCompactWriteIdList``).
+
+    Only aborted IDs below the lowest open ID are kept; the high watermark drops to just below the
+    lowest open ID so nothing a live writer may still add is compacted.
+    """
+    aborted: list[int] = []
+    min_open: int | None = None
+    for write_id in reader.exceptions:
+        if _is_member(reader.aborted_ids, write_id):
+            aborted.append(write_id)
+        else:
+            min_open = write_id
+            break
+    high_watermark = reader.high_watermark if min_open is None else min_open - 1
+    return ValidCompactorWriteIdList(
+        high_watermark=high_watermark,
+        aborted_ids=tuple(aborted),
+        # Hive's constructor keeps minOpenWriteId only when there are exceptions.
+        min_open_id=min_open if aborted else None,
+        table_name=reader.table_name,
+    )
+
+
+def _parse_id(value: str, text: str, what: str, expected: str) -> int:
+    stripped = text[1:] if text.startswith("-") else text
+    if not stripped.isdigit() or not stripped.isascii():
+        raise InvalidWriteIdListError(value, expected, f"{what} {text!r} is not a number")
+    number = int(text)
+    if not _LONG_MIN <= number <= LONG_MAX:
+        raise InvalidWriteIdListError(value, expected, f"{what} {text!r} does not fit a 64-bit long")
+    return number
+
+
+def _parse_ids(value: str, text: str, what: str, expected: str) -> tuple[int, ...]:
+    if not text:
+        return ()
+    return tuple(_parse_id(value, part, what, expected) for part in text.split(","))
+
+
+def _java_split(value: str) -> list[str]:
+    # String.split(":") in Java drops trailing empty strings; Hive relies on that.
+    parts = value.split(":")
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+_TXN_FORMAT = "ValidTxnList (<hwm>:<minOpenTxn>:<open,..>:<aborted,..>)"
+_WRITE_ID_FORMAT = "ValidWriteIdList (<db.table>:<hwm>:<minOpenWriteId>:<open,..>:<aborted,..>)"
+
+
+def _parse_tail(
+    value: str, parts: list[str], expected: str
+) -> tuple[int, int | None, tuple[int, ...], tuple[int, ...]]:
+    if len(parts) < 2:
+        raise InvalidWriteIdListError(value, expected, "needs at least a high watermark and a min open ID")
+    if len(parts) > 4:
+        raise InvalidWriteIdListError(
+            value, expected, f"has {len(parts)} ':'-separated fields after the name"
+        )
+    high_watermark = _parse_id(value, parts[0], "high watermark", expected)
+    min_open = _parse_id(value, parts[1], "min open ID", expected)
+    open_ids = _parse_ids(value, parts[2] if len(parts) > 2 else "", "open ID", expected)
+    aborted_ids = _parse_ids(value, parts[3] if len(parts) > 3 else "", "aborted ID", expected)
+    overlap = set(open_ids) & set(aborted_ids)
+    if overlap:
+        raise InvalidWriteIdListError(value, expected, f"ID {min(overlap)} is both open and aborted")
+    return high_watermark, (None if min_open == LONG_MAX else min_open), open_ids, aborted_ids
+
+
+def parse_valid_txn_list(value: str) -> ValidTxnList:
+    """Parse Hive's ``ValidReadTxnList`` string; an empty string means everything is committed.
+
+    Raises:
+        InvalidWriteIdListError: the string is not in Hive's format.
+
+    >>> parse_valid_txn_list("7:5:5:3").is_txn_valid(4)
+    True
+    """
+    if not value:
+        return ValidTxnList()
+    hwm, min_open, open_ids, aborted_ids = _parse_tail(value, _java_split(value), _TXN_FORMAT)
+    return ValidTxnList(hwm, open_ids, aborted_ids, min_open)
+
+
+def parse_valid_write_id_list(value: str) -> ValidWriteIdList:
+    """Parse Hive's ``ValidReaderWriteIdList`` string; empty means everything is committed.
+
+    Raises:
+        InvalidWriteIdListError: the string is not in Hive's format.
+
+    >>> parse_valid_write_id_list("db.t:7:5:5:3").is_write_id_valid(5)
+    False
+    """
+    if not value:
+        return ValidWriteIdList()
+    parts = _java_split(value)
+    if len(parts) < 3:
+        raise InvalidWriteIdListError(
+            value, _WRITE_ID_FORMAT, "needs a table name, a high watermark and a min open write ID"
+        )
+    table = None if parts[0].lower() == "null" else parts[0]
+    hwm, min_open, open_ids, aborted_ids = _parse_tail(value, parts[1:], _WRITE_ID_FORMAT)
+    return ValidWriteIdList(hwm, open_ids, aborted_ids, min_open, table)
+
+
+def parse_valid_compactor_write_id_list(value: str) -> ValidCompactorWriteIdList:
+    """Parse a compactor list string (same format; every exception should be aborted)."""
+    reader = parse_valid_write_id_list(value)
+    return ValidCompactorWriteIdList(
+        reader.high_watermark, reader.open_ids, reader.aborted_ids, reader.min_open_id, reader.table_name
+    )

@@ -1,0 +1,15 @@
+"""Suite-wide pytest configuration: service fixtures (as plugins) and hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# Service fixtures live in tests/fixtures/<service>.py; each starts its service if it is not running.
+pytest_plugins: list[str] = []
+
+settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile("debug", max_examples=10, deadline=None, verbosity=2)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
