@@ -34,6 +34,7 @@ __all__ = [
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
     "InvalidBucketPropertyError",
+    "InvalidMetastoreRequestError",
     "InvalidPartitionError",
     "InvalidPathError",
     "InvalidTableDefinitionError",
@@ -336,3 +337,11 @@ class LockRefusedError(LockTimeoutError):
 
 class LockServiceUnavailableError(AcidError):
     """The lock service (ZooKeeper, the metastore) could not be reached; nothing is locked."""
+
+
+class InvalidMetastoreRequestError(AcidError, ValueError):
+    """A metastore call with an argument out of range (an ID below 1, a negative TTL or timeout)."""
+
+    def __init__(self, what: str, value: object, expected: str) -> None:
+        self.what, self.value, self.expected = what, value, expected
+        super().__init__(f"Invalid {what} {value!r}: expected {expected}")

@@ -1,0 +1,1958 @@
+"""The transaction metastore: the ``Metastore`` port and its SQLAlchemy adapter ``SqlMetastore``.
+
+What a writer and a reader do with it, following Hive's ``TxnHandler``::
+
+    txn = open_txn(user, host)                      TXNS row 'o'; ID from NEXT_TXN_ID (+1)
+    snapshot = get_valid_txns(txn)                  ValidTxnList: hwm = txn, exceptions below it
+    write_id = allocate_write_id(txn, "db.t")       NEXT_WRITE_ID[db.t] (+1); same txn, same ID
+    add_write_component(txn, "db.t", part, UPDATE) TXN_COMPONENTS; updates/deletes feed WRITE_SET
+    heartbeat(txn) ...                              or the reaper aborts it (abort_timed_out_txns)
+    commit_txn(txn)                                 first committer wins; a later overlapping
+                                                    update/delete of the same table/partition
+                                                    raises CommitConflictError and is aborted
+    get_valid_write_ids("db.t", snapshot)           ValidWriteIdList for readers (Hive's
+                                                    getValidWriteIdsForTable), and the compactor's
+
+The compaction queue follows Hive's states (``CompactionState``)::
+
+    enqueue ─> initiated 'i' ─find_next_to_compact─> working 'w' ─mark_compacted─> ready for cleaning 'r'
+                  │  └─abort_compaction─> aborted 'x'        │                          │
+                  └──────────────mark_failed / mark_refused──┴─> failed 'f' / refused 'c'
+                                                                      mark_cleaned ─> succeeded 's'
+    record_did_not_initiate ─> did not initiate 'a' (history only)
+
+Invariants: transaction IDs and per-table write IDs are unique and increasing under any
+concurrency (one database transaction each: ``SELECT ... FOR UPDATE`` on PostgreSQL, ``BEGIN
+IMMEDIATE`` on SQLite); aborted transactions are never deleted, so their write IDs stay invalid in
+every later snapshot; ``commit_txn`` of a committed transaction and ``abort_txn`` of an aborted one
+are no-ops (Hive's idempotent retries).
+
+Concurrency: every public method is one database transaction and safe to call from many
+processes. SQLite serializes writers (WAL, busy timeout 30 s); PostgreSQL runs at READ COMMITTED
+with row locks in a fixed order (own TXNS row, then NEXT_TXN_ID / NEXT_WRITE_ID) so no deadlock.
+
+Not here: files (writers), locks (``locks``), retries (the shell's RetryPolicy), sleeping (pass
+``now`` or inject a ``clock``).
+Errors: database failures become ``MetastoreError`` (cause chained); catalog misses become
+``NoSuch*Error``; duplicates ``*AlreadyExistsError``; ``CommitConflictError`` on a write-write
+conflict (the transaction is already aborted when it is raised).
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import logging
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import delete, event, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
+
+from acid_core.errors import (
+    AcidError,
+    CommitConflictError,
+    CompactionStateError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
+    InvalidMetastoreRequestError,
+    InvalidPartitionError,
+    InvalidTableDefinitionError,
+    InvalidTableNameError,
+    MetastoreError,
+    NoSuchCompactionError,
+    NoSuchDatabaseError,
+    NoSuchLeaseError,
+    NoSuchPartitionError,
+    NoSuchTableError,
+    NoSuchTxnError,
+    PartitionAlreadyExistsError,
+    TableAlreadyExistsError,
+    TxnNotOpenError,
+)
+from acid_core.metastore.models import (
+    CompactionQueueEntry,
+    CompletedCompaction,
+    CompletedTxnComponent,
+    DatabaseRow,
+    NextCompactionQueueId,
+    NextTxnId,
+    NextWriteId,
+    PartitionRow,
+    ReaderLease,
+    TableRow,
+    Txn,
+    TxnComponent,
+    TxnToWriteId,
+    WriteSetEntry,
+)
+from acid_core.types import TxnId, WriteId
+from acid_core.writeids import (
+    LONG_MAX,
+    ValidCompactorWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+    parse_valid_write_id_list,
+    to_compactor_write_id_list,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "METASTORE_DIR_NAME",
+    "Clock",
+    "Column",
+    "CompactionInfo",
+    "CompactionState",
+    "CompactionType",
+    "Database",
+    "InMemoryMetastore",
+    "Lease",
+    "Metastore",
+    "Partition",
+    "SqlMetastore",
+    "Table",
+    "TableDefinition",
+    "TableType",
+    "TxnInfo",
+    "TxnState",
+    "TxnType",
+    "WriteOperation",
+    "default_metastore_url",
+    "format_partition_name",
+    "open_metastore",
+    "split_table_name",
+    "table_type_from_properties",
+]
+
+_LOG = logging.getLogger(__name__)
+
+DEFAULT_DATABASE = "default"
+# Hive's listing rules skip names starting with '.' or '_', so the embedded store is invisible there.
+METASTORE_DIR_NAME = ".acidflow"
+_MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+# Any constant works; it only has to be the same in every process that migrates one database.
+_MIGRATION_LOCK_KEY = 0x41C1DF10
+_SQLITE_BUSY_TIMEOUT_MS = 30_000
+_HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+Clock = Callable[[], float]
+"""Returns the current time in epoch seconds (``time.time`` by default)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------------
+
+
+class TxnState(StrEnum):
+    """A transaction's state (Hive's ``TxnStatus``: 'o', 'c', 'a')."""
+
+    OPEN = "open"
+    COMMITTED = "committed"
+    ABORTED = "aborted"
+
+
+class TxnType(StrEnum):
+    """A transaction's type (Hive's ``TxnType``); read-only ones are left out of snapshots."""
+
+    DEFAULT = "default"
+    READ_ONLY = "read_only"
+    COMPACTION = "compaction"
+
+
+class WriteOperation(StrEnum):
+    """What a transaction did to a table or partition (Hive's ``OperationType``)."""
+
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class TableType(StrEnum):
+    """Full ACID, insert-only (MM) or plain, from TBLPROPERTIES as Hive's ``AcidUtils`` decides."""
+
+    ACID = "acid"
+    INSERT_ONLY = "insert_only"
+    PLAIN = "plain"
+
+
+class CompactionType(StrEnum):
+    """Hive's compaction types ('a' major, 'i' minor in ``CQ_TYPE``)."""
+
+    MAJOR = "major"
+    MINOR = "minor"
+
+
+class CompactionState(StrEnum):
+    """Hive's compaction states (``CQ_STATE`` / ``CC_STATE`` codes in comments)."""
+
+    INITIATED = "initiated"  # 'i'
+    WORKING = "working"  # 'w'
+    READY_FOR_CLEANING = "ready_for_cleaning"  # 'r'
+    SUCCEEDED = "succeeded"  # 's'
+    FAILED = "failed"  # 'f'
+    DID_NOT_INITIATE = "did_not_initiate"  # 'a'
+    REFUSED = "refused"  # 'c'
+    ABORTED = "aborted"  # 'x'
+
+
+_TXN_STATE_CODE = {TxnState.OPEN: "o", TxnState.COMMITTED: "c", TxnState.ABORTED: "a"}
+_TXN_STATE_BY_CODE = {code: state for state, code in _TXN_STATE_CODE.items()}
+# Hive's thrift TxnType ordinals: DEFAULT=0, REPL_CREATED=1, READ_ONLY=2, COMPACTION=3.
+_TXN_TYPE_CODE = {TxnType.DEFAULT: 0, TxnType.READ_ONLY: 2, TxnType.COMPACTION: 3}
+_TXN_TYPE_BY_CODE = {code: kind for kind, code in _TXN_TYPE_CODE.items()}
+_OPERATION_CODE = {WriteOperation.INSERT: "i", WriteOperation.UPDATE: "u", WriteOperation.DELETE: "d"}
+_OPERATION_NAME = {code: op.value for op, code in _OPERATION_CODE.items()}
+_COMPACTION_TYPE_CODE = {CompactionType.MAJOR: "a", CompactionType.MINOR: "i"}
+_COMPACTION_TYPE_BY_CODE = {code: kind for kind, code in _COMPACTION_TYPE_CODE.items()}
+_COMPACTION_STATE_CODE = {
+    CompactionState.INITIATED: "i",
+    CompactionState.WORKING: "w",
+    CompactionState.READY_FOR_CLEANING: "r",
+    CompactionState.SUCCEEDED: "s",
+    CompactionState.FAILED: "f",
+    CompactionState.DID_NOT_INITIATE: "a",
+    CompactionState.REFUSED: "c",
+    CompactionState.ABORTED: "x",
+}
+_COMPACTION_STATE_BY_CODE = {code: state for state, code in _COMPACTION_STATE_CODE.items()}
+_OPEN = _TXN_STATE_CODE[TxnState.OPEN]
+_ABORTED = _TXN_STATE_CODE[TxnState.ABORTED]
+_COMMITTED = _TXN_STATE_CODE[TxnState.COMMITTED]
+_UPDATE_DELETE_CODES = (_OPERATION_CODE[WriteOperation.UPDATE], _OPERATION_CODE[WriteOperation.DELETE])
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column or partition key: its name and Hive type string (``int``, ``string``, ...)."""
+
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    """A database of the catalog."""
+
+    name: str
+    location: str
+    description: str | None = None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableDefinition:
+    """What CREATE TABLE says; ``name`` is ``table`` (in ``default``) or ``database.table``.
+
+    ``num_buckets`` is -1 when the table is not bucketed, as Hive stores it.
+    """
+
+    name: str
+    columns: tuple[Column, ...]
+    partition_keys: tuple[Column, ...] = ()
+    bucket_columns: tuple[str, ...] = ()
+    num_buckets: int = -1
+    properties: Mapping[str, str] = field(default_factory=dict)
+    location: str | None = None
+    external: bool = False
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table of the catalog, as stored."""
+
+    database: str
+    name: str
+    location: str
+    columns: tuple[Column, ...]
+    partition_keys: tuple[Column, ...]
+    bucket_columns: tuple[str, ...]
+    num_buckets: int
+    properties: Mapping[str, str]
+    table_type: TableType
+    external: bool
+    owner: str | None
+    create_time: float
+
+    @property
+    def full_name(self) -> str:
+        """``database.table``."""
+        return f"{self.database}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """A partition: ``name`` is Hive's escaped ``k1=v1/k2=v2``; ``values`` in key order."""
+
+    table: str
+    name: str
+    values: tuple[str, ...]
+    location: str
+    create_time: float
+
+
+@dataclass(frozen=True, slots=True)
+class TxnInfo:
+    """One transaction, as SHOW TRANSACTIONS prints it (times in epoch seconds)."""
+
+    txn_id: TxnId
+    state: TxnState
+    txn_type: TxnType
+    user: str
+    host: str
+    started: float
+    last_heartbeat: float
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionInfo:
+    """One compaction, queued or historical (Hive's ``CompactionInfo`` / SHOW COMPACTIONS row)."""
+
+    id: int
+    table: str
+    partition: str | None
+    state: CompactionState
+    compaction_type: CompactionType
+    properties: Mapping[str, str]
+    enqueue_time: float | None
+    worker_id: str | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    highest_write_id: WriteId | None = None
+    next_txn_id: TxnId | None = None
+    txn_id: TxnId | None = None
+    commit_time: float | None = None
+    error_message: str | None = None
+    initiator_id: str | None = None
+    initiator_version: str | None = None
+    worker_version: str | None = None
+    run_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A reader lease: the snapshot ``write_ids`` of ``table`` stays readable until ``expires``."""
+
+    lease_id: int
+    table: str
+    write_ids: ValidWriteIdList
+    owner: str
+    created: float
+    expires: float
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers
+# --------------------------------------------------------------------------------------------
+
+
+def split_table_name(name: str) -> tuple[str, str]:
+    """Split ``db.table`` (or ``table``, in ``default``) into lower-cased parts, as Hive normalizes.
+
+    Raises:
+        InvalidTableNameError: empty parts or more than one dot.
+
+    >>> split_table_name("Sales.Orders")
+    ('sales', 'orders')
+    >>> split_table_name("employee")
+    ('default', 'employee')
+    """
+    if not isinstance(name, str):
+        raise InvalidTableNameError(repr(name))
+    parts = name.strip().lower().split(".")
+    if len(parts) == 1:
+        parts = [DEFAULT_DATABASE, *parts]
+    if len(parts) != 2 or not all(part and part.strip() == part for part in parts):
+        raise InvalidTableNameError(name)
+    return parts[0], parts[1]
+
+
+def table_type_from_properties(properties: Mapping[str, str]) -> TableType:
+    """Hive's rule (``AcidUtils.isTransactionalTable`` / ``isInsertOnlyTable``) on TBLPROPERTIES.
+
+    >>> table_type_from_properties({"transactional": "true"})
+    <TableType.ACID: 'acid'>
+    >>> table_type_from_properties({"transactional": "TRUE", "transactional_properties": "insert_only"})
+    <TableType.INSERT_ONLY: 'insert_only'>
+    """
+    lowered = {str(key).lower(): str(value) for key, value in properties.items()}
+    if lowered.get("transactional", "").lower() != "true":
+        return TableType.PLAIN
+    if lowered.get("transactional_properties", "").lower() == "insert_only":
+        return TableType.INSERT_ONLY
+    return TableType.ACID
+
+
+# FileUtils.charToEscape: control characters and the characters that mean something in a path.
+_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+
+
+def _escape_path_name(value: str) -> str:
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in value)
+
+
+def format_partition_name(keys: Sequence[str], values: Sequence[str | None]) -> str:
+    """Hive's ``FileUtils.makePartName``: ``k1=v1/k2=v2`` with path characters %-escaped.
+
+    A null or empty value becomes ``__HIVE_DEFAULT_PARTITION__``.
+
+    >>> format_partition_name(["ds", "hr"], ["2024-01-01", "12:00"])
+    'ds=2024-01-01/hr=12%3A00'
+    """
+    parts = []
+    for key, value in zip(keys, values, strict=True):
+        shown = _HIVE_DEFAULT_PARTITION if value is None or value == "" else _escape_path_name(value)
+        parts.append(f"{_escape_path_name(key.lower())}={shown}")
+    return "/".join(parts)
+
+
+def _valid_read_txn_list(
+    high_watermark: int, open_or_aborted: Sequence[tuple[int, bool]], current_txn_id: int | None
+) -> ValidTxnList:
+    # TxnCommonUtils.createValidReadTxnList: a txn sees nothing at or above itself except itself.
+    current = current_txn_id if current_txn_id is not None and current_txn_id > 0 else None
+    hwm = high_watermark if current is None else min(current, high_watermark)
+    open_ids: list[int] = []
+    aborted_ids: list[int] = []
+    min_open: int | None = None
+    for txn_id, aborted in open_or_aborted:
+        if current is not None and txn_id >= current:
+            break
+        if aborted:
+            aborted_ids.append(txn_id)
+        else:
+            open_ids.append(txn_id)
+            if min_open is None:
+                min_open = txn_id
+    return ValidTxnList(hwm, tuple(open_ids), tuple(aborted_ids), min_open)
+
+
+def _valid_write_id_list(
+    table: str,
+    valid_txns: ValidTxnList,
+    high_watermark: int,
+    allocations: Sequence[tuple[int, int]],
+) -> ValidWriteIdList:
+    # GetValidWriteIdsForTableFunction.execute, after its two high-watermark queries.
+    invalid: list[int] = []
+    aborted_flags: list[bool] = []
+    min_open = LONG_MAX
+    found_valid = False
+    for txn_id, write_id in allocations:
+        if valid_txns.is_txn_valid(txn_id):
+            found_valid = True
+            continue
+        invalid.append(write_id)
+        aborted = valid_txns.is_txn_aborted(txn_id)
+        aborted_flags.append(aborted)
+        if not aborted:
+            min_open = min(min_open, write_id)
+    if not found_valid:
+        # Hive: with no committed write left under the watermark, report only the lowest invalid one.
+        lowest = invalid[0] if invalid else None
+        invalid, aborted_flags = [], []
+        if lowest is not None:
+            invalid, high_watermark = [lowest], lowest
+            aborted_flags = [lowest != min_open]
+    return ValidWriteIdList(
+        high_watermark=high_watermark,
+        open_ids=tuple(w for w, a in zip(invalid, aborted_flags, strict=True) if not a),
+        aborted_ids=tuple(w for w, a in zip(invalid, aborted_flags, strict=True) if a),
+        min_open_id=None if min_open == LONG_MAX else min_open,
+        table_name=table,
+    )
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _seconds(millis: int | None) -> float | None:
+    return None if millis is None else millis / 1000
+
+
+def _validate_definition(definition: TableDefinition, full_name: str) -> None:
+    if not definition.columns:
+        raise InvalidTableDefinitionError(full_name, "no columns", "at least one column")
+    names = [c.name.lower() for c in (*definition.columns, *definition.partition_keys)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InvalidTableDefinitionError(
+            full_name, f"column {duplicates[0]!r} is declared twice", "unique names across columns and keys"
+        )
+    for column in (*definition.columns, *definition.partition_keys):
+        if not column.name or not column.type:
+            raise InvalidTableDefinitionError(full_name, f"column {column!r}", "a non-empty name and type")
+    column_names = {c.name.lower() for c in definition.columns}
+    for bucket_column in definition.bucket_columns:
+        if bucket_column.lower() not in column_names:
+            raise InvalidTableDefinitionError(
+                full_name,
+                f"bucket column {bucket_column!r} is not a column",
+                f"one of {sorted(column_names)}",
+            )
+    if definition.bucket_columns and definition.num_buckets < 1:
+        raise InvalidTableDefinitionError(
+            full_name,
+            f"num_buckets {definition.num_buckets!r}",
+            "CLUSTERED BY ... INTO n BUCKETS with n >= 1",
+        )
+    if not definition.bucket_columns and definition.num_buckets not in (-1, 0):
+        raise InvalidTableDefinitionError(
+            full_name,
+            f"num_buckets {definition.num_buckets!r} without bucket columns",
+            "-1 when not bucketed",
+        )
+
+
+def _table_from_row(database: str, row: TableRow) -> Table:
+    return Table(
+        database=database,
+        name=row.name,
+        location=row.location,
+        columns=tuple(Column(c["name"], c["type"]) for c in row.columns),
+        partition_keys=tuple(Column(c["name"], c["type"]) for c in row.partition_keys),
+        bucket_columns=tuple(row.bucket_columns),
+        num_buckets=row.num_buckets,
+        properties=dict(row.properties),
+        table_type=TableType(row.transactional_type),
+        external=row.tbl_type == "EXTERNAL_TABLE",
+        owner=row.owner,
+        create_time=row.create_time / 1000,
+    )
+
+
+def _txn_info(row: Txn) -> TxnInfo:
+    return TxnInfo(
+        txn_id=TxnId(row.txn_id),
+        state=_TXN_STATE_BY_CODE[row.state],
+        txn_type=_TXN_TYPE_BY_CODE.get(row.txn_type, TxnType.DEFAULT),
+        user=row.user,
+        host=row.host,
+        started=row.started / 1000,
+        last_heartbeat=row.last_heartbeat / 1000,
+    )
+
+
+def _compaction_info(row: CompactionQueueEntry | CompletedCompaction) -> CompactionInfo:
+    end = row.end if isinstance(row, CompletedCompaction) else None
+    return CompactionInfo(
+        id=row.id,
+        table=f"{row.database}.{row.table}",
+        partition=row.partition,
+        state=_COMPACTION_STATE_BY_CODE[row.state],
+        compaction_type=_COMPACTION_TYPE_BY_CODE[row.compaction_type],
+        properties=dict(row.properties or {}),
+        enqueue_time=_seconds(row.enqueue_time),
+        worker_id=row.worker_id,
+        start_time=_seconds(row.start),
+        end_time=_seconds(end),
+        highest_write_id=None if row.highest_write_id is None else WriteId(row.highest_write_id),
+        next_txn_id=None if row.next_txn_id is None else TxnId(row.next_txn_id),
+        txn_id=None if row.txn_id is None else TxnId(row.txn_id),
+        commit_time=_seconds(row.commit_time),
+        error_message=row.error_message,
+        initiator_id=row.initiator_id,
+        initiator_version=row.initiator_version,
+        worker_version=row.worker_version,
+        run_as=row.run_as,
+    )
+
+
+def _lease(row: ReaderLease) -> Lease:
+    return Lease(
+        lease_id=row.id,
+        table=f"{row.database}.{row.table}",
+        write_ids=parse_valid_write_id_list(row.write_id_list),
+        owner=row.owner,
+        created=row.created / 1000,
+        expires=row.expires / 1000,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The port
+# --------------------------------------------------------------------------------------------
+
+
+class Metastore(Protocol):
+    """The transaction authority: catalog, transactions, write IDs, compaction queue, leases.
+
+    Every ``now`` argument is epoch seconds; ``None`` asks the store's clock.
+    """
+
+    # Catalog ---------------------------------------------------------------------------------
+    def create_database(
+        self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
+    ) -> Database:
+        """Create a database; its location defaults to ``<warehouse>/<name>.db`` as in Hive.
+
+        Raises:
+            DatabaseAlreadyExistsError: the name is taken.
+        """
+        ...
+
+    def get_database(self, name: str) -> Database:
+        """Load a database. Raises ``NoSuchDatabaseError``."""
+        ...
+
+    def list_databases(self) -> list[str]:
+        """All database names, sorted."""
+        ...
+
+    def drop_database(self, name: str, cascade: bool = False) -> None:
+        """Drop a database; with tables only when ``cascade``. Raises ``DatabaseNotEmptyError``."""
+        ...
+
+    def create_table(self, definition: TableDefinition) -> Table:
+        """Create a table and its write-ID counter; location defaults to ``<db location>/<table>``.
+
+        Raises:
+            TableAlreadyExistsError: the name is taken.
+            NoSuchDatabaseError: the database does not exist.
+            InvalidTableDefinitionError: bad columns, keys or bucketing.
+        """
+        ...
+
+    def get_table(self, name: str) -> Table:
+        """Load a table. Raises ``NoSuchTableError``."""
+        ...
+
+    def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
+        """Table names of a database, sorted. Raises ``NoSuchDatabaseError``."""
+        ...
+
+    def drop_table(self, name: str) -> None:
+        """Drop a table, its partitions and its transaction records (Hive's ``cleanupRecords``).
+
+        Raises:
+            NoSuchTableError: no such table.
+        """
+        ...
+
+    def add_partition(
+        self, table: str, values: Mapping[str, str | None], location: str | None = None
+    ) -> Partition:
+        """Add a partition; ``values`` must name exactly the table's partition keys.
+
+        Raises:
+            InvalidPartitionError: keys do not match.
+            PartitionAlreadyExistsError: it exists.
+        """
+        ...
+
+    def drop_partition(self, table: str, values: Mapping[str, str | None]) -> None:
+        """Drop a partition. Raises ``NoSuchPartitionError``."""
+        ...
+
+    def list_partitions(self, table: str) -> list[Partition]:
+        """Partitions of a table, sorted by name."""
+        ...
+
+    # Transactions ----------------------------------------------------------------------------
+    def open_txn(
+        self,
+        user: str | None = None,
+        host: str | None = None,
+        txn_type: TxnType = TxnType.DEFAULT,
+        now: float | None = None,
+    ) -> TxnId:
+        """Open a transaction; IDs are unique and increasing across all clients."""
+        ...
+
+    def get_txn(self, txn_id: int) -> TxnInfo:
+        """One transaction's record. Raises ``NoSuchTxnError``."""
+        ...
+
+    def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
+        """The snapshot of global transactions (Hive's ``createValidReadTxnList``).
+
+        Read-only transactions are left out. With ``current_txn_id`` the high watermark is that
+        transaction and only transactions below it are exceptions, so it sees its own writes.
+        """
+        ...
+
+    def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
+        """The transaction's write ID for a table; the same transaction always gets the same ID.
+
+        Raises:
+            NoSuchTxnError / TxnNotOpenError: the transaction is unknown or not open.
+            NoSuchTableError: no such table.
+        """
+        ...
+
+    def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
+        """A reader's write-ID snapshot of a table (Hive's ``getValidWriteIdsForTable``)."""
+        ...
+
+    def get_compactor_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidCompactorWriteIdList:
+        """The compactor's list (Hive's ``createValidCompactWriteIdList`` of the reader's list)."""
+        ...
+
+    def add_write_component(
+        self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
+    ) -> WriteId:
+        """Record that the transaction wrote a table/partition; allocates its write ID if needed."""
+        ...
+
+    def commit_txn(self, txn_id: int, now: float | None = None) -> None:
+        """Commit; first committer wins on overlapping updates/deletes of one table/partition.
+
+        Raises:
+            CommitConflictError: a concurrent transaction committed an update/delete of the same
+                table/partition first; this transaction is aborted.
+            TxnNotOpenError: the transaction was aborted (for example by the reaper).
+            NoSuchTxnError: unknown ID.
+        """
+        ...
+
+    def abort_txn(self, txn_id: int) -> None:
+        """Abort; its write IDs stay invalid forever. Raises ``TxnNotOpenError`` if committed."""
+        ...
+
+    def heartbeat(self, txn_id: int, now: float | None = None) -> None:
+        """Keep an open transaction alive. Raises ``TxnNotOpenError`` if it was aborted."""
+        ...
+
+    def abort_timed_out_txns(self, timeout_seconds: float, now: float | None = None) -> list[TxnId]:
+        """The reaper (Hive's ``performTimeOuts``): abort open txns silent for ``timeout_seconds``."""
+        ...
+
+    def show_transactions(self) -> list[TxnInfo]:
+        """Open and aborted transactions, by ID (Hive's ``getOpenTxnsInfo`` / SHOW TRANSACTIONS)."""
+        ...
+
+    def min_open_txn_id(self) -> TxnId:
+        """The lowest open transaction ID, or the next ID when none is open (Hive's water mark)."""
+        ...
+
+    # Compaction queue --------------------------------------------------------------------------
+    def enqueue_compaction(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        *,
+        properties: Mapping[str, str] | None = None,
+        initiator_id: str | None = None,
+        initiator_version: str | None = None,
+        run_as: str | None = None,
+        now: float | None = None,
+    ) -> int:
+        """Queue a compaction ('i'); an initiated or working one for the same target is reused."""
+        ...
+
+    def find_next_to_compact(
+        self, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo | None:
+        """Claim the oldest initiated compaction ('i' -> 'w'), or None."""
+        ...
+
+    def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
+        """Attach the worker's compaction transaction and highest write ID (Hive's same name)."""
+        ...
+
+    def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
+        """'w' -> 'r'. Without a compaction txn, records the next txn ID and commit time now."""
+        ...
+
+    def find_ready_to_clean(
+        self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
+    ) -> list[CompactionInfo]:
+        """Compactions the cleaner may clean now (Hive's ``findReadyToClean``)."""
+        ...
+
+    def mark_cleaned(self, compaction_id: int, now: float | None = None) -> None:
+        """'r' -> history 's'."""
+        ...
+
+    def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """'i'/'w'/'r' -> history 'f'."""
+        ...
+
+    def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """'i'/'w' -> history 'c'."""
+        ...
+
+    def abort_compaction(self, compaction_id: int, now: float | None = None) -> None:
+        """'i' -> history 'x' (Hive aborts only initiated compactions)."""
+        ...
+
+    def record_did_not_initiate(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        error_message: str,
+        now: float | None = None,
+    ) -> int:
+        """Write history 'a' for a compaction the initiator could not start."""
+        ...
+
+    def get_compaction(self, compaction_id: int) -> CompactionInfo:
+        """A queued or historical compaction. Raises ``NoSuchCompactionError``."""
+        ...
+
+    def show_compactions(self, table: str | None = None) -> list[CompactionInfo]:
+        """Queue and history, by ID."""
+        ...
+
+    # Reader leases -----------------------------------------------------------------------------
+    def take_lease(
+        self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
+    ) -> tuple[int, ValidWriteIdList]:
+        """Register the current snapshot of a table for ``ttl_seconds``; returns (ID, snapshot)."""
+        ...
+
+    def release_lease(self, lease_id: int) -> None:
+        """Drop a lease. Raises ``NoSuchLeaseError``."""
+        ...
+
+    def list_leases(self, table: str | None = None) -> list[Lease]:
+        """Leases (of one table or all), by ID; expired ones stay until ``expire_leases``."""
+        ...
+
+    def expire_leases(self, now: float | None = None) -> list[int]:
+        """Delete leases whose expiry is at or before ``now``; returns their IDs."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+# --------------------------------------------------------------------------------------------
+# The adapter
+# --------------------------------------------------------------------------------------------
+
+
+def default_metastore_url(warehouse: str) -> str:
+    """``sqlite:///<warehouse>/.acidflow/metastore.sqlite`` (absolute)."""
+    return f"sqlite:///{Path(warehouse).resolve() / METASTORE_DIR_NAME / 'metastore.sqlite'}"
+
+
+def open_metastore(url: str | None, warehouse: str) -> SqlMetastore:
+    """Open (and migrate) the metastore at ``url``, or the embedded SQLite file of ``warehouse``."""
+    if url is None:
+        (Path(warehouse).resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
+    return SqlMetastore(url or default_metastore_url(warehouse), warehouse=str(Path(warehouse).resolve()))
+
+
+@functools.cache
+def _alembic_config() -> tuple[Config, str | None]:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    return config, ScriptDirectory.from_config(config).get_current_head()
+
+
+def _is_sqlite_memory(url: sa.URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def _create_engine(url: sa.URL) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        return sa.create_engine(url, pool_pre_ping=True, isolation_level="READ COMMITTED")
+    memory = _is_sqlite_memory(url)
+    if memory:
+        engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        engine = sa.create_engine(url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped
+        # SQLAlchemy emits BEGIN itself (below); pysqlite must not.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if not memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        # IMMEDIATE takes the write lock up front: two readers that both try to upgrade to writers
+        # would otherwise deadlock into SQLITE_BUSY; this is SQLite's SELECT ... FOR UPDATE.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _upgrade_schema(engine: Engine) -> None:
+    config, head = _alembic_config()
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # One migrator at a time; the others wait here, then find the schema at head.
+            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+        if MigrationContext.configure(connection).get_current_revision() == head:
+            return
+        config.attributes["connection"] = connection
+        try:
+            command.upgrade(config, "head")
+        finally:
+            config.attributes.pop("connection", None)
+
+
+class SqlMetastore:
+    """The metastore on SQLAlchemy: SQLite (embedded default) or PostgreSQL by URL.
+
+    Opening runs ``alembic upgrade head`` (idempotent, serialized between processes) and makes
+    sure the ``default`` database exists.
+
+    Args:
+        url: a SQLAlchemy URL (``sqlite:///path``, ``postgresql+psycopg2://...``).
+        warehouse: root directory of the warehouse; the ``default`` database lives there.
+        clock: epoch seconds, for every ``now=None``.
+    """
+
+    def __init__(self, url: str, *, warehouse: str = "warehouse", clock: Clock = time.time) -> None:
+        self._url = sa.make_url(url)
+        self._shown_url = self._url.render_as_string(hide_password=True)
+        self._warehouse = warehouse.rstrip("/") or "/"
+        self._clock = clock
+        try:
+            self._engine = _create_engine(self._url)
+            _upgrade_schema(self._engine)
+        except SQLAlchemyError as e:
+            raise MetastoreError("open", self._shown_url, _db_problem(e)) from e
+        self._ensure_default_database()
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return self._shown_url
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        """Release connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> SqlMetastore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now_ms(self, now: float | None) -> int:
+        return _ms(self._clock() if now is None else now)
+
+    @contextmanager
+    def _transaction(
+        self, operation: str, on_integrity_error: Callable[[], AcidError] | None = None
+    ) -> Iterator[Session]:
+        try:
+            with Session(self._engine, expire_on_commit=False) as session, session.begin():
+                yield session
+        except IntegrityError as e:
+            if on_integrity_error is None:
+                raise MetastoreError(operation, self._shown_url, _db_problem(e)) from e
+            raise on_integrity_error() from e
+        except SQLAlchemyError as e:
+            raise MetastoreError(operation, self._shown_url, _db_problem(e)) from e
+
+    def _ensure_default_database(self) -> None:
+        try:
+            with self._transaction(
+                "create default database", lambda: DatabaseAlreadyExistsError("default")
+            ) as s:
+                if s.scalar(select(DatabaseRow.db_id).where(DatabaseRow.name == DEFAULT_DATABASE)) is None:
+                    s.add(
+                        DatabaseRow(
+                            name=DEFAULT_DATABASE,
+                            description="Default Hive database",
+                            location=self._warehouse,
+                            owner=None,
+                            create_time=self._now_ms(None),
+                        )
+                    )
+        except DatabaseAlreadyExistsError:
+            pass  # another process created it between our check and insert
+
+    @staticmethod
+    def _database_row(s: Session, name: str) -> DatabaseRow:
+        row = s.scalars(select(DatabaseRow).where(DatabaseRow.name == name)).one_or_none()
+        if row is None:
+            raise NoSuchDatabaseError(name)
+        return row
+
+    @staticmethod
+    def _table_row(s: Session, database: str, table: str) -> TableRow:
+        row = s.scalars(
+            select(TableRow)
+            .join(DatabaseRow, DatabaseRow.db_id == TableRow.db_id)
+            .where(DatabaseRow.name == database, TableRow.name == table)
+        ).one_or_none()
+        if row is None:
+            raise NoSuchTableError(
+                f"No such table {f'{database}.{table}'!r}; expected an existing table; "
+                "hint: SHOW TABLES lists them, CREATE TABLE makes one"
+            )
+        return row
+
+    @staticmethod
+    def _lock_txn(s: Session, txn_id: int) -> Txn:
+        _check_id("transaction ID", txn_id)
+        row = s.scalars(select(Txn).where(Txn.txn_id == txn_id).with_for_update()).one_or_none()
+        if row is None:
+            raise NoSuchTxnError(txn_id)
+        return row
+
+    def _lock_open_txn(self, s: Session, txn_id: int, operation: str) -> Txn:
+        row = self._lock_txn(s, txn_id)
+        if row.state != _OPEN:
+            raise TxnNotOpenError(txn_id, _TXN_STATE_BY_CODE[row.state].value, operation)
+        return row
+
+    @staticmethod
+    def _next_txn_id_locked(s: Session) -> int:
+        # Hive's S4U on NEXT_TXN_ID: the mutex between openTxns and the commit of writers.
+        return int(s.execute(select(NextTxnId.next_txn_id).with_for_update()).scalar_one())
+
+    # -- catalog -----------------------------------------------------------------------------
+
+    def create_database(
+        self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
+    ) -> Database:
+        """See ``Metastore.create_database``."""
+        db_name = _normalize_database_name(name)
+        where = location or f"{self._warehouse}/{db_name}.db"
+        with self._transaction("create_database", lambda: DatabaseAlreadyExistsError(db_name)) as s:
+            if s.scalar(select(DatabaseRow.db_id).where(DatabaseRow.name == db_name)) is not None:
+                raise DatabaseAlreadyExistsError(db_name)
+            s.add(
+                DatabaseRow(
+                    name=db_name,
+                    description=description,
+                    location=where,
+                    owner=owner,
+                    create_time=self._now_ms(None),
+                )
+            )
+        return Database(db_name, where, description, owner)
+
+    def get_database(self, name: str) -> Database:
+        """See ``Metastore.get_database``."""
+        with self._transaction("get_database") as s:
+            row = self._database_row(s, _normalize_database_name(name))
+            return Database(row.name, row.location, row.description, row.owner)
+
+    def list_databases(self) -> list[str]:
+        """See ``Metastore.list_databases``."""
+        with self._transaction("list_databases") as s:
+            return list(s.scalars(select(DatabaseRow.name).order_by(DatabaseRow.name)))
+
+    def drop_database(self, name: str, cascade: bool = False) -> None:
+        """See ``Metastore.drop_database``."""
+        db_name = _normalize_database_name(name)
+        with self._transaction("drop_database") as s:
+            row = self._database_row(s, db_name)
+            tables = list(
+                s.scalars(select(TableRow.name).where(TableRow.db_id == row.db_id).order_by(TableRow.name))
+            )
+            if tables and not cascade:
+                raise DatabaseNotEmptyError(db_name, tables)
+            for table in tables:
+                self._drop_table_records(s, db_name, table)
+            s.execute(
+                delete(PartitionRow).where(
+                    PartitionRow.tbl_id.in_(select(TableRow.tbl_id).where(TableRow.db_id == row.db_id))
+                )
+            )
+            s.execute(delete(TableRow).where(TableRow.db_id == row.db_id))
+            s.execute(delete(DatabaseRow).where(DatabaseRow.db_id == row.db_id))
+
+    def create_table(self, definition: TableDefinition) -> Table:
+        """See ``Metastore.create_table``."""
+        database, name = split_table_name(definition.name)
+        full_name = f"{database}.{name}"
+        _validate_definition(definition, full_name)
+        already = functools.partial(_table_exists_error, full_name)
+        with self._transaction("create_table", already) as s:
+            db_row = self._database_row(s, database)
+            exists = s.scalar(
+                select(TableRow.tbl_id).where(TableRow.db_id == db_row.db_id, TableRow.name == name)
+            )
+            if exists is not None:
+                raise already()
+            row = TableRow(
+                db_id=db_row.db_id,
+                name=name,
+                tbl_type="EXTERNAL_TABLE" if definition.external else "MANAGED_TABLE",
+                transactional_type=table_type_from_properties(definition.properties).value,
+                location=definition.location or f"{db_row.location.rstrip('/')}/{name}",
+                columns=[{"name": c.name.lower(), "type": c.type} for c in definition.columns],
+                partition_keys=[{"name": c.name.lower(), "type": c.type} for c in definition.partition_keys],
+                bucket_columns=[c.lower() for c in definition.bucket_columns],
+                num_buckets=definition.num_buckets if definition.bucket_columns else -1,
+                properties={str(k): str(v) for k, v in definition.properties.items()},
+                owner=definition.owner,
+                create_time=self._now_ms(None),
+            )
+            s.add(row)
+            # Hive creates NEXT_WRITE_ID lazily; creating it here lets allocation always lock a row.
+            s.execute(delete(NextWriteId).where(NextWriteId.database == database, NextWriteId.table == name))
+            s.add(NextWriteId(database=database, table=name, next_write_id=1))
+            s.flush()
+            return _table_from_row(database, row)
+
+    def get_table(self, name: str) -> Table:
+        """See ``Metastore.get_table``."""
+        database, table = split_table_name(name)
+        with self._transaction("get_table") as s:
+            return _table_from_row(database, self._table_row(s, database, table))
+
+    def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
+        """See ``Metastore.list_tables``."""
+        with self._transaction("list_tables") as s:
+            row = self._database_row(s, _normalize_database_name(database))
+            return list(
+                s.scalars(select(TableRow.name).where(TableRow.db_id == row.db_id).order_by(TableRow.name))
+            )
+
+    def drop_table(self, name: str) -> None:
+        """See ``Metastore.drop_table``."""
+        database, table = split_table_name(name)
+        with self._transaction("drop_table") as s:
+            row = self._table_row(s, database, table)
+            s.execute(delete(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id))
+            s.execute(delete(TableRow).where(TableRow.tbl_id == row.tbl_id))
+            self._drop_table_records(s, database, table)
+
+    @staticmethod
+    def _drop_table_records(s: Session, database: str, table: str) -> None:
+        # TxnHandler.cleanupRecords: forget every transactional record of the dropped table.
+        for model, db_col, tbl_col in (
+            (TxnComponent, TxnComponent.database, TxnComponent.table),
+            (CompletedTxnComponent, CompletedTxnComponent.database, CompletedTxnComponent.table),
+            (CompactionQueueEntry, CompactionQueueEntry.database, CompactionQueueEntry.table),
+            (CompletedCompaction, CompletedCompaction.database, CompletedCompaction.table),
+            (TxnToWriteId, TxnToWriteId.database, TxnToWriteId.table),
+            (NextWriteId, NextWriteId.database, NextWriteId.table),
+            (WriteSetEntry, WriteSetEntry.database, WriteSetEntry.table),
+            (ReaderLease, ReaderLease.database, ReaderLease.table),
+        ):
+            s.execute(delete(model).where(db_col == database, tbl_col == table))
+
+    def _partition_name(self, table: Table, values: Mapping[str, str | None]) -> tuple[str, tuple[str, ...]]:
+        keys = [k.name for k in table.partition_keys]
+        given = {str(k).lower(): v for k, v in values.items()}
+        if not keys or sorted(given) != sorted(keys):
+            expected = (
+                f"exactly the partition keys {keys!r}"
+                if keys
+                else "no partition (the table is unpartitioned)"
+            )
+            raise InvalidPartitionError(table.full_name, dict(values), expected)
+        ordered = [given[k] for k in keys]
+        return format_partition_name(keys, ordered), tuple("" if v is None else str(v) for v in ordered)
+
+    def add_partition(
+        self, table: str, values: Mapping[str, str | None], location: str | None = None
+    ) -> Partition:
+        """See ``Metastore.add_partition``."""
+        database, name = split_table_name(table)
+        with self._transaction(
+            "add_partition", lambda: PartitionAlreadyExistsError(f"{database}.{name}", repr(dict(values)))
+        ) as s:
+            row = self._table_row(s, database, name)
+            value = _table_from_row(database, row)
+            part_name, part_values = self._partition_name(value, values)
+            exists = s.scalar(
+                select(PartitionRow.part_id).where(
+                    PartitionRow.tbl_id == row.tbl_id, PartitionRow.name == part_name
+                )
+            )
+            if exists is not None:
+                raise PartitionAlreadyExistsError(value.full_name, part_name)
+            where = location or f"{row.location.rstrip('/')}/{part_name}"
+            created = self._now_ms(None)
+            s.add(
+                PartitionRow(
+                    tbl_id=row.tbl_id,
+                    name=part_name,
+                    values=list(part_values),
+                    location=where,
+                    create_time=created,
+                )
+            )
+        return Partition(value.full_name, part_name, part_values, where, created / 1000)
+
+    def drop_partition(self, table: str, values: Mapping[str, str | None]) -> None:
+        """See ``Metastore.drop_partition``."""
+        database, name = split_table_name(table)
+        with self._transaction("drop_partition") as s:
+            row = self._table_row(s, database, name)
+            part_name, _ = self._partition_name(_table_from_row(database, row), values)
+            result = s.execute(
+                delete(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id, PartitionRow.name == part_name)
+            )
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                raise NoSuchPartitionError(f"{database}.{name}", part_name)
+
+    def list_partitions(self, table: str) -> list[Partition]:
+        """See ``Metastore.list_partitions``."""
+        database, name = split_table_name(table)
+        with self._transaction("list_partitions") as s:
+            row = self._table_row(s, database, name)
+            parts = s.scalars(
+                select(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id).order_by(PartitionRow.name)
+            )
+            return [
+                Partition(f"{database}.{name}", p.name, tuple(p.values), p.location, p.create_time / 1000)
+                for p in parts
+            ]
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def open_txn(
+        self,
+        user: str | None = None,
+        host: str | None = None,
+        txn_type: TxnType = TxnType.DEFAULT,
+        now: float | None = None,
+    ) -> TxnId:
+        """See ``Metastore.open_txn``."""
+        kind = TxnType(txn_type)
+        now_ms = self._now_ms(now)
+        with self._transaction("open_txn") as s:
+            txn_id = self._next_txn_id_locked(s)
+            s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
+            s.execute(
+                insert(Txn).values(
+                    txn_id=txn_id,
+                    state=_OPEN,
+                    started=now_ms,
+                    last_heartbeat=now_ms,
+                    user=user if user is not None else _current_user(),
+                    host=host if host is not None else socket.gethostname(),
+                    txn_type=_TXN_TYPE_CODE[kind],
+                )
+            )
+        return TxnId(txn_id)
+
+    def get_txn(self, txn_id: int) -> TxnInfo:
+        """See ``Metastore.get_txn``."""
+        _check_id("transaction ID", txn_id)
+        with self._transaction("get_txn") as s:
+            row = s.get(Txn, txn_id)
+            if row is None:
+                raise NoSuchTxnError(txn_id)
+            return _txn_info(row)
+
+    def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
+        """See ``Metastore.get_valid_txns``."""
+        if current_txn_id is not None:
+            _check_id("transaction ID", current_txn_id)
+        with self._transaction("get_valid_txns") as s:
+            return self._valid_txns(s, current_txn_id)
+
+    @staticmethod
+    def _valid_txns(s: Session, current_txn_id: int | None) -> ValidTxnList:
+        high_watermark = int(s.execute(select(NextTxnId.next_txn_id)).scalar_one()) - 1
+        rows = s.execute(
+            select(Txn.txn_id, Txn.state)
+            .where(
+                Txn.state.in_((_OPEN, _ABORTED)),
+                Txn.txn_id <= high_watermark,
+                Txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY],
+            )
+            .order_by(Txn.txn_id)
+        ).all()
+        return _valid_read_txn_list(high_watermark, [(t, st == _ABORTED) for t, st in rows], current_txn_id)
+
+    def _allocate(self, s: Session, txn_id: int, database: str, table: str) -> WriteId:
+        existing = s.scalar(
+            select(TxnToWriteId.write_id).where(
+                TxnToWriteId.txn_id == txn_id, TxnToWriteId.database == database, TxnToWriteId.table == table
+            )
+        )
+        if existing is not None:
+            return WriteId(existing)
+        next_write_id = s.scalar(
+            select(NextWriteId.next_write_id)
+            .where(NextWriteId.database == database, NextWriteId.table == table)
+            .with_for_update()
+        )
+        if next_write_id is None:  # a table created before its counter existed
+            next_write_id = 1
+            s.add(NextWriteId(database=database, table=table, next_write_id=2))
+        else:
+            s.execute(
+                update(NextWriteId)
+                .where(NextWriteId.database == database, NextWriteId.table == table)
+                .values(next_write_id=next_write_id + 1)
+            )
+        s.add(TxnToWriteId(database=database, table=table, write_id=next_write_id, txn_id=txn_id))
+        s.flush()
+        return WriteId(next_write_id)
+
+    def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
+        """See ``Metastore.allocate_write_id``."""
+        database, name = split_table_name(table)
+        with self._transaction("allocate_write_id") as s:
+            self._lock_open_txn(s, txn_id, "allocate a write ID in")
+            self._table_row(s, database, name)
+            return self._allocate(s, txn_id, database, name)
+
+    def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
+        """See ``Metastore.get_valid_write_ids``."""
+        database, name = split_table_name(table)
+        with self._transaction("get_valid_write_ids") as s:
+            self._table_row(s, database, name)
+            return self._valid_write_ids(s, database, name, valid_txns)
+
+    @staticmethod
+    def _valid_write_ids(s: Session, database: str, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
+        same_table = (TxnToWriteId.database == database, TxnToWriteId.table == table)
+        high_watermark = s.scalar(
+            select(func.max(TxnToWriteId.write_id)).where(
+                TxnToWriteId.txn_id <= valid_txns.high_watermark, *same_table
+            )
+        )
+        if high_watermark is None or high_watermark <= 0:
+            next_write_id = s.scalar(
+                select(NextWriteId.next_write_id).where(
+                    NextWriteId.database == database, NextWriteId.table == table
+                )
+            )
+            high_watermark = 0 if next_write_id is None else next_write_id - 1
+        rows = s.execute(
+            select(TxnToWriteId.txn_id, TxnToWriteId.write_id)
+            .where(TxnToWriteId.write_id <= high_watermark, *same_table)
+            .order_by(TxnToWriteId.write_id)
+        ).all()
+        return _valid_write_id_list(
+            f"{database}.{table}", valid_txns, high_watermark, [(t, w) for t, w in rows]
+        )
+
+    def get_compactor_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidCompactorWriteIdList:
+        """See ``Metastore.get_compactor_write_ids``."""
+        return to_compactor_write_id_list(self.get_valid_write_ids(table, valid_txns))
+
+    def add_write_component(
+        self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
+    ) -> WriteId:
+        """See ``Metastore.add_write_component``."""
+        database, name = split_table_name(table)
+        code = _OPERATION_CODE[WriteOperation(operation)]
+        with self._transaction("add_write_component") as s:
+            self._lock_open_txn(s, txn_id, "record a write in")
+            row = self._table_row(s, database, name)
+            if partition is not None and not row.partition_keys:
+                raise InvalidPartitionError(
+                    f"{database}.{name}", partition, "None: the table is unpartitioned"
+                )
+            write_id = self._allocate(s, txn_id, database, name)
+            s.add(
+                TxnComponent(
+                    txn_id=txn_id,
+                    database=database,
+                    table=name,
+                    partition=partition,
+                    operation=code,
+                    write_id=write_id,
+                )
+            )
+            return write_id
+
+    def commit_txn(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.commit_txn``."""
+        now_ms = self._now_ms(now)
+        conflict: str | None = None
+        with self._transaction("commit_txn") as s:
+            txn = self._lock_txn(s, txn_id)
+            if txn.state == _COMMITTED:
+                return  # Hive: a repeated commit is a retry; succeed quietly
+            if txn.state == _ABORTED:
+                raise TxnNotOpenError(txn_id, TxnState.ABORTED.value, "commit")
+            footprint = s.execute(
+                select(
+                    TxnComponent.database, TxnComponent.table, TxnComponent.partition, TxnComponent.operation
+                )
+                .where(TxnComponent.txn_id == txn_id, TxnComponent.operation.in_(_UPDATE_DELETE_CODES))
+                .distinct()
+            ).all()
+            commit_id: int | None = None
+            if txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY] and footprint:
+                commit_id = self._next_txn_id_locked(s) - 1
+                conflict = self._find_write_conflict(s, txn_id, commit_id, footprint)
+                if conflict is not None:
+                    s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+                else:
+                    s.execute(
+                        insert(WriteSetEntry),
+                        [
+                            {
+                                "database": db,
+                                "table": tbl,
+                                "partition": part,
+                                "txn_id": txn_id,
+                                "commit_id": commit_id,
+                                "operation": op,
+                            }
+                            for db, tbl, part, op in footprint
+                        ],
+                    )
+            elif txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
+                commit_id = self._next_txn_id_locked(s) - 1
+            if conflict is None:
+                self._complete_txn(s, txn_id, "Y" if footprint else "N", now_ms)
+                if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
+                    # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata: the cleaner's rule data.
+                    s.execute(
+                        update(CompactionQueueEntry)
+                        .where(CompactionQueueEntry.txn_id == txn_id)
+                        .values(next_txn_id=commit_id, commit_time=now_ms)
+                    )
+        if conflict is not None:
+            raise CommitConflictError(conflict)
+
+    @staticmethod
+    def _find_write_conflict(
+        s: Session, txn_id: int, commit_id: int, footprint: Sequence[tuple[str, str, str | None, str]]
+    ) -> str | None:
+        # TxnHandler.checkForWriteConflict: an update/delete committed at or after our start
+        # (committed.WS_COMMIT_ID >= our TXN_ID) on the same table and partition wins.
+        for database, table, partition, operation in footprint:
+            same_partition = (
+                WriteSetEntry.partition.is_(None)
+                if partition is None
+                else WriteSetEntry.partition == partition
+            )
+            hit = s.execute(
+                select(WriteSetEntry.txn_id, WriteSetEntry.commit_id, WriteSetEntry.operation)
+                .where(
+                    WriteSetEntry.database == database,
+                    WriteSetEntry.table == table,
+                    same_partition,
+                    WriteSetEntry.commit_id >= txn_id,
+                    WriteSetEntry.txn_id != txn_id,
+                    WriteSetEntry.operation.in_(_UPDATE_DELETE_CODES),
+                )
+                .order_by(WriteSetEntry.commit_id)
+                .limit(1)
+            ).first()
+            if hit is not None:
+                other_txn, other_commit, other_op = hit
+                resource = f"{database}.{table}" + ("" if partition is None else f"/{partition}")
+                return (
+                    f"Transaction {txn_id} (commit {commit_id}) was aborted: write conflict on {resource!r} "
+                    f"with transaction {other_txn} (committed at {other_commit}), operations "
+                    f"{_OPERATION_NAME[operation]}/{_OPERATION_NAME[other_op]}; expected no concurrent "
+                    "update or delete of the same table or partition; hint: open a new transaction, "
+                    "re-read the snapshot and retry"
+                )
+        return None
+
+    @staticmethod
+    def _complete_txn(s: Session, txn_id: int, update_delete: str, now_ms: int) -> None:
+        components = s.scalars(select(TxnComponent).where(TxnComponent.txn_id == txn_id)).all()
+        if components:
+            s.execute(
+                insert(CompletedTxnComponent),
+                [
+                    {
+                        "txn_id": txn_id,
+                        "database": c.database,
+                        "table": c.table,
+                        "partition": c.partition,
+                        "timestamp": now_ms,
+                        "write_id": c.write_id,
+                        "update_delete": update_delete,
+                    }
+                    for c in components
+                ],
+            )
+        s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
+        s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_COMMITTED))
+
+    def abort_txn(self, txn_id: int) -> None:
+        """See ``Metastore.abort_txn``."""
+        with self._transaction("abort_txn") as s:
+            txn = self._lock_txn(s, txn_id)
+            if txn.state == _ABORTED:
+                return
+            if txn.state == _COMMITTED:
+                raise TxnNotOpenError(txn_id, TxnState.COMMITTED.value, "abort")
+            s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+
+    def heartbeat(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.heartbeat``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("heartbeat") as s:
+            self._lock_open_txn(s, txn_id, "heartbeat")
+            s.execute(update(Txn).where(Txn.txn_id == txn_id).values(last_heartbeat=now_ms))
+
+    def abort_timed_out_txns(self, timeout_seconds: float, now: float | None = None) -> list[TxnId]:
+        """See ``Metastore.abort_timed_out_txns``."""
+        if timeout_seconds < 0:
+            raise InvalidMetastoreRequestError("reaper timeout", timeout_seconds, "seconds >= 0")
+        cutoff = self._now_ms(now) - _ms(timeout_seconds)
+        with self._transaction("abort_timed_out_txns") as s:
+            # Rows locked in ID order, so two reapers never deadlock; a txn committing right now
+            # holds its row, and PostgreSQL re-checks the WHERE clause once it is released.
+            ids = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _OPEN, Txn.last_heartbeat < cutoff)
+                    .order_by(Txn.txn_id)
+                    .with_for_update()
+                )
+            )
+            if ids:
+                s.execute(update(Txn).where(Txn.txn_id.in_(ids), Txn.state == _OPEN).values(state=_ABORTED))
+        if ids:
+            _LOG.info("Aborted %d transaction(s) that stopped heartbeating: %s", len(ids), ids)
+        return [TxnId(i) for i in ids]
+
+    def show_transactions(self) -> list[TxnInfo]:
+        """See ``Metastore.show_transactions``."""
+        with self._transaction("show_transactions") as s:
+            rows = s.scalars(select(Txn).where(Txn.state.in_((_OPEN, _ABORTED))).order_by(Txn.txn_id))
+            return [_txn_info(r) for r in rows]
+
+    def min_open_txn_id(self) -> TxnId:
+        """See ``Metastore.min_open_txn_id``."""
+        with self._transaction("min_open_txn_id") as s:
+            return TxnId(self._min_open_txn_id(s))
+
+    @staticmethod
+    def _min_open_txn_id(s: Session) -> int:
+        min_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
+        next_txn_id = int(s.execute(select(NextTxnId.next_txn_id)).scalar_one())
+        return next_txn_id if min_open is None else min(int(min_open), next_txn_id)
+
+    # -- compaction queue --------------------------------------------------------------------
+
+    def enqueue_compaction(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        *,
+        properties: Mapping[str, str] | None = None,
+        initiator_id: str | None = None,
+        initiator_version: str | None = None,
+        run_as: str | None = None,
+        now: float | None = None,
+    ) -> int:
+        """See ``Metastore.enqueue_compaction``."""
+        database, name = split_table_name(table)
+        code = _COMPACTION_TYPE_CODE[CompactionType(compaction_type)]
+        now_ms = self._now_ms(now)
+        with self._transaction("enqueue_compaction") as s:
+            self._table_row(s, database, name)
+            # TxnHandler.compact: an initiated or working compaction of the same target is returned.
+            existing = s.scalar(
+                select(CompactionQueueEntry.id)
+                .where(
+                    CompactionQueueEntry.database == database,
+                    CompactionQueueEntry.table == name,
+                    _same_partition(CompactionQueueEntry.partition, partition),
+                    CompactionQueueEntry.state.in_(("i", "w")),
+                )
+                .order_by(CompactionQueueEntry.id)
+                .limit(1)
+            )
+            if existing is not None:
+                return int(existing)
+            compaction_id = self._next_compaction_id(s)
+            s.add(
+                CompactionQueueEntry(
+                    id=compaction_id,
+                    database=database,
+                    table=name,
+                    partition=partition,
+                    state=_COMPACTION_STATE_CODE[CompactionState.INITIATED],
+                    compaction_type=code,
+                    properties=dict(properties) if properties else None,
+                    enqueue_time=now_ms,
+                    run_as=run_as,
+                    initiator_id=initiator_id,
+                    initiator_version=initiator_version,
+                    retry_retention=0,
+                )
+            )
+            return compaction_id
+
+    @staticmethod
+    def _next_compaction_id(s: Session) -> int:
+        next_id = int(s.execute(select(NextCompactionQueueId.next_id).with_for_update()).scalar_one())
+        s.execute(update(NextCompactionQueueId).values(next_id=next_id + 1))
+        return next_id
+
+    def find_next_to_compact(
+        self, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo | None:
+        """See ``Metastore.find_next_to_compact``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("find_next_to_compact") as s:
+            candidates = s.scalars(
+                select(CompactionQueueEntry.id)
+                .where(CompactionQueueEntry.state == "i")
+                .order_by(CompactionQueueEntry.enqueue_time, CompactionQueueEntry.id)
+            ).all()
+            for compaction_id in candidates:
+                # Claim with a state check, as Hive does: a concurrent worker may have taken it.
+                claimed = s.execute(
+                    update(CompactionQueueEntry)
+                    .where(CompactionQueueEntry.id == compaction_id, CompactionQueueEntry.state == "i")
+                    .values(state="w", worker_id=worker_id, worker_version=worker_version, start=now_ms)
+                )
+                if claimed.rowcount == 1:  # type: ignore[attr-defined]
+                    row = s.get(CompactionQueueEntry, compaction_id, populate_existing=True)
+                    return None if row is None else _compaction_info(row)
+            return None
+
+    def _queue_row(self, s: Session, compaction_id: int) -> CompactionQueueEntry:
+        _check_id("compaction ID", compaction_id)
+        row = s.scalars(
+            select(CompactionQueueEntry).where(CompactionQueueEntry.id == compaction_id).with_for_update()
+        ).one_or_none()
+        if row is None:
+            if s.get(CompletedCompaction, compaction_id) is not None:
+                done = s.get(CompletedCompaction, compaction_id)
+                state = _COMPACTION_STATE_BY_CODE[done.state].value if done is not None else "?"
+                raise CompactionStateError(
+                    compaction_id, state, "change", "initiated, working or ready_for_cleaning"
+                )
+            raise NoSuchCompactionError(compaction_id)
+        return row
+
+    @staticmethod
+    def _require_state(
+        row: CompactionQueueEntry, operation: str, allowed: tuple[CompactionState, ...]
+    ) -> None:
+        if row.state not in {_COMPACTION_STATE_CODE[a] for a in allowed}:
+            raise CompactionStateError(
+                row.id,
+                _COMPACTION_STATE_BY_CODE[row.state].value,
+                operation,
+                " or ".join(a.value for a in allowed),
+            )
+
+    def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
+        """See ``Metastore.update_compactor_state``."""
+        with self._transaction("update_compactor_state") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "attach a transaction to", (CompactionState.WORKING,))
+            self._lock_open_txn(s, txn_id, "attach a compaction to")
+            row.txn_id = txn_id
+            row.highest_write_id = highest_write_id
+
+    def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
+        """See ``Metastore.mark_compacted``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("mark_compacted") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "mark compacted", (CompactionState.WORKING,))
+            row.state = _COMPACTION_STATE_CODE[CompactionState.READY_FOR_CLEANING]
+            row.worker_id = None
+            if row.txn_id is None:
+                # No compaction txn: treat this moment as its commit (commit ID = high watermark).
+                row.next_txn_id = self._next_txn_id_locked(s) - 1
+                row.commit_time = now_ms
+            else:
+                txn = s.get(Txn, row.txn_id)
+                if txn is not None and txn.state == _COMMITTED and row.next_txn_id is None:
+                    row.next_txn_id = self._next_txn_id_locked(s) - 1
+                    row.commit_time = now_ms
+
+    def find_ready_to_clean(
+        self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
+    ) -> list[CompactionInfo]:
+        """See ``Metastore.find_ready_to_clean``.
+
+        Hive's ReadyToCleanHandler: state 'r'; committed more than ``retention_seconds`` (plus the
+        entry's retry retention) ago; ``next_txn_id <= min_open_txn_id`` so every transaction that
+        could still read the compacted deltas has finished; and per table/partition only the entry
+        with the lowest highest-write-ID. Unlike Hive, an entry whose compaction txn has not
+        committed yet (``next_txn_id`` unset) is never ready: there is no legacy HMS to honour.
+        """
+        now_ms = self._now_ms(now)
+        with self._transaction("find_ready_to_clean") as s:
+            water_mark = self._min_open_txn_id(s) if min_open_txn_id is None else min_open_txn_id
+            rows = s.scalars(
+                select(CompactionQueueEntry)
+                .where(
+                    CompactionQueueEntry.state == "r",
+                    CompactionQueueEntry.next_txn_id.is_not(None),
+                    CompactionQueueEntry.next_txn_id <= water_mark,
+                    or_(
+                        CompactionQueueEntry.commit_time.is_(None),
+                        CompactionQueueEntry.commit_time
+                        < now_ms - _ms(retention_seconds) - CompactionQueueEntry.retry_retention,
+                    ),
+                )
+                .order_by(CompactionQueueEntry.id)
+            ).all()
+            lowest: dict[tuple[str, str, str | None], int] = {}
+            for row in rows:
+                key = (row.database, row.table, row.partition)
+                highest = row.highest_write_id if row.highest_write_id is not None else LONG_MAX
+                lowest[key] = min(lowest.get(key, LONG_MAX), highest)
+            return [
+                _compaction_info(row)
+                for row in rows
+                if (row.highest_write_id if row.highest_write_id is not None else LONG_MAX)
+                == lowest[(row.database, row.table, row.partition)]
+            ]
+
+    def _to_history(self, s: Session, row: CompactionQueueEntry, state: CompactionState, end_ms: int) -> None:
+        s.add(
+            CompletedCompaction(
+                id=row.id,
+                database=row.database,
+                table=row.table,
+                partition=row.partition,
+                state=_COMPACTION_STATE_CODE[state],
+                compaction_type=row.compaction_type,
+                properties=row.properties,
+                worker_id=row.worker_id,
+                enqueue_time=row.enqueue_time,
+                start=row.start,
+                end=end_ms,
+                run_as=row.run_as,
+                highest_write_id=row.highest_write_id,
+                error_message=row.error_message,
+                next_txn_id=row.next_txn_id,
+                txn_id=row.txn_id,
+                commit_time=row.commit_time,
+                initiator_id=row.initiator_id,
+                initiator_version=row.initiator_version,
+                worker_version=row.worker_version,
+            )
+        )
+        s.delete(row)
+
+    def mark_cleaned(self, compaction_id: int, now: float | None = None) -> None:
+        """See ``Metastore.mark_cleaned``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("mark_cleaned") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "mark cleaned", (CompactionState.READY_FOR_CLEANING,))
+            if row.highest_write_id is not None:
+                # CompactionTxnHandler.markCleaned: the compacted writes need no more tracking.
+                s.execute(
+                    delete(CompletedTxnComponent).where(
+                        CompletedTxnComponent.database == row.database,
+                        CompletedTxnComponent.table == row.table,
+                        _same_partition(CompletedTxnComponent.partition, row.partition),
+                        CompletedTxnComponent.write_id <= row.highest_write_id,
+                    )
+                )
+            self._to_history(s, row, CompactionState.SUCCEEDED, now_ms)
+
+    def _fail(
+        self,
+        compaction_id: int,
+        state: CompactionState,
+        allowed: tuple[CompactionState, ...],
+        error_message: str | None,
+        now: float | None,
+    ) -> None:
+        now_ms = self._now_ms(now)
+        with self._transaction(f"mark {state.value}") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, f"mark {state.value}", allowed)
+            if error_message is not None:
+                row.error_message = error_message
+            self._to_history(s, row, state, now_ms)
+
+    def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """See ``Metastore.mark_failed``."""
+        allowed = (CompactionState.INITIATED, CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
+        self._fail(compaction_id, CompactionState.FAILED, allowed, error_message, now)
+
+    def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """See ``Metastore.mark_refused``."""
+        allowed = (CompactionState.INITIATED, CompactionState.WORKING)
+        self._fail(compaction_id, CompactionState.REFUSED, allowed, error_message, now)
+
+    def abort_compaction(self, compaction_id: int, now: float | None = None) -> None:
+        """See ``Metastore.abort_compaction``."""
+        self._fail(compaction_id, CompactionState.ABORTED, (CompactionState.INITIATED,), None, now)
+
+    def record_did_not_initiate(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        error_message: str,
+        now: float | None = None,
+    ) -> int:
+        """See ``Metastore.record_did_not_initiate``."""
+        database, name = split_table_name(table)
+        code = _COMPACTION_TYPE_CODE[CompactionType(compaction_type)]
+        now_ms = self._now_ms(now)
+        with self._transaction("record_did_not_initiate") as s:
+            compaction_id = self._next_compaction_id(s)
+            s.add(
+                CompletedCompaction(
+                    id=compaction_id,
+                    database=database,
+                    table=name,
+                    partition=partition,
+                    state=_COMPACTION_STATE_CODE[CompactionState.DID_NOT_INITIATE],
+                    compaction_type=code,
+                    enqueue_time=now_ms,
+                    start=now_ms,
+                    end=now_ms,
+                    error_message=error_message,
+                )
+            )
+            return compaction_id
+
+    def get_compaction(self, compaction_id: int) -> CompactionInfo:
+        """See ``Metastore.get_compaction``."""
+        _check_id("compaction ID", compaction_id)
+        with self._transaction("get_compaction") as s:
+            row: CompactionQueueEntry | CompletedCompaction | None = s.get(
+                CompactionQueueEntry, compaction_id
+            )
+            if row is None:
+                row = s.get(CompletedCompaction, compaction_id)
+            if row is None:
+                raise NoSuchCompactionError(compaction_id)
+            return _compaction_info(row)
+
+    def show_compactions(self, table: str | None = None) -> list[CompactionInfo]:
+        """See ``Metastore.show_compactions``."""
+        with self._transaction("show_compactions") as s:
+            queue = select(CompactionQueueEntry)
+            history = select(CompletedCompaction)
+            if table is not None:
+                database, name = split_table_name(table)
+                queue = queue.where(
+                    CompactionQueueEntry.database == database, CompactionQueueEntry.table == name
+                )
+                history = history.where(
+                    CompletedCompaction.database == database, CompletedCompaction.table == name
+                )
+            rows: list[CompactionQueueEntry | CompletedCompaction] = [*s.scalars(queue), *s.scalars(history)]
+            return sorted((_compaction_info(r) for r in rows), key=lambda c: c.id)
+
+    # -- reader leases -----------------------------------------------------------------------
+
+    def take_lease(
+        self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
+    ) -> tuple[int, ValidWriteIdList]:
+        """See ``Metastore.take_lease``."""
+        if not ttl_seconds > 0:
+            raise InvalidMetastoreRequestError("lease TTL", ttl_seconds, "a positive number of seconds")
+        database, name = split_table_name(table)
+        now_ms = self._now_ms(now)
+        with self._transaction("take_lease") as s:
+            self._table_row(s, database, name)
+            snapshot = self._valid_write_ids(s, database, name, self._valid_txns(s, None))
+            lease = ReaderLease(
+                database=database,
+                table=name,
+                write_id_list=snapshot.to_string(),
+                owner=owner if owner is not None else f"{_current_user()}@{socket.gethostname()}",
+                created=now_ms,
+                expires=now_ms + _ms(ttl_seconds),
+            )
+            s.add(lease)
+            s.flush()
+            return lease.id, snapshot
+
+    def release_lease(self, lease_id: int) -> None:
+        """See ``Metastore.release_lease``."""
+        _check_id("lease ID", lease_id)
+        with self._transaction("release_lease") as s:
+            result = s.execute(delete(ReaderLease).where(ReaderLease.id == lease_id))
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                raise NoSuchLeaseError(lease_id)
+
+    def list_leases(self, table: str | None = None) -> list[Lease]:
+        """See ``Metastore.list_leases``."""
+        query = select(ReaderLease).order_by(ReaderLease.id)
+        if table is not None:
+            database, name = split_table_name(table)
+            query = query.where(ReaderLease.database == database, ReaderLease.table == name)
+        with self._transaction("list_leases") as s:
+            return [_lease(r) for r in s.scalars(query)]
+
+    def expire_leases(self, now: float | None = None) -> list[int]:
+        """See ``Metastore.expire_leases``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("expire_leases") as s:
+            ids = list(
+                s.scalars(
+                    select(ReaderLease.id).where(ReaderLease.expires <= now_ms).order_by(ReaderLease.id)
+                )
+            )
+            if ids:
+                s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids)))
+            return ids
+
+
+class InMemoryMetastore(SqlMetastore):
+    """The fast fake: ``SqlMetastore`` on a private in-memory SQLite database (one per instance)."""
+
+    def __init__(self, *, warehouse: str = "warehouse", clock: Clock = time.time) -> None:
+        super().__init__("sqlite://", warehouse=warehouse, clock=clock)
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _same_partition(column: Any, partition: str | None) -> Any:  # noqa: ANN401 - SQL expressions
+    return column.is_(None) if partition is None else column == partition
+
+
+def _normalize_database_name(name: str) -> str:
+    database, _ = split_table_name(f"{name}.x") if isinstance(name, str) else (None, None)
+    if database is None:
+        raise InvalidTableNameError(repr(name))
+    return database
+
+
+def _table_exists_error(full_name: str) -> AcidError:
+    return TableAlreadyExistsError(
+        f"Table {full_name!r} already exists; expected a new name; hint: DROP TABLE first"
+    )
+
+
+def _check_id(what: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidMetastoreRequestError(what, value, "a positive integer")
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry in some containers
+        return "unknown"
+
+
+def _db_problem(error: SQLAlchemyError) -> str:
+    cause = getattr(error, "orig", None) or error
+    return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause).strip() else ''}"
