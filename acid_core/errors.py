@@ -34,13 +34,16 @@ __all__ = [
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
     "InvalidBucketPropertyError",
+    "InvalidEventError",
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
     "InvalidPathError",
+    "InvalidSchemaError",
     "InvalidTableDefinitionError",
     "InvalidTableNameError",
     "InvalidWriteIdListError",
     "InvalidWriteIdRangeError",
+    "InvalidWriterOptionError",
     "LockLostError",
     "LockRefusedError",
     "LockServiceUnavailableError",
@@ -337,6 +340,31 @@ class LockRefusedError(LockTimeoutError):
 
 class LockServiceUnavailableError(AcidError):
     """The lock service (ZooKeeper, the metastore) could not be reached; nothing is locked."""
+
+
+class InvalidSchemaError(AcidError, ValueError):
+    """A Hive type string, row type or Arrow schema that does not fit the ACID event schema."""
+
+    def __init__(self, value: str, problem: str, expected: str) -> None:
+        self.value, self.problem, self.expected = value, problem, expected
+        super().__init__(f"Invalid schema {value!r}: {problem}; expected {expected}")
+
+
+class InvalidEventError(AcidError, ValueError):
+    """ACID events the writer refuses: out of (originalTransaction, bucket, rowId) order, or bad values."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(f"Invalid ACID events for {path!r}: {problem}; expected {expected}")
+
+
+class InvalidWriterOptionError(AcidError, ValueError):
+    """An ORC writer option (compression, stripe size) with a value the writer does not support."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        self.option, self.value, self.expected = option, value, expected
+        super().__init__(f"Invalid ORC writer option {option}={value!r}; expected {expected}")
+
 
 
 class InvalidMetastoreRequestError(AcidError, ValueError):
