@@ -78,7 +78,9 @@ def make_write_id_list(
 ) -> ValidWriteIdList:
     """A reader snapshot whose min open write ID is the lowest open ID, as Hive's TxnHandler sets it."""
     opened = tuple(open_ids)
-    return ValidWriteIdList(high_watermark, opened, tuple(aborted_ids), min(opened) if opened else None, table_name)
+    return ValidWriteIdList(
+        high_watermark, opened, tuple(aborted_ids), min(opened) if opened else None, table_name
+    )
 
 
 def make_txn_list(

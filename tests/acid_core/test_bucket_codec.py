@@ -114,7 +114,11 @@ def test_determine_unknown_version_raises(value, version):
         # TestBucketCodec.testGetBucketCodecVersion1EncodeMaxBucketId
         (MAX_BUCKET_ID + 1, 16, "Invalid bucket property 4096: bucket ID out of range; expected 0..4095"),
         # TestBucketCodec.testGetBucketCodecVersion1EncodeMaxStatementId
-        (7, MAX_STATEMENT_ID + 1, "Invalid bucket property 4096: statement ID out of range; expected 0..4095"),
+        (
+            7,
+            MAX_STATEMENT_ID + 1,
+            "Invalid bucket property 4096: statement ID out of range; expected 0..4095",
+        ),
     ],
     ids=["negative_bucket", "bucket_4096", "statement_4096"],
 )
@@ -133,7 +137,9 @@ def test_encode_v1_statement_below_minus_one_raises():
 
 
 def test_encode_v0_negative_bucket_raises():
-    with pytest.raises(InvalidBucketPropertyError, match=r"^Invalid bucket property -1: bucket ID must be >= 0$"):
+    with pytest.raises(
+        InvalidBucketPropertyError, match=r"^Invalid bucket property -1: bucket ID must be >= 0$"
+    ):
         BucketCodec.V0.encode_property(-1)
 
 

@@ -178,7 +178,9 @@ def test_parse_original_file_gives_bucket(name, expected):
 
 @pytest.mark.parametrize("name", ["random", "000000", "000000_0_copy_", "_done", "000000_x"])
 def test_parse_original_file_other_names_raise(name):
-    with pytest.raises(InvalidPathError, match=r"not an original file name; expected <bucket>_<n>\[_copy_<n>\]"):
+    with pytest.raises(
+        InvalidPathError, match=r"not an original file name; expected <bucket>_<n>\[_copy_<n>\]"
+    ):
         parse_original_file(name)
     assert try_parse_original_file(name) is None
 
@@ -257,7 +259,7 @@ MALFORMED_CASES = [
     ("delta_1_2_3_v4x", "visibility transaction ID '4x' is not a number", DELTA_EXPECTED),
     # acid_core.paths accepts ASCII digits only (documented there); Java's Long.parseLong would take
     # this fullwidth digit, but Hive never writes one.
-    ("delta_１_2", "min write ID '１' is not a number", DELTA_EXPECTED),
+    ("delta_\uff11_2", "min write ID '\uff11' is not a number", DELTA_EXPECTED),
     (
         "delta_99999999999999999999_1",
         "min write ID '99999999999999999999' does not fit a 64-bit long",
@@ -279,7 +281,9 @@ MALFORMED_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "problem", "expected"), MALFORMED_CASES, ids=[c[0] for c in MALFORMED_CASES])
+@pytest.mark.parametrize(
+    ("name", "problem", "expected"), MALFORMED_CASES, ids=[c[0] for c in MALFORMED_CASES]
+)
 def test_parse_acid_dir_malformed_name_raises_naming_it(name, problem, expected):
     with pytest.raises(InvalidPathError) as info:
         parse_acid_dir(name)
