@@ -1,0 +1,190 @@
+"""ZooKeeper-only behaviour of KazooLockManager: the znode protocol itself, a killed holder, a restart.
+
+The protocol expectations are the issue's (HIVE-1293): ephemeral sequential ``read-``/``write-``
+children under the object's znode, compared by sequence number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from acid_core.errors import LockRefusedError, LockServiceUnavailableError
+from acid_core.locks import LockMode, LockRequest, parse_lock_object
+from acid_core.locks.zookeeper import KazooLockManager
+from tests.fixtures.zookeeper import free_port
+
+pytestmark = pytest.mark.integration("zookeeper")
+
+REPO = Path(__file__).resolve().parents[3]
+WORKER = Path(__file__).with_name("lock_worker.py")
+
+
+def req(name: str, mode: str) -> LockRequest:
+    return LockRequest(parse_lock_object(name), LockMode(mode))
+
+
+@pytest.fixture
+def root():
+    return f"/acidflow-test/{uuid.uuid4().hex}/locks"
+
+
+@pytest.fixture
+def raw(zookeeper_server):
+    client = KazooClient(hosts=zookeeper_server.hosts)
+    client.start(timeout=15)
+    yield client
+    client.stop()
+    client.close()
+
+
+@pytest.fixture
+def managers(zookeeper_server, root):
+    made: list[KazooLockManager] = []
+
+    def make(**kwargs) -> KazooLockManager:
+        manager = KazooLockManager(zookeeper_server.hosts, root=root, **kwargs)
+        made.append(manager)
+        return manager
+
+    yield make
+    for manager in made:
+        manager.close()
+
+
+def test_znodes_are_ephemeral_sequential_read_and_write_children_with_json_data(managers, raw, root):
+    a = managers()
+    a.acquire([req("db.t/p=1", "X")], holder="alice", txn_id=5)
+    table_children = raw.get_children(f"{root}/db/t")
+    assert sorted(c for c in table_children if not c.startswith("read-")) == ["p=1"]
+    (read_node,) = [c for c in table_children if c.startswith("read-")]
+    assert re.fullmatch(r"read-\d{10}", read_node)
+    (write_node,) = raw.get_children(f"{root}/db/t/p=1")
+    assert re.fullmatch(r"write-\d{10}", write_node)
+    raw_data, stat = raw.get(f"{root}/db/t/p=1/{write_node}")
+    assert stat.ephemeralOwner == a.client_id[0]
+    data = json.loads(raw_data)
+    assert (data["holder"], data["txn_id"], data["mode"], data["object"]) == (
+        "alice",
+        5,
+        "exclusive",
+        "db.t/p=1",
+    )
+    assert data["host"]
+    assert data["acquired_at"].endswith("+00:00")
+
+
+def test_shared_refused_only_by_lower_write_node(managers, raw, root):
+    a = managers()
+    path = f"{root}/db/t"
+    foreign = raw.create(f"{path}/read-", b"{}", ephemeral=True, sequence=True, makepath=True)
+    raw.create(f"{path}/not-a-lock", b"")
+    granted = a.acquire([req("db.t", "S")], holder="a", retries=0)
+    a.release(granted)
+    with pytest.raises(LockRefusedError):
+        a.acquire([req("db.t", "X")], holder="a", retries=0)
+    raw.delete(foreign)
+    raw.create(f"{path}/write-", b'{"holder": "intruder"}', ephemeral=True, sequence=True)
+    with pytest.raises(LockRefusedError, match=r"db\.t held in exclusive mode by 'intruder'"):
+        a.acquire([req("db.t", "S")], holder="a", retries=0)
+    assert sorted(c.split("-")[0] for c in raw.get_children(path)) == ["not", "write"], (
+        "refused nodes are deleted"
+    )
+
+
+def test_fair_writer_keeps_a_wait_marker_that_show_does_not_list(managers, raw, root):
+    reader, writer = managers(), managers(fair=True)
+    held = reader.acquire([req("db.t", "S")], holder="reader")
+    result = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            h=writer.acquire([req("db.t", "X")], holder="w", retries=200, wait_seconds=0.02)
+        )
+    )
+    thread.start()
+    deadline = time.monotonic() + 10
+    while (
+        not any(c.startswith("wait-") for c in raw.get_children(f"{root}/db/t"))
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.01)
+    assert any(c.startswith("wait-") for c in raw.get_children(f"{root}/db/t"))
+    assert [i.mode for i in reader.show()] == [LockMode.SHARED]
+    reader.release(held)
+    thread.join(15)
+    assert [c.split("-")[0] for c in raw.get_children(f"{root}/db/t")] == ["write"], "marker deleted on grant"
+    writer.release(result["h"])
+
+
+def test_release_prunes_empty_object_znodes(managers, raw, root):
+    a = managers()
+    handle = a.acquire([req("db.t/p=1/q=2", "X")], holder="a")
+    a.release(handle)
+    assert raw.get_children(root) == []
+
+
+def test_killed_holder_process_locks_freed_by_session_expiry(managers, zookeeper_server, root):
+    """A holder killed with SIGKILL never releases; its ephemeral nodes vanish with its session."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), "hold", zookeeper_server.hosts, root, "db.t/p=1", "X", "1.0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO,
+    )
+    try:
+        assert proc.stdout.readline().strip() == b"ACQUIRED", proc.stderr.read().decode()[-2000:]
+        observer = managers()
+        assert [str(i.object) for i in observer.show()] == ["db.t", "db.t/p=1"]
+        with pytest.raises(LockRefusedError, match="by 'doomed'"):
+            observer.acquire([req("db.t/p=1", "S")], holder="observer", retries=0)
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        handle = observer.acquire([req("db.t/p=1", "X")], holder="observer", retries=60, wait_seconds=0.25)
+        freed_after = time.monotonic() - killed
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert freed_after < 10, f"session timeout is 1 s; locks freed only after {freed_after:.1f} s"
+    observer.release(handle)
+
+
+def test_zookeeper_restart_shorter_than_session_timeout_keeps_locks(managers, zookeeper_server):
+    """Documented outcome: sessions and ephemeral nodes are persisted by the server, so a client that
+    reconnects within its session timeout still holds its locks; its handle stays valid."""
+    a = managers(session_timeout=20)
+    handle = a.acquire([req("db.t", "X")], holder="survivor")
+    zookeeper_server.restart()
+    deadline = time.monotonic() + 20
+    while not a.is_connected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert a.is_connected
+    assert not handle.is_lost
+    handle.check()
+    b = managers()
+    with pytest.raises(LockRefusedError, match="by 'survivor'"):
+        b.acquire([req("db.t", "S")], holder="b", retries=0)
+    a.release(handle)
+    assert b.acquire([req("db.t", "S")], holder="b", retries=0) is not None
+
+
+def test_unreachable_zookeeper_raises_service_unavailable():
+    port = free_port()
+    with pytest.raises(
+        LockServiceUnavailableError, match=rf"Could not connect to ZooKeeper at '127.0.0.1:{port}'"
+    ):
+        KazooLockManager(f"127.0.0.1:{port}", connect_timeout=1)
