@@ -778,7 +778,7 @@ class InMemoryLockManager:
 def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = False) -> LockManager:
     """Build the lock manager chosen by ``ACIDFLOW_LOCK_MANAGER`` (``zookeeper``, ``sql``, ``none``).
 
-    ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...]``. Unset means ``zookeeper``
+    ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. Unset means ``zookeeper``
     when ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default).
 
     Raises:
@@ -796,10 +796,11 @@ def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = 
             raise InvalidLockConfigError(
                 ZOOKEEPER_ENV, hosts, "host:port[,host:port...]", f"set it when {LOCK_MANAGER_ENV}=zookeeper"
             )
-        for server in hosts.split(","):
+        servers, _, _chroot = hosts.partition("/")  # ZooKeeper's optional "/chroot" suffix
+        for server in servers.split(","):
             host, colon, port = server.strip().rpartition(":")
             if not colon or not host or not port.isdigit():
-                raise InvalidLockConfigError(ZOOKEEPER_ENV, hosts, "host:port[,host:port...]")
+                raise InvalidLockConfigError(ZOOKEEPER_ENV, hosts, "host:port[,host:port...][/chroot]")
         from acid_core.locks.zookeeper import KazooLockManager  # kazoo is an optional extra
 
         manager: LockManager = KazooLockManager(hosts, fair=fair)

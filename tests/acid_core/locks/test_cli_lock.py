@@ -1,0 +1,157 @@
+"""``acidflow lock acquire|show`` and the manager switch (ACIDFLOW_LOCK_MANAGER, ACIDFLOW_ZOOKEEPER)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from acid_core.errors import InvalidLockConfigError, InvalidLockRequestError, LockRefusedError
+from acid_core.locks import NoLockManager, open_lock_manager
+from acid_core.locks.cli_lock import add_lock_parser, run_lock
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(prog="acidflow")
+    add_lock_parser(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+def test_open_lock_manager_none_switches_locking_off():
+    assert isinstance(open_lock_manager({"ACIDFLOW_LOCK_MANAGER": "none"}), NoLockManager)
+    assert isinstance(open_lock_manager({"ACIDFLOW_LOCK_MANAGER": " NONE "}), NoLockManager)
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (
+            {"ACIDFLOW_LOCK_MANAGER": "redis"},
+            "Invalid lock configuration ACIDFLOW_LOCK_MANAGER='redis'; expected zookeeper, sql or none",
+        ),
+        (
+            {"ACIDFLOW_LOCK_MANAGER": "zookeeper"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER=''; expected host:port[,host:port...]; "
+            "hint: set it when ACIDFLOW_LOCK_MANAGER=zookeeper",
+        ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "localhost"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='localhost'; expected host:port[,host:port...][/chroot]",
+        ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "a:1,b:x"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='a:1,b:x'; expected host:port[,host:port...][/chroot]",
+        ),
+    ],
+    ids=["unknown-manager", "zookeeper-without-address", "no-port", "bad-port"],
+)
+def test_open_lock_manager_bad_config_raises(environ, message):
+    with pytest.raises(InvalidLockConfigError) as info:
+        open_lock_manager(environ)
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
+
+
+def test_parse_mode_rejects_unknown_mode(capsys):
+    with pytest.raises(SystemExit):
+        _parse(["lock", "acquire", "db.t", "--mode", "W"])
+    assert "invalid parse_lock_mode value: 'W'" in capsys.readouterr().err
+
+
+def test_acquire_bad_object_raises_before_connecting(monkeypatch):
+    monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "none")
+    with pytest.raises(InvalidLockRequestError, match=r"does not start with db\.table"):
+        run_lock(_parse(["lock", "acquire", "t", "--mode", "X"]))
+
+
+def test_acquire_with_locking_off_prints_hierarchy(monkeypatch, capsys):
+    monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "none")
+    assert run_lock(_parse(["lock", "acquire", "db.t/p=1/q=2", "--mode", "X", "--format", "jsonl"])) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines == [
+        {"object": "db.t", "mode": "S"},
+        {"object": "db.t/p=1", "mode": "S"},
+        {"object": "db.t/p=1/q=2", "mode": "X"},
+        {"released": 3},
+    ]
+
+
+@pytest.fixture
+def zookeeper_env(zookeeper_server, monkeypatch):
+    chroot = f"/acidflow-cli-test-{uuid.uuid4().hex}"
+    client = KazooClient(hosts=zookeeper_server.hosts)
+    client.start(timeout=15)
+    client.ensure_path(chroot)
+    client.stop()
+    client.close()
+    address = f"{zookeeper_server.hosts}{chroot}"
+    monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "zookeeper")
+    monkeypatch.setenv("ACIDFLOW_ZOOKEEPER", address)
+    return address
+
+
+@pytest.mark.integration("zookeeper")
+def test_cli_acquire_hold_show_and_refusal_against_zookeeper(zookeeper_env, capsys):
+    driver = (
+        "import argparse, sys\n"
+        "from acid_core.locks.cli_lock import add_lock_parser, run_lock\n"
+        "p = argparse.ArgumentParser(); add_lock_parser(p.add_subparsers(dest='command'))\n"
+        "sys.exit(run_lock(p.parse_args(sys.argv[1:])))\n"
+    )
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            driver,
+            "lock",
+            "acquire",
+            "db.t/p=1",
+            "--mode",
+            "X",
+            "--hold",
+            "4",
+            "--holder",
+            "cli-holder",
+            "--txn-id",
+            "11",
+            "--retries",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+    )
+    try:
+        first = [holder.stdout.readline().decode().strip() for _ in range(2)]
+        assert first == ["acquired S db.t", "acquired X db.t/p=1"], holder.stderr.read().decode()[-2000:]
+        assert run_lock(_parse(["lock", "show", "--extended", "--format", "jsonl"])) == 0
+        shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(s["object"], s["mode"], s["holder"], s["txn_id"]) for s in shown] == [
+            ("db.t", "S", "cli-holder", 11),
+            ("db.t/p=1", "X", "cli-holder", 11),
+        ]
+        assert all(s["host"] and s["acquired_at"] for s in shown)
+        assert run_lock(_parse(["lock", "show", "db.t/p=1"])) == 0
+        assert capsys.readouterr().out == "X db.t/p=1\n"
+        with pytest.raises(LockRefusedError, match="by 'cli-holder'"):
+            run_lock(_parse(["lock", "acquire", "db.t", "--mode", "X", "--retries", "1", "--wait", "0.1"]))
+        out, err = holder.communicate(timeout=30)
+        assert holder.returncode == 0, err.decode()[-2000:]
+        assert out.decode() == "released 2 lock(s)\n"
+    finally:
+        holder.kill()
+        holder.wait(10)
+        holder.stdout.close()
+        holder.stderr.close()
+    assert run_lock(_parse(["lock", "show"])) == 0
+    assert capsys.readouterr().out == "no locks held\n"
