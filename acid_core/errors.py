@@ -50,6 +50,7 @@ __all__ = [
     "LockTimeoutError",
     "MetastoreError",
     "MissingDependencyError",
+    "NoSuchColumnError",
     "NoSuchCompactionError",
     "NoSuchDatabaseError",
     "NoSuchLeaseError",
@@ -373,3 +374,14 @@ class InvalidMetastoreRequestError(AcidError, ValueError):
     def __init__(self, what: str, value: object, expected: str) -> None:
         self.what, self.value, self.expected = what, value, expected
         super().__init__(f"Invalid {what} {value!r}: expected {expected}")
+
+
+class NoSuchColumnError(AcidError, ValueError):
+    """A projected or filtered column that is not one of the table's row columns."""
+
+    def __init__(self, column: str, available: tuple[str, ...]) -> None:
+        self.column, self.available = column, available
+        super().__init__(
+            f"No such column {column!r}; expected one of {list(available)!r} (case-insensitive); "
+            "hint: `acidflow read TABLE_DIR --limit 1` shows the columns"
+        )
