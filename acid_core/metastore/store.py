@@ -770,7 +770,10 @@ class Metastore(Protocol):
         ...
 
     def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
-        """'w' -> 'r'. Without a compaction txn, records the next txn ID and commit time now."""
+        """'w' -> 'r'. Without a compaction txn, records the next txn ID and commit time now.
+
+        With one, ``commit_txn`` of that txn records them: the next txn ID at commit time.
+        """
         ...
 
     def find_ready_to_clean(
@@ -1421,12 +1424,15 @@ class SqlMetastore:
                 commit_id = self._next_txn_id_locked(s) - 1
             if conflict is None:
                 self._complete_txn(s, txn_id, "Y" if footprint else "N", now_ms)
-                if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
-                    # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata: the cleaner's rule data.
+                if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION] and commit_id is not None:
+                    # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata records the cleaner's
+                    # rule data at commit. Hive 4 stores the high watermark there; we store the next
+                    # txn ID (hwm + 1), so "next_txn_id <= min open txn" also waits for the newest
+                    # txn open at commit time, which Hive 4's off-by-one would let through.
                     s.execute(
                         update(CompactionQueueEntry)
                         .where(CompactionQueueEntry.txn_id == txn_id)
-                        .values(next_txn_id=commit_id, commit_time=now_ms)
+                        .values(next_txn_id=commit_id + 1, commit_time=now_ms)
                     )
         if conflict is not None:
             raise CommitConflictError(conflict)
@@ -1673,13 +1679,13 @@ class SqlMetastore:
             row.state = _COMPACTION_STATE_CODE[CompactionState.READY_FOR_CLEANING]
             row.worker_id = None
             if row.txn_id is None:
-                # No compaction txn: treat this moment as its commit (commit ID = high watermark).
-                row.next_txn_id = self._next_txn_id_locked(s) - 1
+                # No compaction txn: this moment is its commit; record the next txn ID now.
+                row.next_txn_id = self._next_txn_id_locked(s)
                 row.commit_time = now_ms
             else:
                 txn = s.get(Txn, row.txn_id)
                 if txn is not None and txn.state == _COMMITTED and row.next_txn_id is None:
-                    row.next_txn_id = self._next_txn_id_locked(s) - 1
+                    row.next_txn_id = self._next_txn_id_locked(s)
                     row.commit_time = now_ms
 
     def find_ready_to_clean(

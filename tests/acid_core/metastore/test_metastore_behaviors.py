@@ -1,0 +1,728 @@
+"""The Metastore contract, run on the in-memory fake, a SQLite file and a real PostgreSQL.
+
+Expected values are written from Hive's rules, not from this code's output:
+- ValidTxnList: TxnCommonUtils.createValidReadTxnList (hwm = min(current, max txn id); only
+  txns below the current one are exceptions; read-only txns left out; minOpen = lowest open one).
+- ValidWriteIdList: GetValidWriteIdsForTableFunction (hwm = max write ID allocated by a txn <=
+  the txn hwm; write IDs of open/aborted txns or txns above the hwm are exceptions; with no
+  committed write at all, only the lowest invalid write ID is reported and becomes the hwm).
+- Write-write conflicts: TxnHandler.checkForWriteConflict (update/delete vs update/delete on the
+  same table and partition, the other committed at or after our start; D+D conflicts too).
+- Compaction queue: CompactionTxnHandler (states i/w/r/s/f/a/c/x) and ReadyToCleanHandler
+  (CQ_NEXT_TXN_ID <= min open txn, retention, lowest highest-write-ID per partition).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from acid_core.errors import (
+    CommitConflictError,
+    CompactionStateError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
+    InvalidMetastoreRequestError,
+    InvalidPartitionError,
+    InvalidTableDefinitionError,
+    InvalidTableNameError,
+    NoSuchCompactionError,
+    NoSuchDatabaseError,
+    NoSuchLeaseError,
+    NoSuchPartitionError,
+    NoSuchTableError,
+    NoSuchTxnError,
+    PartitionAlreadyExistsError,
+    TableAlreadyExistsError,
+    TxnNotOpenError,
+)
+from acid_core.metastore import (
+    Column,
+    CompactionState,
+    CompactionType,
+    InMemoryMetastore,
+    SqlMetastore,
+    TableDefinition,
+    TableType,
+    TxnState,
+    TxnType,
+    WriteOperation,
+)
+from acid_core.writeids import LONG_MAX
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+
+class FakeClock:
+    """An injectable clock: epoch seconds that only move when the test says so."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _memory(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> SqlMetastore:
+    return InMemoryMetastore(warehouse="/warehouse", clock=clock)
+
+
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> SqlMetastore:
+    return SqlMetastore(f"sqlite:///{tmp_path}/metastore.sqlite", warehouse="/warehouse", clock=clock)
+
+
+def _postgres(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> SqlMetastore:
+    url = request.getfixturevalue("postgres_schema_url")
+    return SqlMetastore(url, warehouse="/warehouse", clock=clock)
+
+
+_METASTORE_FACTORIES: dict[str, Callable[[pytest.FixtureRequest, Path, FakeClock], SqlMetastore]] = {
+    "memory": _memory,
+    "sqlite": _sqlite,
+    "postgres": _postgres,
+}
+_PARAMS = [
+    pytest.param("memory", marks=pytest.mark.backend("memory")),
+    pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),
+    pytest.param("postgres", marks=[pytest.mark.backend("postgres"), pytest.mark.integration("postgres")]),
+]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=_PARAMS)
+def store(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> Iterator[SqlMetastore]:
+    metastore = _METASTORE_FACTORIES[request.param](request, tmp_path, clock)
+    yield metastore
+    metastore.close()
+
+
+def _acid(name: str = "t", **kwargs) -> TableDefinition:
+    return TableDefinition(
+        name,
+        (Column("id", "int"), Column("name", "string")),
+        properties={"transactional": "true"},
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def table(store: SqlMetastore) -> str:
+    store.create_table(_acid("t"))
+    return "default.t"
+
+
+def _write(store: SqlMetastore, table: str = "t") -> tuple[int, int]:
+    txn = store.open_txn("writer", "host")
+    return txn, store.allocate_write_id(txn, table)
+
+
+# ----------------------------------------------------------------------------------------------
+# Catalog
+# ----------------------------------------------------------------------------------------------
+
+
+class TestCatalog:
+    def test_create_table_default_database_locations_follow_hive(self, store):
+        created = store.create_table(_acid("Employee"))
+        store.create_database("sales")
+        orders = store.create_table(_acid("sales.orders"))
+
+        assert created.full_name == "default.employee"
+        assert created.location == "/warehouse/employee"
+        assert store.get_database("sales").location == "/warehouse/sales.db"
+        assert orders.location == "/warehouse/sales.db/orders"
+        assert store.get_table("EMPLOYEE") == created
+        assert store.list_tables() == ["employee"]
+        assert store.list_tables("sales") == ["orders"]
+        assert store.list_databases() == ["default", "sales"]
+
+    def test_create_table_round_trips_schema_bucketing_and_properties(self, store):
+        definition = TableDefinition(
+            "events",
+            (Column("id", "int"), Column("payload", "string")),
+            partition_keys=(Column("ds", "string"),),
+            bucket_columns=("id",),
+            num_buckets=4,
+            properties={"transactional": "true", "orc.compress": "ZLIB"},
+            location="/data/events",
+            owner="etl",
+        )
+        table = store.create_table(definition)
+        loaded = store.get_table("events")
+
+        assert loaded == table
+        assert loaded.columns == (Column("id", "int"), Column("payload", "string"))
+        assert loaded.partition_keys == (Column("ds", "string"),)
+        assert loaded.bucket_columns == ("id",)
+        assert loaded.num_buckets == 4
+        assert loaded.properties == {"transactional": "true", "orc.compress": "ZLIB"}
+        assert loaded.location == "/data/events"
+        assert loaded.owner == "etl"
+
+    @pytest.mark.parametrize(
+        ("properties", "expected"),
+        [
+            ({"transactional": "true"}, TableType.ACID),
+            ({"transactional": "TRUE"}, TableType.ACID),
+            ({"transactional": "true", "transactional_properties": "insert_only"}, TableType.INSERT_ONLY),
+            ({"transactional": "true", "transactional_properties": "default"}, TableType.ACID),
+            ({"transactional": "false"}, TableType.PLAIN),
+            ({}, TableType.PLAIN),
+        ],
+        ids=["acid", "acid-upper", "insert-only", "default-props", "false", "none"],
+    )
+    def test_table_type_follows_hive_tblproperties(self, store, properties, expected):
+        table = store.create_table(TableDefinition("t", (Column("a", "int"),), properties=properties))
+        assert table.table_type is expected
+
+    def test_duplicate_and_missing_tables_raise(self, store, table):
+        with pytest.raises(TableAlreadyExistsError, match=r"'default\.t' already exists"):
+            store.create_table(_acid("T"))
+        with pytest.raises(NoSuchTableError, match=r"'default\.nope'"):
+            store.get_table("nope")
+        with pytest.raises(NoSuchTableError):
+            store.drop_table("nope")
+        with pytest.raises(NoSuchDatabaseError, match=r"'nodb'"):
+            store.create_table(_acid("nodb.t"))
+
+    def test_drop_table_forgets_it_and_restarts_write_ids(self, store, table):
+        txn, write_id = _write(store)
+        store.commit_txn(txn)
+        store.drop_table("t")
+        assert store.list_tables() == []
+        store.create_table(_acid("t"))
+        # Hive's cleanupRecords deletes NEXT_WRITE_ID: a re-created table starts again at 1.
+        assert _write(store)[1] == 1 == write_id
+
+    def test_database_lifecycle(self, store):
+        store.create_database("d", description="demo")
+        with pytest.raises(DatabaseAlreadyExistsError):
+            store.create_database("D")
+        store.create_table(_acid("d.x"))
+        with pytest.raises(DatabaseNotEmptyError, match=r"\['x'\]"):
+            store.drop_database("d")
+        store.drop_database("d", cascade=True)
+        assert store.list_databases() == ["default"]
+        with pytest.raises(NoSuchDatabaseError):
+            store.get_database("d")
+
+    @pytest.mark.parametrize(
+        ("definition", "match"),
+        [
+            (TableDefinition("t", ()), "no columns"),
+            (TableDefinition("t", (Column("a", "int"), Column("A", "int"))), "declared twice"),
+            (
+                TableDefinition("t", (Column("a", "int"),), partition_keys=(Column("a", "string"),)),
+                "declared twice",
+            ),
+            (
+                TableDefinition("t", (Column("a", "int"),), bucket_columns=("b",), num_buckets=2),
+                "not a column",
+            ),
+            (
+                TableDefinition("t", (Column("a", "int"),), bucket_columns=("a",), num_buckets=0),
+                "num_buckets 0",
+            ),
+        ],
+        ids=["no-columns", "duplicate", "key-clashes", "bucket-unknown", "zero-buckets"],
+    )
+    def test_invalid_definition_raises(self, store, definition, match):
+        with pytest.raises(InvalidTableDefinitionError, match=match):
+            store.create_table(definition)
+
+    @pytest.mark.parametrize("name", ["a.b.c", "", ".t", "db."])
+    def test_invalid_table_name_raises(self, store, name):
+        with pytest.raises(InvalidTableNameError):
+            store.get_table(name)
+
+    def test_partitions_are_named_and_escaped_as_hive(self, store):
+        store.create_table(
+            TableDefinition(
+                "p",
+                (Column("id", "int"),),
+                partition_keys=(Column("ds", "string"), Column("hr", "string")),
+                properties={"transactional": "true"},
+            )
+        )
+        added = store.add_partition("p", {"hr": "12:00", "ds": "2024-01-01"})
+        store.add_partition("p", {"ds": "2024-01-02", "hr": None})
+
+        # FileUtils.escapePathName escapes ':' as %3A; null becomes __HIVE_DEFAULT_PARTITION__.
+        assert added.name == "ds=2024-01-01/hr=12%3A00"
+        assert added.values == ("2024-01-01", "12:00")
+        assert added.location == "/warehouse/p/ds=2024-01-01/hr=12%3A00"
+        assert [p.name for p in store.list_partitions("p")] == [
+            "ds=2024-01-01/hr=12%3A00",
+            "ds=2024-01-02/hr=__HIVE_DEFAULT_PARTITION__",
+        ]
+        with pytest.raises(PartitionAlreadyExistsError):
+            store.add_partition("p", {"ds": "2024-01-01", "hr": "12:00"})
+        with pytest.raises(InvalidPartitionError, match=r"exactly the partition keys \['ds', 'hr'\]"):
+            store.add_partition("p", {"ds": "2024-01-01"})
+        store.drop_partition("p", {"ds": "2024-01-01", "hr": "12:00"})
+        with pytest.raises(NoSuchPartitionError):
+            store.drop_partition("p", {"ds": "2024-01-01", "hr": "12:00"})
+        assert len(store.list_partitions("p")) == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Transactions and snapshots
+# ----------------------------------------------------------------------------------------------
+
+
+class TestTransactions:
+    def test_open_txn_ids_start_at_one_and_increase(self, store, clock):
+        ids = [store.open_txn("alice", "h1", now=clock.now + i) for i in range(3)]
+        assert ids == [1, 2, 3]
+        info = store.get_txn(2)
+        assert (info.state, info.txn_type, info.user, info.host) == (
+            TxnState.OPEN,
+            TxnType.DEFAULT,
+            "alice",
+            "h1",
+        )
+        assert info.started == info.last_heartbeat == clock.now + 1
+        with pytest.raises(NoSuchTxnError, match="No such transaction 99"):
+            store.get_txn(99)
+
+    def test_valid_txns_without_current_lists_open_and_aborted(self, store):
+        t1, t2, t3, _t4 = (store.open_txn() for _ in range(4))
+        store.abort_txn(t2)
+        store.commit_txn(t3)
+        snapshot = store.get_valid_txns()
+        # hwm = max txn id = 4; exceptions: open 1, 4 and aborted 2; minOpen = 1.
+        assert snapshot.to_string() == "4:1:1,4:2"
+        assert snapshot.is_txn_valid(t3)
+        assert not snapshot.is_txn_valid(t1)
+        assert snapshot.is_txn_aborted(t2)
+
+    def test_valid_txns_of_current_txn_stop_at_itself(self, store):
+        t1, _t2, t3, t4, t5 = (store.open_txn() for _ in range(5))
+        store.commit_txn(t1)
+        store.abort_txn(t3)
+        snapshot = store.get_valid_txns(t4)
+        # hwm = min(current 4, max 5) = 4; exceptions below 4 only: open 2, aborted 3.
+        assert snapshot.to_string() == "4:2:2:3"
+        assert snapshot.is_txn_valid(t4), "a transaction sees its own writes"
+        assert not snapshot.is_txn_valid(t5)
+
+    def test_read_only_txns_are_left_out_of_snapshots(self, store):
+        read_only = store.open_txn(txn_type=TxnType.READ_ONLY)
+        writer = store.open_txn()
+        assert store.get_valid_txns().to_string() == "2:2:2:"
+        assert store.get_txn(read_only).txn_type is TxnType.READ_ONLY
+        assert writer == 2
+
+    def test_empty_store_snapshot(self, store, table):
+        assert store.get_valid_txns().to_string() == f"0:{LONG_MAX}::"
+        assert (
+            store.get_valid_write_ids("t", store.get_valid_txns()).to_string() == f"default.t:0:{LONG_MAX}::"
+        )
+
+    def test_min_open_txn_id_is_lowest_open_or_next(self, store):
+        assert store.min_open_txn_id() == 1
+        t1, t2, t3 = (store.open_txn() for _ in range(3))
+        store.commit_txn(t1)
+        assert store.min_open_txn_id() == t2
+        store.abort_txn(t2)
+        store.commit_txn(t3)
+        assert store.min_open_txn_id() == 4
+
+    def test_commit_and_abort_are_idempotent_but_not_interchangeable(self, store):
+        committed, aborted = store.open_txn(), store.open_txn()
+        store.commit_txn(committed)
+        store.commit_txn(committed)
+        store.abort_txn(aborted)
+        store.abort_txn(aborted)
+        with pytest.raises(TxnNotOpenError, match="Cannot abort transaction 1: it is committed"):
+            store.abort_txn(committed)
+        with pytest.raises(TxnNotOpenError, match="Cannot commit transaction 2: it is aborted"):
+            store.commit_txn(aborted)
+        with pytest.raises(NoSuchTxnError):
+            store.commit_txn(42)
+        with pytest.raises(InvalidMetastoreRequestError, match="Invalid transaction ID 0"):
+            store.commit_txn(0)
+
+    def test_show_transactions_lists_open_and_aborted(self, store):
+        t1, t2, t3 = (store.open_txn() for _ in range(3))
+        store.commit_txn(t1)
+        store.abort_txn(t3)
+        assert [(t.txn_id, t.state) for t in store.show_transactions()] == [
+            (t2, TxnState.OPEN),
+            (t3, TxnState.ABORTED),
+        ]
+
+
+class TestWriteIds:
+    def test_write_ids_are_per_table_and_stable_within_a_txn(self, store, table):
+        store.create_table(_acid("u"))
+        t1, t2 = store.open_txn(), store.open_txn()
+        assert store.allocate_write_id(t1, "t") == 1
+        assert store.allocate_write_id(t2, "t") == 2
+        assert store.allocate_write_id(t2, "u") == 1
+        assert store.allocate_write_id(t1, "default.t") == 1, "Hive: the same txn gets the same write ID"
+        assert store.add_write_component(t1, "t", None, WriteOperation.INSERT) == 1
+
+    def test_allocate_write_id_rejects_closed_and_unknown(self, store, table):
+        txn = store.open_txn()
+        store.commit_txn(txn)
+        with pytest.raises(TxnNotOpenError, match="it is committed"):
+            store.allocate_write_id(txn, "t")
+        with pytest.raises(NoSuchTxnError):
+            store.allocate_write_id(77, "t")
+        with pytest.raises(NoSuchTableError):
+            store.allocate_write_id(store.open_txn(), "missing")
+
+    def test_reader_snapshot_marks_open_and_aborted_write_ids(self, store, table):
+        t1, w1 = _write(store)
+        t2, w2 = _write(store)
+        _t3, w3 = _write(store)
+        t4, w4 = _write(store)
+        store.commit_txn(t1)
+        store.abort_txn(t2)
+        store.commit_txn(t4)
+        write_ids = store.get_valid_write_ids("t", store.get_valid_txns())
+        # hwm = 4; write ID 2 aborted, 3 open; minOpen = 3.
+        assert write_ids.to_string() == "default.t:4:3:3:2"
+        assert [write_ids.is_write_id_valid(w) for w in (w1, w2, w3, w4)] == [True, False, False, True]
+
+    def test_current_txn_sees_its_own_write_id(self, store, table):
+        t1, _ = _write(store)
+        store.commit_txn(t1)
+        _write(store)  # txn 2 stays open
+        t3, w3 = _write(store)
+        write_ids = store.get_valid_write_ids("t", store.get_valid_txns(t3))
+        assert write_ids.to_string() == "default.t:3:2:2:"
+        assert write_ids.is_write_id_valid(w3)
+
+    def test_write_id_of_txn_above_snapshot_is_invalid(self, store, table):
+        reader = store.open_txn()
+        t2, w_by_t2 = _write(store)
+        store.commit_txn(t2)
+        w_by_reader = store.allocate_write_id(reader, "t")
+        write_ids = store.get_valid_write_ids("t", store.get_valid_txns(reader))
+        # txn hwm 1 -> write hwm = max write ID of txns <= 1 = 2; write ID 1 belongs to txn 2 > hwm.
+        assert (w_by_t2, w_by_reader) == (1, 2)
+        assert write_ids.to_string() == "default.t:2:1:1:"
+
+    def test_without_any_committed_write_only_the_lowest_invalid_is_reported(self, store, table):
+        t1, _ = _write(store)
+        _write(store)  # txn 2 open
+        store.abort_txn(t1)
+        write_ids = store.get_valid_write_ids("t", store.get_valid_txns())
+        # Hive collapses to hwm = lowest invalid (1, aborted) and keeps minOpenWriteId = 2.
+        assert write_ids.to_string() == "default.t:1:2::1"
+
+    def test_compactor_list_stops_below_the_lowest_open_write_id(self, store, table):
+        t1, _ = _write(store)
+        t2, _ = _write(store)
+        _write(store)  # txn 3 open, write ID 3
+        t4, _ = _write(store)
+        store.commit_txn(t1)
+        store.abort_txn(t2)
+        store.commit_txn(t4)
+        compactor = store.get_compactor_write_ids("t", store.get_valid_txns())
+        assert compactor.high_watermark == 2
+        assert compactor.aborted_ids == (2,)
+        assert compactor.open_ids == ()
+
+    def test_aborted_write_id_stays_invalid_in_every_later_snapshot(self, store, table):
+        doomed, doomed_write_id = _write(store)
+        store.abort_txn(doomed)
+        for _ in range(5):
+            txn, _ = _write(store)
+            store.commit_txn(txn)
+        write_ids = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert write_ids.high_watermark == 6
+        assert write_ids.aborted_ids == (doomed_write_id,)
+        assert not write_ids.is_write_id_valid(doomed_write_id)
+
+    def test_write_component_on_unpartitioned_table_rejects_partition(self, store, table):
+        with pytest.raises(InvalidPartitionError, match="the table is unpartitioned"):
+            store.add_write_component(store.open_txn(), "t", "ds=1", WriteOperation.INSERT)
+
+
+class TestWriteConflicts:
+    @pytest.mark.parametrize(
+        ("first", "second"),
+        [
+            (WriteOperation.UPDATE, WriteOperation.UPDATE),
+            (WriteOperation.UPDATE, WriteOperation.DELETE),
+            (WriteOperation.DELETE, WriteOperation.UPDATE),
+            (WriteOperation.DELETE, WriteOperation.DELETE),
+        ],
+        ids=["u-u", "u-d", "d-u", "d-d"],
+    )
+    def test_concurrent_update_delete_second_committer_aborts(self, store, table, first, second):
+        winner, loser = store.open_txn(), store.open_txn()
+        store.add_write_component(winner, "t", None, first)
+        loser_write_id = store.add_write_component(loser, "t", None, second)
+        store.commit_txn(winner)
+        with pytest.raises(
+            CommitConflictError, match=r"Transaction 2 .*was aborted: write conflict on 'default\.t'"
+        ):
+            store.commit_txn(loser)
+        assert store.get_txn(loser).state is TxnState.ABORTED
+        assert store.get_txn(winner).state is TxnState.COMMITTED
+        assert loser_write_id in store.get_valid_write_ids("t", store.get_valid_txns()).aborted_ids
+
+    def test_first_committer_wins_even_if_it_opened_later(self, store, table):
+        older, newer = store.open_txn(), store.open_txn()
+        store.add_write_component(older, "t", None, WriteOperation.UPDATE)
+        store.add_write_component(newer, "t", None, WriteOperation.UPDATE)
+        store.commit_txn(newer)
+        with pytest.raises(CommitConflictError):
+            store.commit_txn(older)
+
+    @pytest.mark.parametrize(
+        ("first", "second"),
+        [
+            (WriteOperation.INSERT, WriteOperation.UPDATE),
+            (WriteOperation.UPDATE, WriteOperation.INSERT),
+            (WriteOperation.INSERT, WriteOperation.INSERT),
+        ],
+        ids=["i-u", "u-i", "i-i"],
+    )
+    def test_inserts_never_conflict(self, store, table, first, second):
+        t1, t2 = store.open_txn(), store.open_txn()
+        store.add_write_component(t1, "t", None, first)
+        store.add_write_component(t2, "t", None, second)
+        store.commit_txn(t1)
+        store.commit_txn(t2)
+        assert store.get_txn(t2).state is TxnState.COMMITTED
+
+    def test_different_partitions_and_tables_do_not_conflict(self, store):
+        store.create_table(
+            TableDefinition(
+                "p",
+                (Column("a", "int"),),
+                partition_keys=(Column("ds", "string"),),
+                properties={"transactional": "true"},
+            )
+        )
+        store.create_table(_acid("other"))
+        t1, t2, t3 = (store.open_txn() for _ in range(3))
+        store.add_write_component(t1, "p", "ds=1", WriteOperation.UPDATE)
+        store.add_write_component(t2, "p", "ds=2", WriteOperation.UPDATE)
+        store.add_write_component(t3, "other", None, WriteOperation.UPDATE)
+        for txn in (t1, t2, t3):
+            store.commit_txn(txn)
+        t4, t5 = store.open_txn(), store.open_txn()
+        store.add_write_component(t4, "p", "ds=1", WriteOperation.DELETE)
+        store.add_write_component(t5, "p", "ds=1", WriteOperation.DELETE)
+        store.commit_txn(t4)
+        with pytest.raises(CommitConflictError, match=r"'default\.p/ds=1'"):
+            store.commit_txn(t5)
+
+    def test_serial_updates_do_not_conflict(self, store, table):
+        t1 = store.open_txn()
+        store.add_write_component(t1, "t", None, WriteOperation.UPDATE)
+        store.commit_txn(t1)
+        t2 = store.open_txn()  # starts after t1 committed: [1,1] and [2,2] do not overlap
+        store.add_write_component(t2, "t", None, WriteOperation.UPDATE)
+        store.commit_txn(t2)
+        assert store.get_txn(t2).state is TxnState.COMMITTED
+
+
+class TestReaper:
+    def test_silent_txn_is_aborted_and_its_write_id_stays_invalid(self, store, table, clock):
+        start = clock.now
+        silent = store.open_txn(now=start)
+        silent_write_id = store.allocate_write_id(silent, "t")
+        alive = store.open_txn(now=start)
+        store.heartbeat(alive, now=start + 200)
+
+        aborted = store.abort_timed_out_txns(300, now=start + 400)
+
+        assert aborted == [silent]
+        assert store.get_txn(alive).state is TxnState.OPEN
+        assert store.get_txn(alive).last_heartbeat == start + 200
+        with pytest.raises(TxnNotOpenError, match=r"it is aborted; .*reaper"):
+            store.heartbeat(silent, now=start + 401)
+        with pytest.raises(TxnNotOpenError):
+            store.commit_txn(silent)
+        later, _ = _write(store)
+        store.commit_txn(later)
+        assert silent_write_id in store.get_valid_write_ids("t", store.get_valid_txns()).aborted_ids
+
+    def test_reaper_uses_the_injected_clock_and_a_strict_cutoff(self, store, clock):
+        txn = store.open_txn()
+        clock.now += 300
+        assert store.abort_timed_out_txns(300) == [], "last heartbeat == cutoff is not timed out"
+        clock.now += 0.5
+        assert store.abort_timed_out_txns(300) == [txn]
+        assert store.abort_timed_out_txns(300) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# Compaction queue
+# ----------------------------------------------------------------------------------------------
+
+
+class TestCompactionQueue:
+    def test_happy_path_moves_through_hive_states(self, store, table, clock):
+        cq = store.enqueue_compaction(
+            "t", None, CompactionType.MAJOR, initiator_id="init-1", properties={"a": "b"}
+        )
+        assert store.enqueue_compaction("t", None, CompactionType.MAJOR) == cq, "Hive reuses an initiated one"
+        assert store.get_compaction(cq).state is CompactionState.INITIATED
+
+        claimed = store.find_next_to_compact("worker-1", now=clock.now + 1)
+        assert claimed is not None
+        assert (claimed.id, claimed.state, claimed.worker_id) == (cq, CompactionState.WORKING, "worker-1")
+        assert claimed.start_time == clock.now + 1
+        assert store.find_next_to_compact("worker-2") is None
+
+        store.mark_compacted(cq)
+        assert store.get_compaction(cq).state is CompactionState.READY_FOR_CLEANING
+        store.mark_cleaned(cq, now=clock.now + 5)
+        done = store.get_compaction(cq)
+        assert (done.state, done.end_time, done.initiator_id, done.properties) == (
+            CompactionState.SUCCEEDED,
+            clock.now + 5,
+            "init-1",
+            {"a": "b"},
+        )
+        assert [c.id for c in store.show_compactions("t")] == [cq]
+
+    def test_failure_states(self, store, table):
+        failed = store.enqueue_compaction("t", None, CompactionType.MINOR)
+        store.find_next_to_compact("w")
+        store.mark_failed(failed, "boom")
+        refused = store.enqueue_compaction("t", None, CompactionType.MINOR)
+        store.mark_refused(refused, "too many deltas")
+        aborted = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.abort_compaction(aborted)
+        skipped = store.record_did_not_initiate("t", None, CompactionType.MAJOR, "no rights")
+
+        states = {c.id: (c.state, c.error_message) for c in store.show_compactions()}
+        assert states == {
+            failed: (CompactionState.FAILED, "boom"),
+            refused: (CompactionState.REFUSED, "too many deltas"),
+            aborted: (CompactionState.ABORTED, None),
+            skipped: (CompactionState.DID_NOT_INITIATE, "no rights"),
+        }
+        assert len({failed, refused, aborted, skipped}) == 4
+
+    def test_illegal_transitions_raise(self, store, table):
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        with pytest.raises(
+            CompactionStateError, match=r"Cannot mark cleaned compaction 1 in state 'initiated'"
+        ):
+            store.mark_cleaned(cq)
+        with pytest.raises(CompactionStateError):
+            store.mark_compacted(cq)
+        store.find_next_to_compact("w")
+        with pytest.raises(CompactionStateError, match="expected state initiated"):
+            store.abort_compaction(cq)
+        store.mark_compacted(cq)
+        store.mark_cleaned(cq)
+        with pytest.raises(CompactionStateError, match="'succeeded'"):
+            store.mark_failed(cq, "late")
+        with pytest.raises(NoSuchCompactionError):
+            store.get_compaction(999)
+
+    def test_ready_to_clean_waits_for_txns_open_at_compaction_commit(self, store, table, clock):
+        reader = store.open_txn()  # txn 1: may still read the deltas being compacted
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        compactor = store.open_txn(txn_type=TxnType.COMPACTION)  # txn 2
+        store.update_compactor_state(cq, compactor, highest_write_id=5)
+        store.mark_compacted(cq)
+        assert store.find_ready_to_clean(now=clock.now + 10) == [], "not committed: no next_txn_id yet"
+        store.commit_txn(compactor)
+        info = store.get_compaction(cq)
+        # next_txn_id = the next txn ID at the compaction txn's commit: 3.
+        assert (info.next_txn_id, info.txn_id, info.highest_write_id) == (3, compactor, 5)
+
+        # min open txn = 1 (the reader) < next_txn_id 3: not yet.
+        assert store.find_ready_to_clean(now=clock.now + 10) == []
+        store.commit_txn(reader)
+        # No txn open: water mark = next txn id 3 >= 3.
+        assert [c.id for c in store.find_ready_to_clean(now=clock.now + 10)] == [cq]
+        assert [c.id for c in store.find_ready_to_clean(min_open_txn_id=2, now=clock.now + 10)] == []
+
+    def test_ready_to_clean_waits_for_the_newest_txn_open_at_commit(self, store, table, clock):
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        compactor = store.open_txn(txn_type=TxnType.COMPACTION)  # txn 1
+        reader = store.open_txn()  # txn 2: opened before the compaction commits, cannot see its base
+        store.update_compactor_state(cq, compactor, highest_write_id=1)
+        store.mark_compacted(cq)
+        store.commit_txn(compactor)
+        assert store.find_ready_to_clean(now=clock.now + 1) == []
+        store.abort_txn(reader)
+        assert [c.id for c in store.find_ready_to_clean(now=clock.now + 1)] == [cq]
+
+    def test_ready_to_clean_honours_retention_and_lowest_write_id_per_partition(self, store, table, clock):
+        first = store.enqueue_compaction("t", None, CompactionType.MINOR)
+        store.find_next_to_compact("w")
+        txn = store.open_txn(txn_type=TxnType.COMPACTION)
+        store.update_compactor_state(first, txn, highest_write_id=8)
+        store.mark_compacted(first)
+        store.commit_txn(txn, now=clock.now)
+        second = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        txn = store.open_txn(txn_type=TxnType.COMPACTION)
+        store.update_compactor_state(second, txn, highest_write_id=5)
+        store.mark_compacted(second)
+        store.commit_txn(txn, now=clock.now)
+
+        assert store.find_ready_to_clean(retention_seconds=60, now=clock.now + 30) == []
+        ready = store.find_ready_to_clean(retention_seconds=60, now=clock.now + 61)
+        assert [c.id for c in ready] == [second], "only the lowest highest-write-ID per partition"
+
+    def test_mark_compacted_without_txn_records_the_high_watermark(self, store, table, clock):
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        store.open_txn()
+        store.mark_compacted(cq)
+        info = store.get_compaction(cq)
+        assert (info.next_txn_id, info.commit_time) == (2, clock.now)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reader leases
+# ----------------------------------------------------------------------------------------------
+
+
+class TestLeases:
+    def test_take_lease_protects_the_current_snapshot(self, store, table, clock):
+        committed, _ = _write(store)
+        store.commit_txn(committed)
+        _write(store)  # txn 2 open
+        lease_id, snapshot = store.take_lease("t", 60, owner="spark-job")
+        assert snapshot == store.get_valid_write_ids("t", store.get_valid_txns())
+        assert snapshot.to_string() == "default.t:2:2:2:"
+        [lease] = store.list_leases("t")
+        assert (lease.lease_id, lease.table, lease.write_ids, lease.owner) == (
+            lease_id,
+            "default.t",
+            snapshot,
+            "spark-job",
+        )
+        assert (lease.created, lease.expires) == (clock.now, clock.now + 60)
+
+    def test_release_and_expire(self, store, table, clock):
+        short, _ = store.take_lease("t", 10)
+        long, _ = store.take_lease("t", 100)
+        released, _ = store.take_lease("t", 100)
+        store.release_lease(released)
+        with pytest.raises(NoSuchLeaseError, match=f"No such reader lease {released}"):
+            store.release_lease(released)
+        assert store.expire_leases(now=clock.now + 9) == []
+        assert store.expire_leases(now=clock.now + 10) == [short]
+        assert [lease.lease_id for lease in store.list_leases()] == [long]
+
+    def test_lease_input_errors(self, store, table):
+        with pytest.raises(InvalidMetastoreRequestError, match="lease TTL 0"):
+            store.take_lease("t", 0)
+        with pytest.raises(NoSuchTableError):
+            store.take_lease("missing", 10)
