@@ -1,0 +1,808 @@
+"""Merge-on-read of a Hive full-ACID table or partition at a snapshot, streamed as Arrow batches.
+
+::
+
+    scan(file_io, "/warehouse/db/t", write_ids)                      -> pyarrow.RecordBatchReader
+        1. load_directory_state            which base, deltas, delete deltas, original files
+        2. delete registry                 valid delete events (operation 2) of the delete deltas,
+                                           plus legacy update/delete events found in insert deltas
+               in memory (ColumnizedDeleteRegistry)       <= delete_events_in_memory events
+               streamed  (SortMergedDeleteRegistry)        above that (Hive's two registries)
+        3. for each data file, bucket by bucket        originals -> base -> deltas, Hive's order
+               for each stripe (columns projected)     pyarrow.orc.ORCFile.read_stripe
+                   keep events whose currentTransaction is valid in the snapshot
+                   drop rows the registry hides         binary search on (origTxn, bucket, rowId)
+                   flatten ``row``, add ``row__id``, apply the filter, stop at the limit
+                                  |
+                                  v
+                row__id {writeid, bucketid, rowid} | a | b | ...     one batch per stripe
+
+    base_0000010/bucket_00000              rows of write IDs <= 10 (compacted)
+    delta_0000011_0000011_0000/bucket_00000  inserts of write ID 11
+    delete_delta_0000012_0000012_0000/bucket_00000  deletes of write ID 12 (keys of rows above)
+    000000_0, 000000_0_copy_1             original files (no base yet): synthetic row IDs
+
+Rules (Hive's ``OrcRawRecordMerger`` and ``VectorizedOrcAcidRowBatchReader``):
+
+- An event is seen only if its ``currentTransaction`` is valid in the ValidWriteIdList
+  (``findRecordsWithInvalidTransactionIds``): streaming deltas hold several write IDs and compacted
+  deltas may hold aborted ones.
+- A valid delete event hides every version of its row ID; a valid legacy update (operation 1,
+  Hive 2 tables without split-update) hides the versions written before it: the newest version of
+  each row ID wins, as the merger's collapse of equal keys does.
+- Original files (pre-ACID) get synthetic row IDs: write ID 0, bucket property
+  ``BucketCodec.V1.encode(bucket from the file name)``, row ID = the row's position after all rows
+  of the same bucket's earlier original files, in the directory state's order (``000000_0`` before
+  ``000000_0_copy_1``), as ``OrcInputFormat``'s ``OffsetAndBucketProperty`` computes it.
+- Every file in a base or delta directory must have the ACID event schema (column names in any
+  case, so query-based compaction output reads). A plain ORC file there raises
+  ``NotAnAcidFileError`` naming it. Hive 4 would read a plain file in ``delta_x_x`` as raw data
+  written by ``LOAD DATA``; acidflow follows its issue 3 instead, which requires the error, so a
+  misplaced file is never read silently.
+- Streaming files with a ``bucket_N_flush_length`` side file are read only up to the last length
+  recorded there (``OrcAcidUtils.getLastFlushLength``).
+- Row columns map to the output schema by position (Hive's positional ACID schema evolution), so
+  files with ``_col0`` names and files with real names read together; missing trailing columns are
+  null.
+
+Output: the row columns (projected with ``columns``) and, with ``with_row_id``, a first column
+``row__id`` of type ``struct<writeid:bigint, bucketid:int, rowid:bigint>`` holding the stored
+(not normalized) bucket property. Batches come bucket by bucket, not in global row-ID order.
+
+Invariants: peak memory is the delete registry plus one stripe per open file, whatever the table
+size; the result equals applying the history's events in write-ID order to a dictionary.
+Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
+Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
+``NoSuchColumnError`` (projection), ``StorageError`` (missing directory or unreadable original
+file), and whatever ``load_directory_state`` raises.
+Concurrency: reads only; a file deleted by a cleaner during the scan raises ``StorageError``.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import struct
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import IO, TYPE_CHECKING, Any, Final, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+
+from acid_core.bucket_codec import BucketCodec
+from acid_core.directory import load_directory_state
+from acid_core.errors import NoSuchColumnError, NotAnAcidFileError, StorageError
+from acid_core.orc.deletes import (
+    LONG_MAX,
+    ColumnizedDeleteRegistry,
+    DeleteRegistry,
+    EventChunk,
+    SortMergedDeleteRegistry,
+    normalize_bucket,
+)
+from acid_core.orc.schema import (
+    EVENT_COLUMN_NAMES,
+    OPERATION_DELETE,
+    OPERATION_INSERT,
+    ROW_ID_COLUMN,
+    ROW_ID_TYPE,
+    is_acid_event_schema,
+)
+from acid_core.paths import (
+    DELETE_DELTA_PREFIX,
+    SIDE_FILE_SUFFIX,
+    is_hidden_name,
+    try_parse_bucket_file,
+    try_parse_original_file,
+)
+from acid_core.writeids import RangeResponse
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from acid_core.fs import FileIO
+    from acid_core.orc.deletes import I64
+    from acid_core.state import AcidDirectoryState
+    from acid_core.writeids import ValidTxnList, ValidWriteIdList
+
+__all__ = [
+    "DEFAULT_DELETE_EVENTS_IN_MEMORY",
+    "DELETE_EVENTS_IN_MEMORY",
+    "DataFile",
+    "FileKind",
+    "ScanPlan",
+    "load_delete_events",
+    "plan_scan",
+    "scan",
+    "scan_table",
+]
+
+DELETE_EVENTS_IN_MEMORY: Final = "reader.delete-events-in-memory"
+"""Config key: above this many delete events the sort-merge registry is used (Hive's
+``hive.transactional.events.mem``, default 10,000,000)."""
+DEFAULT_DELETE_EVENTS_IN_MEMORY: Final = 10_000_000
+
+_STATS_KEY: Final = b"hive.acid.stats"
+_KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[:5]
+_ROW_ID_FIELDS: Final = tuple(ROW_ID_TYPE)
+_POSITION_COLUMN: Final = "__acidflow_position"
+
+
+class FileKind(StrEnum):
+    """Where a data file sits."""
+
+    ORIGINAL = "original"
+    BASE = "base"
+    DELTA = "delta"
+    DELETE_DELTA = "delete_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One file the scan reads.
+
+    Attributes:
+        path: full path in the store's syntax.
+        kind: original file, or file of a base, delta or delete delta.
+        bucket_id: from the name (``bucket_N`` or ``N_x[_copy_y]``); 0 for other names.
+        length: bytes to read: the size, or the last flushed length of a streaming file.
+    """
+
+    path: str
+    kind: FileKind
+    bucket_id: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPlan:
+    """The files of one snapshot, in reading order.
+
+    Attributes:
+        state: the directory state the plan comes from.
+        data_files: originals, base and insert-delta files, grouped by bucket in Hive's order.
+        delete_files: files of the delete deltas.
+    """
+
+    state: AcidDirectoryState
+    data_files: tuple[DataFile, ...]
+    delete_files: tuple[DataFile, ...]
+
+
+def _read_flush_length(file_io: FileIO, path: str) -> int:
+    # OrcAcidUtils.getLastFlushLength: the side file is a sequence of big-endian longs, last wins.
+    data = file_io.read_bytes(path)
+    usable = len(data) - len(data) % 8
+    if usable == 0:
+        return -1
+    (length,) = struct.unpack(">q", data[usable - 8 : usable])
+    return int(length)
+
+
+def _list_acid_dir(file_io: FileIO, directory: str, kind: FileKind) -> list[DataFile]:
+    children = file_io.list_dir(directory)
+    names = {child.name for child in children if not child.is_dir}
+    found: list[DataFile] = []
+    for child in sorted(children, key=lambda c: c.name):
+        name = child.name
+        if child.is_dir or is_hidden_name(name) or name.endswith(SIDE_FILE_SUFFIX):
+            continue
+        length = child.size
+        if name + SIDE_FILE_SUFFIX in names:
+            flushed = _read_flush_length(file_io, file_io.join(directory, name + SIDE_FILE_SUFFIX))
+            if flushed >= 0:
+                length = min(length, flushed)
+        if length == 0:
+            continue  # an empty bucket file (or nothing flushed yet) holds no events
+        parsed = try_parse_bucket_file(name)
+        found.append(DataFile(file_io.join(directory, name), kind, parsed.bucket_id if parsed else 0, length))
+    return found
+
+
+def plan_scan(
+    file_io: FileIO, table_dir: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None
+) -> ScanPlan:
+    """List a table or partition directory and choose the files a snapshot reads.
+
+    Args:
+        file_io: the filesystem.
+        table_dir: the table or partition directory.
+        write_ids: the reader's snapshot of the table.
+        txns: decides ``_vT`` visibility; None means every transaction is committed.
+
+    Returns:
+        The plan.
+
+    Raises:
+        StorageError: ``table_dir`` does not exist.
+    """
+    state = load_directory_state(file_io, table_dir, write_ids, txns)
+    by_bucket: dict[int, list[DataFile]] = {}
+    for relative in state.original_files:
+        name = posixpath.basename(relative)
+        parsed = try_parse_original_file(name)
+        path = file_io.join(table_dir, *relative.split("/"))
+        info = file_io.info(path)
+        size = 0 if info is None else info.size
+        if size:
+            bucket = parsed.bucket_id if parsed else 0
+            by_bucket.setdefault(bucket, []).append(DataFile(path, FileKind.ORIGINAL, bucket, size))
+    directories: list[tuple[str, FileKind]] = []
+    if state.base is not None:
+        directories.append((state.base, FileKind.BASE))
+    delete_files: list[DataFile] = []
+    for name in state.deltas:
+        if name.startswith(DELETE_DELTA_PREFIX):
+            delete_files.extend(_list_acid_dir(file_io, file_io.join(table_dir, name), FileKind.DELETE_DELTA))
+        else:
+            directories.append((name, FileKind.DELTA))
+    for name, kind in directories:
+        for data_file in _list_acid_dir(file_io, file_io.join(table_dir, name), kind):
+            by_bucket.setdefault(data_file.bucket_id, []).append(data_file)
+    data_files = tuple(f for bucket in sorted(by_bucket) for f in by_bucket[bucket])
+    return ScanPlan(state, data_files, tuple(delete_files))
+
+
+class _BoundedInput(io.RawIOBase):
+    """The first ``length`` bytes of a stream: a streaming file up to its last flush."""
+
+    def __init__(self, raw: IO[bytes], length: int) -> None:
+        self._raw, self._length, self._position = raw, length, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._length}[whence]
+        self._position = max(0, min(self._length, base + offset))
+        return self._position
+
+    def read(self, size: int = -1) -> bytes:
+        left = self._length - self._position
+        size = left if size is None or size < 0 else min(size, left)
+        self._raw.seek(self._position)
+        data = self._raw.read(size)
+        self._position += len(data)
+        return data
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _OpenFile:
+    """An ORC file opened through the FileIO, its event layout checked."""
+
+    def __init__(self, file_io: FileIO, data_file: DataFile) -> None:
+        self.data_file = data_file
+        raw = file_io.open_input(data_file.path)
+        info_size = getattr(raw, "size", None)
+        full = info_size() if callable(info_size) else data_file.length
+        self._stream: IO[bytes] = raw
+        source: IO[bytes] | pa.PythonFile = raw
+        if data_file.length < full:
+            bounded = _BoundedInput(raw, data_file.length)
+            self._stream = bounded  # type: ignore[assignment]
+            source = pa.PythonFile(bounded, mode="r")
+        try:
+            self.orc = paorc.ORCFile(source)
+            self.schema: pa.Schema = self.orc.schema
+        except (pa.ArrowInvalid, OSError) as e:
+            self.close()
+            if data_file.kind is FileKind.ORIGINAL:
+                raise StorageError(
+                    f"Cannot read original file {data_file.path!r} as ORC: {e}; expected an ORC file "
+                    "of a table converted to ACID"
+                ) from e
+            raise NotAnAcidFileError(
+                f"File {data_file.path!r} is not an ACID event file: it is not ORC ({e}); expected an "
+                "ORC file of ACID events; hint: remove or move files that Hive did not write"
+            ) from e
+        self.is_acid = data_file.kind is not FileKind.ORIGINAL
+        if self.is_acid and not is_acid_event_schema(self.schema):
+            self.close()
+            raise NotAnAcidFileError(
+                f"File {data_file.path!r} is not an ACID event file: its columns are "
+                f"{self.schema.names!r}; expected struct<operation:int,originalTransaction:bigint,"
+                "bucket:int,rowId:bigint,currentTransaction:bigint,row:struct<...>>; hint: a plain "
+                "(non-ACID) ORC file inside a base or delta directory is not read; move it to the "
+                "table directory (an original file) or load it through an INSERT"
+            )
+        # Actual top-level names, by position: lower-case in query-based compaction output.
+        self.names: tuple[str, ...] = tuple(self.schema.names)
+
+    @property
+    def row_struct(self) -> pa.StructType:
+        if self.is_acid:
+            # is_acid_event_schema checked that ``row`` is a struct
+            return cast("pa.StructType", self.schema.field(5).type)
+        return pa.struct(list(self.schema))
+
+    def may_hold_non_inserts(self) -> bool:
+        """Whether the file may hold update or delete events (legacy, non-split-update files)."""
+        if self.data_file.kind is FileKind.BASE:
+            stats = (self.schema.metadata or {}).get(_STATS_KEY)
+            return stats is not None and _stats_non_inserts(stats)
+        stats = (self.schema.metadata or {}).get(_STATS_KEY)
+        return True if stats is None else _stats_non_inserts(stats)
+
+    def stripes(self, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+        for index in range(self.orc.nstripes):
+            yield self.orc.read_stripe(index, columns=columns)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _stats_non_inserts(stats: bytes) -> bool:
+    parts = stats.decode("ascii", errors="replace").split(",")
+    try:
+        return any(int(part) > 0 for part in parts[1:3])
+    except ValueError:
+        return True
+
+
+def _int64(array: pa.Array[Any] | pa.ChunkedArray[Any]) -> I64:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _valid_mask(write_ids: ValidWriteIdList, current: I64) -> np.ndarray | None:
+    """Rows whose currentTransaction is valid, or None when all are."""
+    if current.size == 0:
+        return None
+    low, high = int(current.min()), int(current.max())
+    if write_ids.is_write_id_range_valid(low, high) is RangeResponse.ALL:
+        return None
+    mask = current <= write_ids.high_watermark
+    if write_ids.exceptions:
+        mask &= ~np.isin(current, np.asarray(write_ids.exceptions, dtype=np.int64))
+    return mask
+
+
+def _event_chunks(
+    file_io: FileIO, data_file: DataFile, write_ids: ValidWriteIdList, non_inserts_only: bool
+) -> Iterator[EventChunk]:
+    """The valid overriding events of one file, stripe by stripe, in file (key) order."""
+    opened = _OpenFile(file_io, data_file)
+    try:
+        names = opened.names
+        columns = list(names[:5]) if non_inserts_only else list(names[1:5])
+        for batch in opened.stripes(columns):
+            o = _int64(batch.column(names[1]))
+            b = normalize_bucket(_int64(batch.column(names[2])))
+            r = _int64(batch.column(names[3]))
+            current = _int64(batch.column(names[4]))
+            keep = _valid_mask(write_ids, current)
+            if non_inserts_only:
+                operation = _int64(batch.column(names[0]))
+                overriding = operation != OPERATION_INSERT
+                keep = overriding if keep is None else keep & overriding
+                # A delete hides every version; a legacy update hides the versions before it.
+                hide = np.where(operation == OPERATION_DELETE, LONG_MAX, current)
+            else:
+                hide = np.full(o.size, LONG_MAX, dtype=np.int64)
+            if keep is not None:
+                o, b, r, hide = o[keep], b[keep], r[keep], hide[keep]
+            yield o, b, r, hide
+    finally:
+        opened.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the footer of a file tells before reading it."""
+
+    nrows: int
+    non_inserts: bool
+    row_struct: pa.StructType
+
+
+def _probe(file_io: FileIO, data_file: DataFile) -> _Facts:
+    opened = _OpenFile(file_io, data_file)
+    try:
+        non_inserts = data_file.kind is not FileKind.ORIGINAL and opened.may_hold_non_inserts()
+        return _Facts(int(opened.orc.nrows), non_inserts, opened.row_struct)
+    finally:
+        opened.close()
+
+
+def _build_registry(
+    file_io: FileIO,
+    plan: ScanPlan,
+    facts: dict[str, _Facts],
+    write_ids: ValidWriteIdList,
+    in_memory_limit: int,
+) -> DeleteRegistry | None:
+    sources: list[tuple[DataFile, bool]] = [(f, False) for f in plan.delete_files]
+    sources.extend(
+        (f, True) for f in plan.data_files if f.kind is not FileKind.ORIGINAL and facts[f.path].non_inserts
+    )
+    total = sum(facts[f.path].nrows for f, _ in sources)
+    if total == 0:
+        return None
+    if total <= in_memory_limit:
+        registry = ColumnizedDeleteRegistry(
+            chunk
+            for data_file, non_inserts in sources
+            for chunk in _event_chunks(file_io, data_file, write_ids, non_inserts)
+        )
+        return registry if len(registry) else None
+
+    def open_streams() -> list[Iterator[EventChunk]]:
+        return [_event_chunks(file_io, f, write_ids, non_inserts) for f, non_inserts in sources]
+
+    return SortMergedDeleteRegistry(open_streams)
+
+
+def load_delete_events(
+    file_io: FileIO, table_dir: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None
+) -> pa.Table:
+    """The delete set a snapshot applies: valid delete events of the delete deltas it reads.
+
+    Args:
+        file_io: the filesystem.
+        table_dir: the table or partition directory.
+        write_ids: the snapshot.
+        txns: decides ``_vT`` visibility; None means every transaction is committed.
+
+    Returns:
+        Columns ``originalTransaction``, ``bucket`` (as stored), ``rowId``, ``currentTransaction``,
+        sorted by (originalTransaction, bucket, rowId, currentTransaction), duplicates kept.
+
+    Raises:
+        NotAnAcidFileError: a delete delta holds a file without the event schema.
+    """
+    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    parts: list[pa.Table] = []
+    for data_file in plan.delete_files:
+        opened = _OpenFile(file_io, data_file)
+        try:
+            names = opened.names
+            for batch in opened.stripes(list(names[:5])):
+                current = _int64(batch.column(names[4]))
+                keep = np.asarray(batch.column(names[0]).to_numpy(zero_copy_only=False)) == OPERATION_DELETE
+                valid = _valid_mask(write_ids, current)
+                if valid is not None:
+                    keep &= valid
+                table = pa.Table.from_arrays(
+                    [batch.column(n) for n in names[1:5]], names=list(_KEY_COLUMNS[1:5])
+                )
+                parts.append(table.filter(pa.array(keep)))
+        finally:
+            opened.close()
+    schema = pa.schema(
+        [
+            (n, t)
+            for n, t in zip(_KEY_COLUMNS[1:5], (pa.int64(), pa.int32(), pa.int64(), pa.int64()), strict=True)
+        ]
+    )
+    if not parts:
+        return schema.empty_table()
+    table = pa.concat_tables(parts)
+    return table.sort_by([(name, "ascending") for name in _KEY_COLUMNS[1:5]])
+
+
+@dataclass(slots=True)
+class _Output:
+    """The output row schema and how a file's row struct maps onto it."""
+
+    row_fields: tuple[pa.Field[Any], ...]
+    selected: tuple[int, ...]  # output positions of the projected columns, in output order
+    read_all_for_filter: bool
+    filter: pc.Expression | None
+    with_row_id: bool
+    schema: pa.Schema = field(init=False)
+
+    def __post_init__(self) -> None:
+        fields = [self.row_fields[i] for i in self.selected]
+        if self.with_row_id:
+            fields.insert(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE))
+        self.schema = pa.schema(fields)
+
+    def needed_positions(self) -> tuple[int, ...]:
+        if self.read_all_for_filter:
+            return tuple(range(len(self.row_fields)))
+        return self.selected
+
+
+def _choose_output(
+    row_struct: pa.StructType | None,
+    schema: pa.Schema | None,
+    columns: Sequence[str] | None,
+    filter_: pc.Expression | None,
+    with_row_id: bool,
+) -> _Output:
+    if schema is not None:
+        row_fields = tuple(schema)
+    elif row_struct is not None:
+        row_fields = tuple(row_struct.field(i) for i in range(row_struct.num_fields))
+    else:
+        row_fields = ()
+    names = [f.name for f in row_fields]
+    lowered = {name.lower(): i for i, name in enumerate(names)}
+    if columns is None:
+        selected = tuple(range(len(row_fields)))
+    else:
+        picked: list[int] = []
+        for column in columns:
+            index = lowered.get(column.lower())
+            if index is None:
+                raise NoSuchColumnError(column, tuple(names))
+            picked.append(index)
+        selected = tuple(picked)
+    read_all = filter_ is not None and columns is not None
+    return _Output(row_fields, selected, read_all, filter_, with_row_id)
+
+
+def _row_columns(
+    opened: _OpenFile, batch: pa.RecordBatch, output: _Output, positions: tuple[int, ...]
+) -> list[pa.Array[Any]]:
+    """The output row columns (all of ``positions``) of one stripe, mapped by position."""
+    row_struct = opened.row_struct
+    arrays: list[pa.Array[Any]] = []
+    children: dict[str, pa.Array[Any]] = {}
+    if not opened.is_acid:
+        children = {name: batch.column(name) for name in batch.schema.names}
+    elif opened.names[5] in batch.schema.names:
+        row = cast("pa.StructArray", batch.column(opened.names[5]))
+        read_type = row.type
+        children = {read_type.field(i).name: child for i, child in enumerate(row.flatten())}
+    for position in positions:
+        target = output.row_fields[position]
+        if position < row_struct.num_fields:
+            array = children[row_struct.field(position).name]
+            if array.type != target.type:
+                array = array.cast(target.type)
+        else:
+            array = pa.nulls(batch.num_rows, target.type)
+        arrays.append(array)
+    return arrays
+
+
+def _file_columns(opened: _OpenFile, positions: tuple[int, ...], need_operation: bool) -> list[str]:
+    row_struct = opened.row_struct
+    in_file = [p for p in positions if p < row_struct.num_fields]
+    if not opened.is_acid:
+        return [row_struct.field(p).name for p in in_file]
+    names = opened.names
+    columns = list(names[1:5])
+    if need_operation:
+        columns.insert(0, names[0])
+    columns.extend(f"{names[5]}.{row_struct.field(p).name}" for p in in_file)
+    return columns
+
+
+class _Scanner:
+    def __init__(
+        self,
+        file_io: FileIO,
+        plan: ScanPlan,
+        write_ids: ValidWriteIdList,
+        output: _Output,
+        registry: DeleteRegistry | None,
+        limit: int | None,
+    ) -> None:
+        self.file_io, self.plan, self.write_ids = file_io, plan, write_ids
+        self.output, self.registry, self.limit = output, registry, limit
+        self.original_rows: dict[int, int] = {}
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        remaining = self.limit
+        try:
+            if remaining is not None and remaining <= 0:
+                return
+            for data_file in self.plan.data_files:
+                for batch in self._file_batches(data_file):
+                    if remaining is not None:
+                        if batch.num_rows >= remaining:
+                            yield batch.slice(0, remaining)
+                            return
+                        remaining -= batch.num_rows
+                    if batch.num_rows:
+                        yield batch
+        finally:
+            if self.registry is not None:
+                self.registry.close()
+
+    def _file_batches(self, data_file: DataFile) -> Iterator[pa.RecordBatch]:
+        opened = _OpenFile(self.file_io, data_file)
+        try:
+            if data_file.kind is FileKind.ORIGINAL:
+                yield from self._original_batches(opened)
+            else:
+                yield from self._event_batches(opened)
+        finally:
+            opened.close()
+
+    def _original_batches(self, opened: _OpenFile) -> Iterator[pa.RecordBatch]:
+        bucket = opened.data_file.bucket_id
+        offset = self.original_rows.get(bucket, 0)
+        # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
+        self.original_rows[bucket] = offset + int(opened.orc.nrows)
+        bucket_property = BucketCodec.V1.encode_property(bucket)
+        positions = self.output.needed_positions()
+        columns = _file_columns(opened, positions, need_operation=False)
+        for batch in opened.stripes(columns):
+            n = batch.num_rows
+            r = np.arange(offset, offset + n, dtype=np.int64)
+            offset += n
+            o = np.zeros(n, dtype=np.int64)
+            b = np.full(n, bucket_property, dtype=np.int64)
+            hidden = None if self.registry is None else self.registry.hidden(o, b, r, o)
+            keep = None if hidden is None else ~hidden
+            yield self._emit(opened, batch, positions, keep, (o, b, r))
+
+    def _event_batches(self, opened: _OpenFile) -> Iterator[pa.RecordBatch]:
+        need_operation = opened.may_hold_non_inserts()
+        positions = self.output.needed_positions()
+        columns = _file_columns(opened, positions, need_operation)
+        names = opened.names
+        for batch in opened.stripes(columns):
+            current = _int64(batch.column(names[4]))
+            keep = _valid_mask(self.write_ids, current)
+            if need_operation:
+                is_row = _int64(batch.column(names[0])) != OPERATION_DELETE
+                keep = is_row if keep is None else keep & is_row
+            o = _int64(batch.column(names[1]))
+            raw_bucket = _int64(batch.column(names[2]))
+            r = _int64(batch.column(names[3]))
+            if self.registry is not None:
+                if keep is None:
+                    hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
+                    keep = None if hidden is None else ~hidden
+                elif keep.any():
+                    index = np.flatnonzero(keep)
+                    hidden = self.registry.hidden(
+                        o[index], normalize_bucket(raw_bucket[index]), r[index], current[index]
+                    )
+                    if hidden is not None:
+                        keep[index[hidden]] = False
+            yield self._emit(opened, batch, positions, keep, (o, raw_bucket, r))
+
+    def _emit(
+        self,
+        opened: _OpenFile,
+        batch: pa.RecordBatch,
+        positions: tuple[int, ...],
+        keep: npt.NDArray[np.bool_] | None,
+        key: tuple[I64, I64, I64],
+    ) -> pa.RecordBatch:
+        output = self.output
+        if keep is not None:
+            if not keep.any():
+                return _empty_batch(output.schema)
+            batch = batch.filter(pa.array(keep))
+            key = (key[0][keep], key[1][keep], key[2][keep])
+        arrays = _row_columns(opened, batch, output, positions)
+        if output.filter is not None and batch.num_rows:
+            names = [output.row_fields[p].name for p in positions]
+            position = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+            table = pa.Table.from_arrays([*arrays, position], names=[*names, _POSITION_COLUMN])
+            kept = table.filter(output.filter).column(_POSITION_COLUMN).to_numpy()
+            arrays = [array.take(pa.array(kept)) for array in arrays]
+            key = (key[0][kept], key[1][kept], key[2][kept])
+        by_position = dict(zip(positions, arrays, strict=True))
+        columns: list[pa.Array[Any]] = [by_position[p] for p in output.selected]
+        if output.with_row_id:
+            row_id = pa.StructArray.from_arrays(
+                [
+                    pa.array(key[0], pa.int64()),
+                    pa.array(key[1].astype(np.int32), pa.int32()),
+                    pa.array(key[2], pa.int64()),
+                ],
+                fields=list(_ROW_ID_FIELDS),
+            )
+            columns.insert(0, row_id)
+        return pa.RecordBatch.from_arrays(columns, schema=output.schema)
+
+
+def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _row_struct_of_plan(plan: ScanPlan, facts: dict[str, _Facts]) -> pa.StructType | None:
+    # The newest file's row columns: after ALTER TABLE ADD COLUMNS it has them all.
+    for candidates in (plan.data_files, plan.delete_files):
+        ordered = sorted(candidates, key=lambda f: (f.kind is not FileKind.ORIGINAL, f.path))
+        if ordered:
+            return facts[ordered[-1].path].row_struct
+    return None
+
+
+def scan(
+    file_io: FileIO,
+    table_dir: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    filter: pc.Expression | None = None,
+    with_row_id: bool = False,
+    limit: int | None = None,
+    schema: pa.Schema | None = None,
+    delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
+) -> pa.RecordBatchReader:
+    """Merge-on-read of a table or partition at a snapshot, as a stream of Arrow batches.
+
+    Args:
+        file_io: the filesystem.
+        table_dir: the table or partition directory.
+        write_ids: the reader's ValidWriteIdList for the table.
+        txns: the ValidTxnList deciding ``_vT`` visibility; None means all committed.
+        columns: row columns to return, in this order (case-insensitive); None for all.
+        filter: a ``pyarrow.compute`` Expression on row columns; rows where it is not true are
+            dropped. With ``columns``, every row column is read so the filter may use any of them.
+        with_row_id: add the ``row__id`` struct column first.
+        limit: stop after this many rows.
+        schema: the table's row columns (names and types); files map onto it by position.
+            Default: the row columns of the newest file.
+        delete_events_in_memory: above this many delete events (counted from file footers) the
+            sort-merge registry streams them instead of loading them.
+
+    Returns:
+        A reader of batches with the output schema (see the module docstring).
+
+    Raises:
+        NotAnAcidFileError: a base or delta file without the event schema.
+        NoSuchColumnError: a requested column is not a row column.
+        StorageError: ``table_dir`` is missing or a file cannot be read.
+    """
+    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    # Every footer first: a misplaced plain file is rejected before any row is returned.
+    facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
+    row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)
+    output = _choose_output(row_struct, schema, columns, filter, with_row_id)
+    registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory)
+    scanner = _Scanner(file_io, plan, write_ids, output, registry, limit)
+    return pa.RecordBatchReader.from_batches(output.schema, scanner.batches())
+
+
+def scan_table(
+    file_io: FileIO,
+    table_dir: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    filter: pc.Expression | None = None,
+    with_row_id: bool = False,
+    limit: int | None = None,
+    schema: pa.Schema | None = None,
+    delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
+) -> pa.Table:
+    """``scan`` collected into one ``pyarrow.Table`` (the whole result in memory).
+
+    >>> import tempfile
+    >>> from acid_core.fs import LocalFileIO
+    >>> from acid_core.writeids import ValidWriteIdList
+    >>> scan_table(LocalFileIO(), tempfile.mkdtemp(), ValidWriteIdList()).num_rows
+    0
+    """
+    reader = scan(
+        file_io,
+        table_dir,
+        write_ids,
+        txns,
+        columns=columns,
+        filter=filter,
+        with_row_id=with_row_id,
+        limit=limit,
+        schema=schema,
+        delete_events_in_memory=delete_events_in_memory,
+    )
+    return reader.read_all()
