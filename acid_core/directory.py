@@ -18,8 +18,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acid_core.paths import BASE_PREFIX, METADATA_FILE, VISIBILITY_PREFIX, is_acid_dir_name, is_hidden_name
-from acid_core.state import AcidDirectoryState, ListingEntry
+from acid_core.paths import (
+    BASE_PREFIX,
+    DELETE_DELTA_PREFIX,
+    DELTA_PREFIX,
+    METADATA_FILE,
+    VISIBILITY_PREFIX,
+    is_hidden_name,
+)
+from acid_core.state import AcidDirectoryState, ListingEntry, ListingRow
 
 if TYPE_CHECKING:
     from acid_core.fs import FileIO
@@ -27,27 +34,30 @@ if TYPE_CHECKING:
 
 __all__ = ["list_partition", "load_directory_state"]
 
+_DELTA_PREFIXES = (DELTA_PREFIX, DELETE_DELTA_PREFIX)
 
-def list_partition(file_io: FileIO, path: str) -> tuple[list[ListingEntry], dict[str, str]]:
+
+def list_partition(file_io: FileIO, path: str) -> tuple[list[ListingRow], dict[str, str]]:
     """List what ``AcidDirectoryState.from_listing`` needs from one directory.
 
     Returns:
         The entries (children, plus files below non-ACID subdirectories, relative to ``path``)
         and the ``_metadata_acid`` texts of base directories without a ``_v`` suffix.
     """
-    children = file_io.list_dir(path)
-    entries = [ListingEntry(child.name, child.is_dir, child.size) for child in children]
+    entries: list[ListingRow] = file_io.list_entries(path)
     metadata: dict[str, str] = {}
     prefix_length = len(path.rstrip("/")) + 1
-    for child in children:
-        name = child.name
-        if not child.is_dir or is_hidden_name(name):
+    # One tight pass picks the few directories that need more I/O (bases, original directories).
+    others = [e[0] for e in entries if e[1] and not e[0].startswith(_DELTA_PREFIXES)]
+    for name in others:
+        if is_hidden_name(name):
             continue
-        if not is_acid_dir_name(name):
-            for below in file_io.list_tree(child.path):
+        child = file_io.join(path, name)
+        if not name.startswith(BASE_PREFIX):
+            for below in file_io.list_tree(child):
                 entries.append(ListingEntry(below.path[prefix_length:], below.is_dir, below.size))
-        elif name.startswith(BASE_PREFIX) and VISIBILITY_PREFIX not in name:
-            marker = file_io.join(child.path, METADATA_FILE)
+        elif VISIBILITY_PREFIX not in name:
+            marker = file_io.join(child, METADATA_FILE)
             if file_io.info(marker) is not None:
                 metadata[name] = file_io.read_bytes(marker).decode("utf-8", errors="replace")
     return entries, metadata

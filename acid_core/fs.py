@@ -51,19 +51,28 @@ __all__ = ["FileIO", "FileInfo", "LocalFileIO", "PyArrowFileIO", "file_io_for"]
 class FileInfo(NamedTuple):
     """One entry of a listing.
 
+    The first three fields are those of ``state.ListingEntry`` (name, is_dir, size), so a listing
+    feeds ``AcidDirectoryState.from_listing`` without copying 100,000 entries.
+
     Attributes:
-        path: the full path in the store's own syntax.
         name: the last path component.
         is_dir: whether it is a directory.
         size: bytes for files, 0 for directories.
-        mtime: modification time in seconds since the epoch (0.0 when the store has none).
+        mtime: modification time in seconds since the epoch (0.0 for local directories, whose
+            time is not needed and would cost a stat each).
+        parent: the directory that was listed, in the store's own syntax.
     """
 
-    path: str
     name: str
     is_dir: bool
     size: int
     mtime: float
+    parent: str
+
+    @property
+    def path(self) -> str:
+        """The full path in the store's own syntax."""
+        return posixpath.join(self.parent, self.name)
 
 
 @runtime_checkable
@@ -72,6 +81,10 @@ class FileIO(Protocol):
 
     def list_dir(self, path: str) -> list[FileInfo]:
         """The immediate children of a directory (raises StorageError if it does not exist)."""
+        ...
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        """``(name, is_dir, size)`` of each child: the fast listing for directory state."""
         ...
 
     def list_tree(self, path: str) -> list[FileInfo]:
@@ -133,7 +146,8 @@ class PyArrowFileIO:
 
         is_dir = info.type == pa_fs.FileType.Directory
         mtime = info.mtime.timestamp() if info.mtime is not None else 0.0
-        return FileInfo(info.path, info.base_name, is_dir, 0 if is_dir else int(info.size or 0), mtime)
+        parent = posixpath.dirname(info.path)
+        return FileInfo(info.base_name, is_dir, 0 if is_dir else int(info.size or 0), mtime, parent)
 
     def _selector_list(self, path: str, recursive: bool) -> list[FileInfo]:
         import pyarrow.fs as pa_fs
@@ -151,6 +165,10 @@ class PyArrowFileIO:
     def list_dir(self, path: str) -> list[FileInfo]:
         """The immediate children of a directory."""
         return self._selector_list(path, recursive=False)
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        """``(name, is_dir, size)`` of each child."""
+        return [(info.name, info.is_dir, info.size) for info in self.list_dir(path)]
 
     def list_tree(self, path: str) -> list[FileInfo]:
         """Every entry below ``path``."""
@@ -254,9 +272,32 @@ class LocalFileIO(PyArrowFileIO):
 
     def list_dir(self, path: str) -> list[FileInfo]:
         """The immediate children, via ``os.scandir`` (sizes and times only for files)."""
+        make = tuple.__new__  # FileInfo(...) goes through a Python-level __new__: 2x slower here
+        found: list[FileInfo] = []
+        append = found.append
         try:
             with os.scandir(path) as it:
-                return [_local_info(entry) for entry in it]
+                for entry in it:
+                    if entry.is_dir():
+                        append(make(FileInfo, (entry.name, True, 0, 0.0, path)))
+                    else:
+                        stat = entry.stat()
+                        append(make(FileInfo, (entry.name, False, stat.st_size, stat.st_mtime, path)))
+        except FileNotFoundError as e:
+            raise StorageError(
+                f"Directory {path!r} does not exist; expected a table or partition directory"
+            ) from e
+        except NotADirectoryError as e:
+            raise StorageError(f"{path!r} is a file; expected a table or partition directory") from e
+        except OSError as e:
+            raise self._error("list", path, e) from e
+        return found
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        """``(name, is_dir, size)`` of each child, straight from ``os.scandir``."""
+        try:
+            with os.scandir(path) as it:
+                return [(e.name, True, 0) if e.is_dir() else (e.name, False, e.stat().st_size) for e in it]
         except FileNotFoundError as e:
             raise StorageError(
                 f"Directory {path!r} does not exist; expected a table or partition directory"
@@ -279,13 +320,6 @@ class LocalFileIO(PyArrowFileIO):
     def join(self, *parts: str) -> str:
         """Join with the OS separator."""
         return os.path.join(*parts)
-
-
-def _local_info(entry: os.DirEntry[str]) -> FileInfo:
-    if entry.is_dir():
-        return FileInfo(entry.path, entry.name, True, 0, 0.0)
-    stat = entry.stat()
-    return FileInfo(entry.path, entry.name, False, stat.st_size, stat.st_mtime)
 
 
 @contextmanager

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from acid_core.errors import InvalidPathError, NotEnoughHistoryError
@@ -61,9 +63,21 @@ from acid_core.writeids import RangeResponse, ValidTxnList, ValidWriteIdList
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-__all__ = ["AcidDirectoryState", "ListingEntry", "is_compacted_metadata"]
+__all__ = ["AcidDirectoryState", "ListingEntry", "ListingRow", "is_compacted_metadata"]
 
 _ALL_COMMITTED = ValidTxnList()
+_FAST_DIGITS = 18  # up to 18 digits always fit a signed 64-bit long
+_DELTA_PREFIXES = (DELTA_PREFIX, DELETE_DELTA_PREFIX)
+
+
+_MIN_KEY = itemgetter(0)
+
+
+def _full_key(delta: tuple[int, int, int, str]) -> tuple[int, int, int, str]:
+    return (delta[0], -delta[1], delta[2], delta[3])
+
+
+_FULL_KEY = _full_key
 
 
 class ListingEntry(NamedTuple):
@@ -81,6 +95,11 @@ class ListingEntry(NamedTuple):
     path: str
     is_dir: bool
     size: int = 0
+
+
+# What from_listing accepts: a ListingEntry or a plain (path, is_dir, size) tuple, which is what
+# FileIO.list_entries returns, so a listing of 100,000 entries is never copied.
+ListingRow = tuple[str, bool, int]
 
 
 def is_compacted_metadata(dir_name: str, text: str) -> bool:
@@ -158,7 +177,7 @@ class AcidDirectoryState:
     @classmethod
     def from_listing(
         cls,
-        entries: Iterable[ListingEntry],
+        entries: Iterable[ListingRow],
         write_ids: ValidWriteIdList,
         txns: ValidTxnList | None = None,
         *,
@@ -169,7 +188,8 @@ class AcidDirectoryState:
 
         Args:
             entries: the directory's children, plus (recursively) the files inside its non-ACID
-                subdirectories; entries inside ACID directories are ignored.
+                subdirectories, as ``ListingEntry`` or any ``ListingRow``; entries inside ACID
+                directories are ignored.
             write_ids: the reader's (or compactor's) ValidWriteIdList for the table.
             txns: the ValidTxnList deciding ``_vT`` visibility; None means every transaction is
                 committed.
@@ -203,8 +223,8 @@ class _Builder:
         self.aborted_write_ids: set[int] = set()
         self.uncompacted_aborts = False
         self.ignored: list[str] = []
-        # (min, -max, statement or -1, name, max): sorts exactly as ParsedDeltaLight.compareTo
-        self.current: list[tuple[int, int, int, str, int]] = []
+        # (min, max, statement or -1, name) of every delta with something visible
+        self.current: list[tuple[int, int, int, str]] = []
 
     def _is_compacted(self, base: BaseDir, name: str) -> bool:
         if base.visibility_txn_id > 0:
@@ -264,54 +284,128 @@ class _Builder:
             self.obsolete.append(name)
 
     def _process_delta(self, name: str) -> None:
-        low, high, statement, visibility, _ = parse_delta_key(name)
+        if "/" in name:
+            return  # an entry inside a delta directory, not a child of this one
+        self._classify_delta(name, *parse_delta_key(name)[:4])
+
+    def _classify_delta(self, name: str, low: int, high: int, statement: int, visibility: int) -> None:
         if visibility and not self._is_usable(name, visibility):
             return
         write_ids = self.write_ids
-        abort_range = write_ids.is_write_id_range_aborted(low, high)
-        if abort_range is RangeResponse.ALL:
-            self.aborted.append(name)
-            self.aborted_write_ids.update(range(low, high + 1))
-            return
-        if abort_range is RangeResponse.SOME:
-            self.uncompacted_aborts = True
+        if write_ids.aborted_ids:  # nothing can be aborted in a snapshot without aborted IDs
+            abort_range = write_ids.is_write_id_range_aborted(low, high)
+            if abort_range is RangeResponse.ALL:
+                self.aborted.append(name)
+                self.aborted_write_ids.update(range(low, high + 1))
+                return
+            if abort_range is RangeResponse.SOME:
+                self.uncompacted_aborts = True
         if write_ids.is_write_id_range_valid(low, high) is not RangeResponse.NONE:
-            self.current.append((low, -high, statement, name, high))
+            self.current.append((low, high, statement, name))
         else:
             self.ignored.append(name)  # open or above the high watermark: not visible yet
 
+    def _process_deltas_fast(self, names: list[str]) -> None:
+        """``_process_delta`` for every name, with the common shapes parsed by ``str.split``.
+
+        ``delta_<a>_<b>[_<s>]`` and ``delete_delta_<a>_<b>[_<s>]`` with ASCII digits only; every
+        other shape (``_v`` suffixes, very long numbers, anything malformed) goes through
+        ``parse_delta_key``, which validates fully and raises the precise error. In a snapshot with
+        no open or aborted IDs, a delta is visible iff its min write ID is <= the high watermark.
+        Measured in bench/bench_state.py: this loop is most of the cost of a big partition.
+        """
+        write_ids = self.write_ids
+        simple = not write_ids.exceptions
+        high_watermark = write_ids.high_watermark
+        current, ignored = self.current, self.ignored
+        append, ignore = current.append, ignored.append
+        classify, slow = self._classify_delta, self._process_delta
+        for name in names:
+            parts = name.split("_")
+            if parts[0] == "delete":
+                del parts[0]
+            count = len(parts)
+            if (
+                3 <= count <= 4
+                and parts[1].isdigit()
+                and parts[2].isdigit()
+                and name.isascii()
+                and len(parts[1]) <= _FAST_DIGITS
+                and len(parts[2]) <= _FAST_DIGITS
+                and (count == 3 or (parts[3].isdigit() and len(parts[3]) <= 9))
+                and parts[0] == "delta"
+            ):
+                low, high = int(parts[1]), int(parts[2])
+                if low <= high:
+                    statement = int(parts[3]) if count == 4 else -1
+                    if not simple:
+                        classify(name, low, high, statement, 0)
+                    elif low <= high_watermark:
+                        append((low, high, statement, name))
+                    else:
+                        ignore(name)
+                    continue
+            slow(name)
+
+    def _sorted_current(self) -> list[tuple[int, int, int, str]]:
+        # ParsedDeltaLight.compareTo: min asc, max desc, statement asc (-1 first), then path.
+        # Sorting by min alone is much faster (small ints compare natively); runs of equal min
+        # (twins, statements of one transaction, overlapping compactions) are then sorted fully.
+        current = self.current
+        current.sort(key=_MIN_KEY)
+        lows = [delta[0] for delta in current]
+        if len(set(lows)) == len(lows):
+            return current
+        result: list[tuple[int, int, int, str]] = []
+        for _, run in groupby(current, key=_MIN_KEY):
+            group = list(run)
+            if len(group) > 1:
+                group.sort(key=_FULL_KEY)
+            result.extend(group)
+        return result
+
     def _best_working_deltas(self) -> list[str]:
         # AcidUtils.findBestWorkingDeltas, over tuples for speed.
-        self.current.sort()
-        range_valid = self.write_ids.is_write_id_range_valid
+        write_ids = self.write_ids
+        range_valid = write_ids.is_write_id_range_valid
+        # Without exceptions a range past `current` is valid iff it starts at or below the hwm.
+        simple = not write_ids.exceptions
+        high_watermark = write_ids.high_watermark
         none = RangeResponse.NONE
         chosen: list[str] = []
+        obsolete = self.obsolete
         current = 0 if self.base is None else self.base.write_id
         last_statement = -1
-        prev: tuple[int, int, int, str, int] | None = None
-        for delta in self.current:
-            low, _, statement, name, high = delta
+        prev: tuple[int, int, int, str] | None = None
+        for delta in self._sorted_current():
+            low, high, statement, name = delta
             if high > current:
-                if range_valid(current + 1, high) is not none:
+                if (current < high_watermark) if simple else (range_valid(current + 1, high) is not none):
                     chosen.append(name)
                     current, last_statement, prev = high, statement, delta
             elif high == current and last_statement >= 0:
                 chosen.append(name)  # another statement of the same multi-statement transaction
                 prev = delta
-            elif prev is not None and high == prev[4] and low == prev[0] and statement == prev[2]:
+            elif prev is not None and high == prev[1] and low == prev[0] and statement == prev[2]:
                 chosen.append(name)  # the twin: delta_x_y and delete_delta_x_y
                 prev = delta
             else:
-                self.obsolete.append(name)
+                obsolete.append(name)
         return chosen
 
-    def build(self, entries: Iterable[ListingEntry], ignore_empty_files: bool) -> AcidDirectoryState:
-        top_files: list[ListingEntry] = []
+    def build(self, entries: Iterable[ListingRow], ignore_empty_files: bool) -> AcidDirectoryState:
+        if not isinstance(entries, list):
+            entries = list(entries)
+        # Deltas are nearly all of a big partition: pick them out in one tight pass.
+        delta_names = [e[0] for e in entries if e[1] and e[0].startswith(_DELTA_PREFIXES)]
+        top_files: list[ListingRow] = []
         original_dirs: list[str] = []
-        nested_files: list[ListingEntry] = []
+        nested_files: list[ListingRow] = []
         bases: list[str] = []
         for entry in entries:
-            path, is_dir = entry.path, entry.is_dir
+            path, is_dir = entry[0], entry[1]
+            if is_dir and path.startswith(_DELTA_PREFIXES):
+                continue
             if "/" in path:
                 if not is_dir and not any(is_hidden_name(part) for part in path.split("/")):
                     nested_files.append(entry)
@@ -321,10 +415,9 @@ class _Builder:
                 top_files.append(entry)
             elif path.startswith(BASE_PREFIX):
                 bases.append(path)
-            elif path.startswith((DELTA_PREFIX, DELETE_DELTA_PREFIX)):
-                self._process_delta(path)
             else:
                 original_dirs.append(path)
+        self._process_deltas_fast(delta_names)
         # HDFS lists children sorted by name; only the order of bases can change the outcome
         # (which of two equal bases is "oldest"), so only bases are sorted.
         for name in sorted(bases):
@@ -333,17 +426,17 @@ class _Builder:
         original_files: list[str] = []
         kept_dirs: list[str] = []
         if self.base_name is not None:
-            self.obsolete.extend(entry.path for entry in top_files)
+            self.obsolete.extend(entry[0] for entry in top_files)
             self.obsolete.extend(original_dirs)
         else:
             kept_dirs = sorted(original_dirs)
             inside = {name + "/" for name in original_dirs}
-            for entry in top_files + [e for e in nested_files if e.path[: e.path.index("/") + 1] in inside]:
-                if ignore_empty_files and entry.size == 0:
-                    if "/" not in entry.path:
-                        self.ignored.append(entry.path)
+            for entry in top_files + [e for e in nested_files if e[0][: e[0].index("/") + 1] in inside]:
+                if ignore_empty_files and entry[2] == 0:
+                    if "/" not in entry[0]:
+                        self.ignored.append(entry[0])
                 else:
-                    original_files.append(entry.path)
+                    original_files.append(entry[0])
             original_files.sort()
 
         deltas = self._best_working_deltas()

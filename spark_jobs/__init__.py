@@ -1,0 +1,1 @@
+"""Spark jobs submitted with spark-submit; each module has main(argv) -> int."""

@@ -1,0 +1,1 @@
+"""Compaction: the initiator's decisions, planning, the worker and the cleaner."""
