@@ -35,6 +35,7 @@ __all__ = [
     "make_delete_delta_dir",
     "make_delta_dir",
     "make_listing",
+    "make_listing_from_files",
     "make_txn_list",
     "make_write_id_list",
     "write_partition_tree",
@@ -113,6 +114,31 @@ def make_listing(*names: str, sizes: Mapping[str, int] | None = None) -> list[Li
         is_dir = _is_dir_name(name) and "/" not in path
         entries.append(ListingEntry(path, is_dir, 0 if is_dir else known.get(path, 1)))
     return entries
+
+
+def make_listing_from_files(*paths: str, sizes: Mapping[str, int] | None = None) -> list[ListingEntry]:
+    """A recursive listing from file paths, the way Hive's tests declare a ``MockFileSystem``.
+
+    Every path is a file; each directory above it is implied and listed once, before its files.
+    ``make_listing_from_files("delta_1_1/bucket_0", "subdir/000000_0", "000001_0")`` lists the
+    directories ``delta_1_1`` and ``subdir`` and the three files.
+
+    Args:
+        paths: ``/``-separated file paths relative to the partition directory.
+        sizes: file sizes by path (default 500, the size Hive's tests give most files).
+
+    Returns:
+        The entries, directories first in the order they are first seen.
+    """
+    known = sizes or {}
+    directories: dict[str, None] = {}
+    files: list[ListingEntry] = []
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            directories.setdefault("/".join(parts[:depth]))
+        files.append(ListingEntry(path, False, known.get(path, 500)))
+    return [ListingEntry(name, True, 0) for name in directories] + files
 
 
 def write_partition_tree(
