@@ -3,6 +3,8 @@
 ::
 
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST] [--compactor] [--json]
+    acidflow lock acquire OBJECT... --mode S|X [--hold S] [--retries N] [--wait S]
+    acidflow lock show [OBJECT] [--extended]
 
 Every subcommand returns an exit code; an ``AcidError`` becomes one line on stderr
 (``acidflow: error: ...``) and exit code 1, never a traceback. Usage errors exit 2 (argparse).
@@ -110,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_state_parser(subparsers)
+    # Each subsystem owns its subcommand's arguments; the modules import their heavy
+    # dependencies (kazoo, sqlalchemy, pyarrow) only when the subcommand runs.
+    from acid_core.locks.cli_lock import add_lock_parser
+
+    add_lock_parser(subparsers)
     return parser
 
 
