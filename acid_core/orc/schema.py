@@ -115,7 +115,7 @@ _EXPECTED_TYPE: Final = (
     "a Hive type: tinyint, smallint, int, bigint, boolean, float, double, string, varchar(n), char(n), "
     "decimal(p,s), date, timestamp, binary, array<T>, map<K,V> or struct<name:T,...>"
 )
-_TOKEN: Final = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_$]*|[0-9]+)|([<>(),:]))")
+_TOKEN: Final = re.compile(r"\s*(?:([A-Za-z0-9_$]+)|([<>(),:]))")
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
