@@ -1,0 +1,164 @@
+"""Many processes against one metastore, on a SQLite file and on a real PostgreSQL.
+
+Each worker is a separate OS process with its own ``SqlMetastore`` (own engine and connections),
+as concurrent writers and the compactor are in production. Expected outcomes (Hive's
+``TxnHandler`` guarantees):
+- transaction IDs are unique, and increase within each process;
+- write IDs of one table are unique and, with every transaction allocating once, exactly 1..N;
+- every commit a worker saw succeed is committed in the store, every abort is aborted (no lost
+  commit), and every aborted write ID is in the aborted list of the final snapshot;
+- of N transactions that all updated the same table concurrently, exactly one commits and the
+  others get ``CommitConflictError``;
+- N processes opening a fresh database at once migrate it exactly once, without errors.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import traceback
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from acid_core.errors import CommitConflictError
+from acid_core.metastore import Column, SqlMetastore, TableDefinition, TxnState, WriteOperation
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+_PROCESSES = 8
+_TXNS_PER_PROCESS = 12
+_TIMEOUT_SECONDS = 90
+
+# fork: the workers are plain functions of this module; each builds its own engine after the fork.
+_CONTEXT = multiprocessing.get_context("fork")
+
+_PARAMS = [
+    pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),
+    pytest.param("postgres", marks=[pytest.mark.backend("postgres"), pytest.mark.integration("postgres")]),
+]
+
+
+@pytest.fixture(params=_PARAMS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/metastore.sqlite"
+    return str(request.getfixturevalue("postgres_schema_url"))
+
+
+def _create_table(url: str) -> None:
+    with SqlMetastore(url) as store:
+        store.create_table(TableDefinition("t", (Column("a", "int"),), properties={"transactional": "true"}))
+
+
+def _run_workers(target: Callable[..., None], args: list[tuple[Any, ...]]) -> list[Any]:
+    """Run one process per args tuple; each puts ("ok", result) or ("error", traceback) on the queue."""
+    queue = _CONTEXT.Queue()
+    processes = [_CONTEXT.Process(target=target, args=(queue, *a)) for a in args]
+    for process in processes:
+        process.start()
+    results = [queue.get(timeout=_TIMEOUT_SECONDS) for _ in processes]
+    for process in processes:
+        process.join(timeout=_TIMEOUT_SECONDS)
+    errors = [payload for kind, payload in results if kind == "error"]
+    assert not errors, "worker failed:\n" + "\n".join(errors)
+    return [payload for _, payload in results]
+
+
+def _mixed_worker(queue: Any, url: str, worker: int, barrier: Any) -> None:
+    try:
+        with SqlMetastore(url) as store:
+            barrier.wait(timeout=_TIMEOUT_SECONDS)
+            done = []
+            for i in range(_TXNS_PER_PROCESS):
+                txn = store.open_txn(f"worker-{worker}", "test")
+                write_id = store.allocate_write_id(txn, "t")
+                store.add_write_component(txn, "t", None, WriteOperation.INSERT)
+                if (worker + i) % 3 == 0:
+                    store.abort_txn(txn)
+                    done.append((txn, write_id, "aborted"))
+                else:
+                    store.commit_txn(txn)
+                    done.append((txn, write_id, "committed"))
+        queue.put(("ok", done))
+    except BaseException:  # report everything to the parent, which fails the test
+        queue.put(("error", traceback.format_exc()))
+
+
+def test_concurrent_open_allocate_commit_abort_keeps_ids_unique_and_commits(url):
+    """8 processes x 12 txns: unique increasing txn IDs, write IDs exactly 1..96, nothing lost."""
+    _create_table(url)
+    barrier = _CONTEXT.Barrier(_PROCESSES)
+    per_worker = _run_workers(_mixed_worker, [(url, w, barrier) for w in range(_PROCESSES)])
+
+    records = [r for worker in per_worker for r in worker]
+    total = _PROCESSES * _TXNS_PER_PROCESS
+    txn_ids = [txn for txn, _, _ in records]
+    write_ids = [write_id for _, write_id, _ in records]
+    assert len(set(txn_ids)) == total
+    assert sorted(txn_ids) == list(range(1, total + 1))
+    for worker in per_worker:
+        ids = [txn for txn, _, _ in worker]
+        assert ids == sorted(ids), "IDs increase within each process"
+    assert sorted(write_ids) == list(range(1, total + 1))
+
+    with SqlMetastore(url) as store:
+        for txn, _, outcome in records:
+            assert store.get_txn(txn).state is TxnState(outcome)
+        snapshot = store.get_valid_write_ids("t", store.get_valid_txns())
+        aborted = sorted(w for _, w, outcome in records if outcome == "aborted")
+        assert snapshot.high_watermark == total
+        assert list(snapshot.aborted_ids) == aborted
+        assert snapshot.open_ids == ()
+
+
+def _conflict_worker(queue: Any, url: str, opened: Any, go: Any) -> None:
+    try:
+        with SqlMetastore(url) as store:
+            txn = store.open_txn()
+            store.add_write_component(txn, "t", None, WriteOperation.UPDATE)
+            opened.wait(timeout=_TIMEOUT_SECONDS)  # every txn is open before anyone commits
+            go.wait(timeout=_TIMEOUT_SECONDS)
+            try:
+                store.commit_txn(txn)
+                outcome = "committed"
+            except CommitConflictError:
+                outcome = "conflict"
+        queue.put(("ok", (txn, outcome)))
+    except BaseException:
+        queue.put(("error", traceback.format_exc()))
+
+
+def test_concurrent_updates_of_one_table_exactly_one_wins(url):
+    """8 overlapping UPDATE txns on one table: 1 commits, 7 get CommitConflictError and are aborted."""
+    _create_table(url)
+    opened, go = _CONTEXT.Barrier(_PROCESSES), _CONTEXT.Barrier(_PROCESSES)
+    outcomes = _run_workers(_conflict_worker, [(url, opened, go) for _ in range(_PROCESSES)])
+
+    winners = [txn for txn, outcome in outcomes if outcome == "committed"]
+    losers = [txn for txn, outcome in outcomes if outcome == "conflict"]
+    assert len(winners) == 1
+    assert len(losers) == _PROCESSES - 1
+    with SqlMetastore(url) as store:
+        assert store.get_txn(winners[0]).state is TxnState.COMMITTED
+        assert all(store.get_txn(txn).state is TxnState.ABORTED for txn in losers)
+
+
+def _open_worker(queue: Any, url: str, barrier: Any) -> None:
+    try:
+        barrier.wait(timeout=_TIMEOUT_SECONDS)
+        with SqlMetastore(url) as store:
+            txn = store.open_txn()
+        queue.put(("ok", txn))
+    except BaseException:
+        queue.put(("error", traceback.format_exc()))
+
+
+def test_concurrent_first_open_migrates_once(url):
+    """8 processes open a brand-new database at the same instant: all succeed, IDs 1..8."""
+    barrier = _CONTEXT.Barrier(_PROCESSES)
+    txns = _run_workers(_open_worker, [(url, barrier) for _ in range(_PROCESSES)])
+    assert sorted(txns) == list(range(1, _PROCESSES + 1))
+    with SqlMetastore(url) as store:
+        assert store.list_databases() == ["default"]
