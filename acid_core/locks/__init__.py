@@ -295,7 +295,7 @@ def parse_lock_object(text: str) -> LockObject:
     Raises:
         InvalidLockRequestError: for a missing database, bad names, ``k`` without ``=v``, etc.
     """
-    body = text.strip()
+    body = text
     maintenance = body.endswith(MAINTENANCE_SUFFIX)
     if maintenance:
         body = body[: -len(MAINTENANCE_SUFFIX)]

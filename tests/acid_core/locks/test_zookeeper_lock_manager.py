@@ -127,11 +127,15 @@ def test_fair_writer_keeps_a_wait_marker_that_show_does_not_list(managers, raw, 
     writer.release(result["h"])
 
 
-def test_release_prunes_empty_object_znodes(managers, raw, root):
-    a = managers()
+def test_release_prunes_empty_partition_znodes_and_keeps_the_table(managers, raw, root):
+    a, b = managers(), managers()
+    other = b.acquire([req("db.t/p=2", "S")], holder="b")
     handle = a.acquire([req("db.t/p=1/q=2", "X")], holder="a")
     a.release(handle)
-    assert raw.get_children(root) == []
+    assert sorted(c for c in raw.get_children(f"{root}/db/t") if "=" in c) == ["p=2"]
+    b.release(other)
+    assert raw.get_children(f"{root}/db/t") == []
+    assert raw.get_children(root) == ["db"]
 
 
 def test_killed_holder_process_locks_freed_by_session_expiry(managers, zookeeper_server, root):
