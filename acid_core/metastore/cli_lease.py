@@ -1,0 +1,132 @@
+"""``acidflow lease``: register, release and list reader leases (external readers' snapshots).
+
+::
+
+    acidflow lease take TABLE [--ttl SECONDS] [--owner NAME] [--json]   prints {"lease_id", "write_ids"}
+    acidflow lease release ID
+    acidflow lease list [TABLE] [--json]                                 one JSON object per line
+
+Every action takes ``--metastore URL`` (default ``$ACIDFLOW_METASTORE``, else the embedded SQLite
+file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``, else
+``./warehouse``). ``take`` registers the table's current ValidWriteIdList for ``--ttl`` seconds
+(default 3600): the cleaner keeps every file that snapshot reads until the lease is released or
+expires.
+
+Not here: the lease rules (``SqlMetastore.take_lease``); the top-level parser (``acid_core.cli``
+calls ``add_lease_parser``; the handler is ``run_lease``).
+Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1), e.g.
+``NoSuchTableError`` or ``NoSuchLeaseError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from datetime import UTC, datetime
+
+__all__ = ["DEFAULT_LEASE_TTL_SECONDS", "add_lease_parser", "run_lease"]
+
+DEFAULT_LEASE_TTL_SECONDS = 3600.0
+METASTORE_ENV = "ACIDFLOW_METASTORE"
+WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+_DEFAULT_WAREHOUSE = "./warehouse"
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: expected a positive number of seconds")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid lease ID {text!r}: expected a positive integer")
+    return int(text)
+
+
+def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``lease take``, ``lease release`` and ``lease list`` to the parser (handler: ``run_lease``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--metastore",
+        metavar="URL",
+        default=None,
+        help=f"metastore SQLAlchemy URL (default: ${METASTORE_ENV}, else <warehouse>/.acidflow/metastore.sqlite)",
+    )
+    common.add_argument(
+        "--warehouse",
+        metavar="DIR",
+        default=None,
+        help=f"warehouse directory (default: ${WAREHOUSE_ENV}, else {_DEFAULT_WAREHOUSE})",
+    )
+    parser = subparsers.add_parser(
+        "lease",
+        help="register or release an external reader's snapshot (the cleaner honours it)",
+        description="Reader leases: a snapshot of a table that the cleaner keeps readable until it expires.",
+    )
+    actions = parser.add_subparsers(dest="lease_command", required=True, metavar="ACTION")
+    take = actions.add_parser("take", parents=[common], help="register the current snapshot of TABLE")
+    take.add_argument("table", metavar="TABLE", help="table or db.table")
+    take.add_argument(
+        "--ttl",
+        type=_positive_seconds,
+        default=DEFAULT_LEASE_TTL_SECONDS,
+        metavar="SECONDS",
+        help=f"lifetime in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})",
+    )
+    take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
+    take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids"}')
+    release = actions.add_parser("release", parents=[common], help="drop a lease")
+    release.add_argument("lease_id", metavar="ID", type=_positive_int)
+    listing = actions.add_parser("list", parents=[common], help="list leases")
+    listing.add_argument("table", metavar="TABLE", nargs="?", default=None, help="only this table")
+    listing.add_argument("--json", action="store_true", help="one JSON object per lease")
+    parser.set_defaults(handler=run_lease)
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="seconds")
+
+
+def run_lease(args: argparse.Namespace) -> int:
+    """Run one ``lease`` action; returns the exit code."""
+    # sqlalchemy and alembic load only when a lease command actually runs.
+    from acid_core.metastore.store import open_metastore
+
+    url = args.metastore or os.environ.get(METASTORE_ENV) or None
+    warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    with open_metastore(url, warehouse) as store:
+        if args.lease_command == "take":
+            lease_id, snapshot = store.take_lease(args.table, args.ttl, owner=args.owner)
+            if args.json:
+                print(json.dumps({"lease_id": lease_id, "write_ids": snapshot.to_string()}))
+            else:
+                print(f"lease {lease_id} on {snapshot.table_name}: {snapshot.to_string()} ({args.ttl:g} s)")
+            return 0
+        if args.lease_command == "release":
+            store.release_lease(args.lease_id)
+            print(f"released lease {args.lease_id}")
+            return 0
+        leases = store.list_leases(args.table)
+        for lease in leases:
+            if args.json:
+                row = {
+                    "lease_id": lease.lease_id,
+                    "table": lease.table,
+                    "write_ids": lease.write_ids.to_string(),
+                    "owner": lease.owner,
+                    "created": _iso(lease.created),
+                    "expires": _iso(lease.expires),
+                }
+                print(json.dumps(row))
+            else:
+                print(
+                    f"{lease.lease_id}\t{lease.table}\t{lease.write_ids.to_string()}\t{lease.owner}\t"
+                    f"expires {_iso(lease.expires)}"
+                )
+        return 0

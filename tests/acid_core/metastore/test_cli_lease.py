@@ -1,0 +1,84 @@
+"""``acidflow lease`` argument handling and output, on the embedded SQLite metastore of a warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from acid_core.errors import NoSuchLeaseError, NoSuchTableError
+from acid_core.metastore import Column, TableDefinition, open_metastore
+from acid_core.metastore.cli_lease import add_lease_parser, run_lease
+from acid_core.writeids import LONG_MAX
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="acidflow")
+    add_lease_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    assert args.handler is run_lease
+    return run_lease(args)
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch):
+    monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
+    monkeypatch.setenv("ACIDFLOW_WAREHOUSE", str(tmp_path / "wh"))
+    with open_metastore(None, str(tmp_path / "wh")) as store:
+        store.create_table(TableDefinition("t", (Column("a", "int"),), properties={"transactional": "true"}))
+        committed = store.open_txn()
+        store.allocate_write_id(committed, "t")
+        store.commit_txn(committed)
+        store.allocate_write_id(store.open_txn(), "t")  # write ID 2 stays open
+    return tmp_path / "wh"
+
+
+def test_take_json_prints_lease_id_and_snapshot(warehouse, capsys):
+    assert _run(["lease", "take", "t", "--ttl", "60", "--json"]) == 0
+    # Write ID 1 committed, 2 open: hwm 2, minOpen 2, open [2].
+    assert json.loads(capsys.readouterr().out) == {"lease_id": 1, "write_ids": "default.t:2:2:2:"}
+
+
+def test_take_release_list_round_trip(warehouse, capsys):
+    _run(["lease", "take", "default.t", "--owner", "etl", "--warehouse", str(warehouse)])
+    assert capsys.readouterr().out.startswith("lease 1 on default.t: default.t:2:2:2:")
+    assert _run(["lease", "list", "--json"]) == 0
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (row["lease_id"], row["table"], row["owner"], row["write_ids"]) == (
+        1,
+        "default.t",
+        "etl",
+        "default.t:2:2:2:",
+    )
+    assert _run(["lease", "release", "1"]) == 0
+    assert capsys.readouterr().out == "released lease 1\n"
+    assert _run(["lease", "list"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_metastore_url_option_wins_over_the_warehouse_default(tmp_path, warehouse, capsys):
+    url = f"sqlite:///{tmp_path}/other.sqlite"
+    with open_metastore(url, str(warehouse)) as store:
+        store.create_table(
+            TableDefinition("fresh", (Column("a", "int"),), properties={"transactional": "true"})
+        )
+    assert _run(["lease", "take", "fresh", "--json", "--metastore", url]) == 0
+    assert json.loads(capsys.readouterr().out)["write_ids"] == f"default.fresh:0:{LONG_MAX}::"
+
+
+def test_errors_are_acid_errors(warehouse):
+    with pytest.raises(NoSuchLeaseError):
+        _run(["lease", "release", "9"])
+    with pytest.raises(NoSuchTableError):
+        _run(["lease", "take", "missing"])
+
+
+@pytest.mark.parametrize(
+    "argv", [["lease", "take", "t", "--ttl", "0"], ["lease", "release", "x"]], ids=["ttl", "id"]
+)
+def test_bad_arguments_exit_2(warehouse, argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _run(argv)
+    assert exit_info.value.code == 2
+    assert "expected a positive" in capsys.readouterr().err
