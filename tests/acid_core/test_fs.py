@@ -1,0 +1,274 @@
+"""The FileIO port: one contract, run against every implementation.
+
+``LocalFileIO`` (os.scandir listings), ``PyArrowFileIO`` over ``pyarrow.fs.LocalFileSystem`` and
+over pyarrow's in-memory ``_MockFileSystem`` (the stand-in for an object store: no real
+directories, no atomic rename guarantees, paths without a leading ``/``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyarrow.fs as pa_fs
+import pytest
+
+from acid_core.errors import StorageError
+from acid_core.fs import FileInfo, FileIO, LocalFileIO, PyArrowFileIO, file_io_for
+from acid_core.testing.builders import write_partition_tree
+
+
+@dataclass
+class Store:
+    file_io: FileIO
+    root: str
+
+    def path(self, *parts: str) -> str:
+        return self.file_io.join(self.root, *parts)
+
+
+def _local(tmp_path) -> Store:
+    return Store(LocalFileIO(), str(tmp_path / "root"))
+
+
+def _pyarrow_local(tmp_path) -> Store:
+    return Store(PyArrowFileIO(pa_fs.LocalFileSystem()), str(tmp_path / "root"))
+
+
+def _pyarrow_mock(tmp_path) -> Store:
+    return Store(PyArrowFileIO(pa_fs._MockFileSystem()), "warehouse/db/t")
+
+
+_FILE_IO_FACTORIES = {"local": _local, "pyarrow-local": _pyarrow_local, "pyarrow-mock": _pyarrow_mock}
+
+
+@pytest.fixture(params=list(_FILE_IO_FACTORIES), ids=list(_FILE_IO_FACTORIES))
+def store(request, tmp_path) -> Store:
+    made = _FILE_IO_FACTORIES[request.param](tmp_path)
+    made.file_io.mkdirs(made.root)
+    return made
+
+
+def _names(infos):
+    return sorted(info.name for info in infos)
+
+
+# --------------------------------------------------------------------------------------------
+# Listing.
+# --------------------------------------------------------------------------------------------
+
+
+def test_list_dir_gives_children_only(store):
+    write_partition_tree(
+        store.file_io,
+        store.root,
+        ["base_0000005/bucket_00000", "delta_0000006_0000006_0000/bucket_00000", "000000_0", "empty/"],
+        contents={"000000_0": b"12345"},
+    )
+    children = store.file_io.list_dir(store.root)
+    assert _names(children) == ["000000_0", "base_0000005", "delta_0000006_0000006_0000", "empty"]
+    by_name = {info.name: info for info in children}
+    assert isinstance(by_name["000000_0"], FileInfo)
+    assert (by_name["000000_0"].is_dir, by_name["000000_0"].size) == (False, 5)
+    assert (by_name["base_0000005"].is_dir, by_name["base_0000005"].size) == (True, 0)
+    assert by_name["empty"].is_dir
+    for info in children:
+        assert info.path == store.path(info.name)
+
+
+def test_list_entries_gives_name_is_dir_size(store):
+    write_partition_tree(
+        store.file_io, store.root, ["delta_1_1/bucket_0", "000000_0"], contents={"000000_0": b"abc"}
+    )
+    assert sorted(store.file_io.list_entries(store.root)) == [("000000_0", False, 3), ("delta_1_1", True, 0)]
+
+
+def test_list_tree_is_recursive(store):
+    write_partition_tree(
+        store.file_io, store.root, ["sub/deeper/000001_0", "sub/000000_0", "base_5/bucket_0"]
+    )
+    found = {info.path: info.is_dir for info in store.file_io.list_tree(store.root)}
+    assert found == {
+        store.path("sub"): True,
+        store.path("sub", "deeper"): True,
+        store.path("sub", "deeper", "000001_0"): False,
+        store.path("sub", "000000_0"): False,
+        store.path("base_5"): True,
+        store.path("base_5", "bucket_0"): False,
+    }
+
+
+def test_list_dir_missing_raises_storage_error_naming_path(store):
+    missing = store.path("nope")
+    for list_children in (store.file_io.list_dir, store.file_io.list_entries, store.file_io.list_tree):
+        with pytest.raises(StorageError) as info:
+            list_children(missing)
+        assert (
+            str(info.value)
+            == f"Directory {missing!r} does not exist; expected a table or partition directory"
+        )
+
+
+def test_list_dir_on_a_file_raises_storage_error_naming_path(store):
+    target = store.path("000000_0")
+    store.file_io.write_bytes_atomic(target, b"x")
+    with pytest.raises(StorageError) as info:
+        store.file_io.list_dir(target)
+    assert repr(target) in str(info.value)
+
+
+# --------------------------------------------------------------------------------------------
+# info, read, write.
+# --------------------------------------------------------------------------------------------
+
+
+def test_info_of_file_dir_and_missing(store):
+    target = store.path("delta_1_1", "bucket_00000")
+    store.file_io.write_bytes_atomic(target, b"0123456789")
+    file_info = store.file_io.info(target)
+    assert file_info is not None
+    assert (file_info.name, file_info.is_dir, file_info.size, file_info.path) == (
+        "bucket_00000",
+        False,
+        10,
+        target,
+    )
+    dir_info = store.file_io.info(store.path("delta_1_1"))
+    assert dir_info is not None
+    assert dir_info.is_dir
+    assert store.file_io.info(store.path("missing")) is None
+
+
+def test_write_bytes_atomic_creates_parents_and_replaces(store):
+    target = store.path("base_0000001", "_metadata_acid")
+    store.file_io.write_bytes_atomic(target, b"first")
+    store.file_io.write_bytes_atomic(target, b"second, longer")
+    assert store.file_io.read_bytes(target) == b"second, longer"
+    # no temporary sibling is left behind
+    assert _names(store.file_io.list_dir(store.path("base_0000001"))) == ["_metadata_acid"]
+
+
+def test_read_bytes_missing_raises_naming_path(store):
+    missing = store.path("missing")
+    with pytest.raises(StorageError) as info:
+        store.file_io.read_bytes(missing)
+    assert str(info.value) == f"File {missing!r} does not exist"
+
+
+def test_open_output_then_open_input_is_seekable(store):
+    target = store.path("delta_2_2", "bucket_00001")
+    with store.file_io.open_output(target) as out:
+        out.write(b"hello ")
+        out.write(b"world")
+    with store.file_io.open_input(target) as stream:
+        assert stream.read() == b"hello world"
+        stream.seek(6)
+        assert stream.read(3) == b"wor"
+        assert stream.tell() == 9
+
+
+def test_open_input_missing_raises_naming_path(store):
+    missing = store.path("missing")
+    with pytest.raises(StorageError) as info:
+        store.file_io.open_input(missing)
+    assert str(info.value) == f"File {missing!r} does not exist"
+
+
+# --------------------------------------------------------------------------------------------
+# mkdirs, rename, delete.
+# --------------------------------------------------------------------------------------------
+
+
+def test_mkdirs_is_idempotent(store):
+    target = store.path("a", "b", "c")
+    store.file_io.mkdirs(target)
+    store.file_io.mkdirs(target)
+    info = store.file_io.info(target)
+    assert info is not None
+    assert info.is_dir
+
+
+def test_rename_file(store):
+    source, target = store.path(".staging", "bucket_00000"), store.path("delta_3_3", "bucket_00000")
+    store.file_io.write_bytes_atomic(source, b"data")
+    store.file_io.mkdirs(store.path("delta_3_3"))
+    store.file_io.rename(source, target)
+    assert store.file_io.info(source) is None
+    assert store.file_io.read_bytes(target) == b"data"
+
+
+def test_rename_directory(store):
+    write_partition_tree(store.file_io, store.root, [".tmp_base/bucket_00000", ".tmp_base/bucket_00001"])
+    store.file_io.rename(store.path(".tmp_base"), store.path("base_0000009"))
+    assert store.file_io.info(store.path(".tmp_base")) is None
+    assert _names(store.file_io.list_dir(store.path("base_0000009"))) == ["bucket_00000", "bucket_00001"]
+
+
+def test_rename_missing_source_raises_naming_it(store):
+    missing = store.path("missing")
+    with pytest.raises(StorageError) as info:
+        store.file_io.rename(missing, store.path("other"))
+    assert str(info.value) == f"Cannot rename {missing!r}: it does not exist"
+
+
+def test_delete_file_is_idempotent(store):
+    target = store.path("000000_0")
+    store.file_io.write_bytes_atomic(target, b"x")
+    store.file_io.delete_file(target)
+    store.file_io.delete_file(target)
+    assert store.file_io.info(target) is None
+
+
+def test_delete_dir_is_recursive_and_idempotent(store):
+    write_partition_tree(store.file_io, store.root, ["delta_1_1/bucket_0", "delta_1_1/sub/x", "keep/y"])
+    store.file_io.delete_dir(store.path("delta_1_1"))
+    store.file_io.delete_dir(store.path("delta_1_1"))
+    assert store.file_io.info(store.path("delta_1_1")) is None
+    assert _names(store.file_io.list_dir(store.root)) == ["keep"]
+
+
+def test_join_uses_slash(store):
+    assert store.file_io.join("a", "b", "c") == "a/b/c"
+
+
+def test_every_implementation_satisfies_the_protocol(store):
+    assert isinstance(store.file_io, FileIO)
+
+
+# --------------------------------------------------------------------------------------------
+# file_io_for.
+# --------------------------------------------------------------------------------------------
+
+
+def test_file_io_for_local_path_is_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    file_io, path = file_io_for("warehouse/t")
+    assert isinstance(file_io, LocalFileIO)
+    assert path == os.path.join(str(tmp_path), "warehouse", "t")
+
+
+def test_file_io_for_file_uri_is_local(tmp_path):
+    file_io, path = file_io_for(f"file://{tmp_path}/t")
+    assert isinstance(file_io, LocalFileIO)
+    assert path == f"{tmp_path}/t"
+
+
+def test_file_io_for_mock_uri_is_pyarrow():
+    file_io, path = file_io_for("mock:///warehouse/db/t")
+    assert isinstance(file_io, PyArrowFileIO)
+    assert not isinstance(file_io, LocalFileIO)
+    assert file_io.filesystem.type_name == "mock"
+    assert path == "warehouse/db/t"
+    file_io.mkdirs(path)
+    file_io.write_bytes_atomic(file_io.join(path, "000000_0"), b"x")
+    assert [info.name for info in file_io.list_dir(path)] == ["000000_0"]
+
+
+def test_file_io_for_unknown_scheme_raises_storage_error():
+    with pytest.raises(StorageError) as info:
+        file_io_for("nosuchscheme://bucket/t")
+    message = str(info.value)
+    assert message.startswith("Cannot open filesystem for 'nosuchscheme://bucket/t': ")
+    assert message.endswith(
+        "expected a local path or a URI such as hdfs://namenode:8020/warehouse or s3://bucket/warehouse"
+    )
