@@ -359,10 +359,14 @@ class RowType:
         for name, type_text in pairs:
             if not isinstance(name, str) or not _NAME.fullmatch(name):
                 raise InvalidSchemaError(
-                    str(name), "not a valid column name", "letters, digits, '_' or '$', not starting with a digit"
+                    str(name),
+                    "not a valid column name",
+                    "letters, digits, '_' or '$', not starting with a digit",
                 )
             if name.lower() in seen:
-                raise InvalidSchemaError(name, "duplicate column name", "unique names (Hive is case-insensitive)")
+                raise InvalidSchemaError(
+                    name, "duplicate column name", "unique names (Hive is case-insensitive)"
+                )
             seen.add(name.lower())
             canonical.append((name, format_hive_type(parse_hive_type(type_text))))
         return cls(tuple(canonical))

@@ -58,9 +58,8 @@ import logging
 import posixpath
 import uuid
 import zlib
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Final, Literal, cast
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -91,6 +90,8 @@ from acid_core.orc.schema import (
 from acid_core.paths import ACID_FORMAT_FILE, BaseDir, DeleteDeltaDir, DeltaDir, format_bucket_file
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+
     from acid_core.fs import FileIO
 
 __all__ = [
@@ -255,7 +256,9 @@ def _check_row_type(actual: pa.DataType, row_type: RowType, what: str) -> None:
     expected = row_type.to_arrow()
     if not _same_type(actual, expected):
         raise InvalidSchemaError(
-            str(actual), f"{what} does not match the table's row type {row_type.to_orc()}", f"Arrow type {expected}"
+            str(actual),
+            f"{what} does not match the table's row type {row_type.to_orc()}",
+            f"Arrow type {expected}",
         )
 
 
@@ -341,8 +344,8 @@ def _row_numbers(first: int, count: int) -> pa.Array[Any]:
     return pc.add(pc.cumulative_sum(ones), pa.scalar(first - 1, pa.int64()))
 
 
-_KeyArray = pa.Array[Any] | Sequence[int]
-RowIds = pa.StructArray | tuple[_KeyArray, _KeyArray, _KeyArray]
+_KeyArray: TypeAlias = "pa.Array[Any] | Sequence[int]"
+RowIds: TypeAlias = "pa.StructArray | tuple[_KeyArray, _KeyArray, _KeyArray]"
 
 
 def delete_events(row_ids: RowIds, *, write_id: int, row_type: RowType) -> pa.RecordBatch:
@@ -364,7 +367,9 @@ def delete_events(row_ids: RowIds, *, write_id: int, row_type: RowType) -> pa.Re
     _check_long("write ID", write_id)
     if isinstance(row_ids, pa.StructArray):
         if row_ids.type.num_fields != 3:
-            raise InvalidEventError("<events>", f"row IDs of type {row_ids.type}", "struct<writeid,bucketid,rowid>")
+            raise InvalidEventError(
+                "<events>", f"row IDs of type {row_ids.type}", "struct<writeid,bucketid,rowid>"
+            )
         parts: list[_KeyArray] = [row_ids.field(i) for i in range(3)]
     else:
         parts = list(row_ids)
@@ -379,10 +384,14 @@ def delete_events(row_ids: RowIds, *, write_id: int, row_type: RowType) -> pa.Re
             for part, kind in zip(parts, types, strict=True)
         ]
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise InvalidEventError("<events>", f"row IDs that are not integers: {e}", "int64, int32, int64") from e
+        raise InvalidEventError(
+            "<events>", f"row IDs that are not integers: {e}", "int64, int32, int64"
+        ) from e
     if len({len(key) for key in keys}) != 1:
         raise InvalidEventError(
-            "<events>", f"row ID arrays of lengths {[len(key) for key in keys]}", "three arrays of equal length"
+            "<events>",
+            f"row ID arrays of lengths {[len(key) for key in keys]}",
+            "three arrays of equal length",
         )
     if any(key.null_count for key in keys):
         raise InvalidEventError("<events>", "a null row ID", "non-null originalTransaction, bucket and rowId")
@@ -437,15 +446,21 @@ class _EventChecker:
         """The batch with canonical names and exactly the expected types, or an error."""
         if not isinstance(batch, pa.RecordBatch):
             raise InvalidSchemaError(
-                type(batch).__name__, "an event batch that is not a pyarrow.RecordBatch", "pyarrow.RecordBatch"
+                type(batch).__name__,
+                "an event batch that is not a pyarrow.RecordBatch",
+                "pyarrow.RecordBatch",
             )
         schema = batch.schema
         if schema.equals(self.schema):
             return batch
         if not is_acid_event_schema(schema):
             names = [name.lower() for name in schema.names]
-            if names == [name.lower() for name in EVENT_COLUMN_NAMES] and pa.types.is_struct(schema.field(5).type):
-                raise InvalidSchemaError(str(schema), "the key columns have the wrong types", str(self.schema))
+            if names == [name.lower() for name in EVENT_COLUMN_NAMES] and pa.types.is_struct(
+                schema.field(5).type
+            ):
+                raise InvalidSchemaError(
+                    str(schema), "the key columns have the wrong types", str(self.schema)
+                )
             raise InvalidSchemaError(
                 str(schema.names), "an event batch without the ACID event columns", str(self.schema.names)
             )
@@ -458,9 +473,13 @@ class _EventChecker:
         if batch.num_rows == 0:
             return
         operation, original, bucket, row_id, current, row = batch.columns
-        for name, column in zip(EVENT_COLUMN_NAMES[:5], (operation, original, bucket, row_id, current), strict=True):
+        for name, column in zip(
+            EVENT_COLUMN_NAMES[:5], (operation, original, bucket, row_id, current), strict=True
+        ):
             if column.null_count:
-                raise self._fail(f"{column.null_count} null value(s) in column {name!r}", "no nulls in key columns")
+                raise self._fail(
+                    f"{column.null_count} null value(s) in column {name!r}", "no nulls in key columns"
+                )
         self._check_operations(operation, row)
         self._check_buckets(bucket)
         for name, column in ((ORIGINAL_TRANSACTION, original), (CURRENT_TRANSACTION, current)):
@@ -470,7 +489,9 @@ class _EventChecker:
 
     def _check_operations(self, operation: pa.Array[Any], row: pa.Array[Any]) -> None:
         counts = pc.value_counts(operation)
-        for value, count in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True):
+        for value, count in zip(
+            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
+        ):
             if value not in self.allowed_operations:
                 raise self._fail(
                     f"operation {value!r} ({count} event(s))",
@@ -491,7 +512,9 @@ class _EventChecker:
         low, high = pc.min_max(bucket).values()
         if low.as_py() < 0 or (high.as_py() >> _BUCKET_VERSION_SHIFT) > 1:
             bad = low.as_py() if low.as_py() < 0 else high.as_py()
-            raise self._fail(f"bucket value {bad!r}", "a BucketCodec V0 or V1 value (top three bits 000 or 001)")
+            raise self._fail(
+                f"bucket value {bad!r}", "a BucketCodec V0 or V1 value (top three bits 000 or 001)"
+            )
         if self.bucket_id is None:
             return
         version = pc.shift_right(bucket, pa.scalar(_BUCKET_VERSION_SHIFT, pa.int32()))
@@ -628,7 +651,8 @@ def _add_user_metadata(tail: bytes, metadata: Mapping[str, bytes], block_size: i
         raise ValueError("the footer is not in the held tail")
     extra = _compression_chunks(_metadata_items(metadata), compression_kind, block_size)
     new_postscript = b"".join(
-        _varint(field << 3 | wire) + (_varint(footer_length + len(extra)) if field == _PS_FOOTER_LENGTH else payload)
+        _varint(field << 3 | wire)
+        + (_varint(footer_length + len(extra)) if field == _PS_FOOTER_LENGTH else payload)
         for field, wire, payload in fields
     )
     if len(new_postscript) > 255:
@@ -773,7 +797,12 @@ def write_event_file(
             sink = _StripeObservingSink(output)
             stripe_keys = _write_events(sink, batches, checker, arrow_compression, stripe_size)
             stats = EventFileStats(
-                path, checker.counts[0], checker.counts[1], checker.counts[2], tuple(stripe_keys), compression.lower()
+                path,
+                checker.counts[0],
+                checker.counts[1],
+                checker.counts[2],
+                tuple(stripe_keys),
+                compression.lower(),
             )
             tail = b"".join(sink.held)
             try:
@@ -783,7 +812,9 @@ def write_event_file(
         finally:
             output.close()
         if file_io.info(path) is not None:
-            raise StorageError(f"Cannot write event file {path!r}: it appeared while writing; expected a new file")
+            raise StorageError(
+                f"Cannot write event file {path!r}: it appeared while writing; expected a new file"
+            )
         file_io.rename(temporary, path)
     except BaseException:
         _best_effort_delete(file_io, temporary)
@@ -851,9 +882,7 @@ def write_acid_dir(
     _check_stripe_size(stripe_size)
     directory = posixpath.join(table_dir, dir_name.to_name())
     allowed = (
-        (OPERATION_DELETE,)
-        if isinstance(dir_name, DeleteDeltaDir)
-        else (OPERATION_INSERT, OPERATION_UPDATE)
+        (OPERATION_DELETE,) if isinstance(dir_name, DeleteDeltaDir) else (OPERATION_INSERT, OPERATION_UPDATE)
     )
     file_io.mkdirs(directory)
     write_acid_version_file(file_io, directory)

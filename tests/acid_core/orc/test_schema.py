@@ -42,7 +42,10 @@ ACID5K = HIVE_REAL / "orc_acid5k" / "delta_0000012_0000012_0000" / "bucket_00000
 IMPALA_LOWER = HIVE_REAL / "impala_compacted_no_acid_version" / "base_0000001" / "bucket_00000"
 PLAIN_IN_DELTA = HIVE_REAL / "trino_plain_file_in_delta" / "delta_0000001_0000001_0000" / "bucket_00000"
 NATION_DELETE = (
-    HIVE_REAL / "trino_original_file_with_delete_delta" / "delete_delta_10000001_10000001_0000" / "bucket_00000"
+    HIVE_REAL
+    / "trino_original_file_with_delete_delta"
+    / "delete_delta_10000001_10000001_0000"
+    / "bucket_00000"
 )
 
 
@@ -61,12 +64,21 @@ def test_operation_codes_are_hives():
 
 def test_event_column_names_are_hives_in_field_order():
     # OrcRecordUpdater.OPERATION=0 ... ROW=5 and the *_FIELD_NAME constants
-    assert EVENT_COLUMN_NAMES == ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+    assert EVENT_COLUMN_NAMES == (
+        "operation",
+        "originalTransaction",
+        "bucket",
+        "rowId",
+        "currentTransaction",
+        "row",
+    )
 
 
 def test_row_id_virtual_column_is_writeid_bucketid_rowid():
     assert ROW_ID_COLUMN == "row__id"
-    assert pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("rowid", pa.int64())]) == ROW_ID_TYPE
+    assert (
+        pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("rowid", pa.int64())]) == ROW_ID_TYPE
+    )
 
 
 # --- Hive type strings --------------------------------------------------------------------------------
@@ -143,7 +155,19 @@ def test_parse_hive_type_error_message_is_complete():
 
 
 _PRIMITIVE_TEXTS = st.sampled_from(
-    ["tinyint", "smallint", "int", "bigint", "boolean", "float", "double", "string", "date", "timestamp", "binary"]
+    [
+        "tinyint",
+        "smallint",
+        "int",
+        "bigint",
+        "boolean",
+        "float",
+        "double",
+        "string",
+        "date",
+        "timestamp",
+        "binary",
+    ]
 )
 _PARAMETRIZED = st.one_of(
     st.integers(1, 65535).map(lambda n: f"varchar({n})"),
@@ -154,9 +178,9 @@ _FIELD_NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True)
 
 
 def _compound(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    structs = st.lists(st.tuples(_FIELD_NAMES, children), min_size=1, max_size=4, unique_by=lambda f: f[0]).map(
-        lambda fields: "struct<" + ",".join(f"{n}:{t}" for n, t in fields) + ">"
-    )
+    structs = st.lists(
+        st.tuples(_FIELD_NAMES, children), min_size=1, max_size=4, unique_by=lambda f: f[0]
+    ).map(lambda fields: "struct<" + ",".join(f"{n}:{t}" for n, t in fields) + ">")
     return st.one_of(
         children.map(lambda t: f"array<{t}>"),
         st.tuples(_PRIMITIVE_TEXTS, children).map(lambda kv: f"map<{kv[0]},{kv[1]}>"),
@@ -263,7 +287,9 @@ def test_row_type_from_orc_of_real_hive_files(path, columns):
 
 
 def test_row_type_from_orc_of_a_non_struct_raises():
-    with pytest.raises(InvalidSchemaError, match=r"Invalid schema 'int': a int type; expected struct<name:type,...>"):
+    with pytest.raises(
+        InvalidSchemaError, match=r"Invalid schema 'int': a int type; expected struct<name:type,...>"
+    ):
         RowType.from_orc("int")
 
 
@@ -295,14 +321,23 @@ def test_is_acid_event_schema_of_real_files(path, expected):
 
 
 def _schema(names, types=None):
-    types = types or [pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64(), pa.struct([("a", pa.int32())])]
+    types = types or [
+        pa.int32(),
+        pa.int64(),
+        pa.int32(),
+        pa.int64(),
+        pa.int64(),
+        pa.struct([("a", pa.int32())]),
+    ]
     return pa.schema([pa.field(n, t) for n, t in zip(names, types, strict=True)])
 
 
 @pytest.mark.parametrize(
     "schema",
     [
-        _schema(["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"], [pa.int32()] * 5),
+        _schema(
+            ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"], [pa.int32()] * 5
+        ),
         _schema(["operation", "bucket", "originalTransaction", "rowId", "currentTransaction", "row"]),
         _schema(
             ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row"],
