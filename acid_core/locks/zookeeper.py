@@ -281,6 +281,7 @@ class KazooLockManager:
     ) -> tuple[LockHandle | None, list[LockInfo]]:
         created: list[str] = []
         acquired_at = _now()
+        session = self._client.client_id
         data = json.loads(state.data)
         data["acquired_at"] = acquired_at.isoformat()
         try:
@@ -310,6 +311,12 @@ class KazooLockManager:
         handle = LockHandle(state.planned, holder=holder, txn_id=txn_id, acquired_at=acquired_at)
         with self._guard:
             self._held[handle.handle_id] = (handle, created)
+        if self._client.client_id != session:
+            # The session was replaced while we were creating nodes (LOST fired before the handle
+            # was registered): the nodes are gone, so the handle must not look alive.
+            with self._guard:
+                self._held.pop(handle.handle_id, None)
+            handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired while locking")
         return handle, []
 
     def _create(self, prefix: str, data: bytes, token: str) -> str:
