@@ -86,6 +86,11 @@ class BucketCodec(StrEnum):
             if bucket_id < 0:
                 raise InvalidBucketPropertyError(bucket_id, "bucket ID must be >= 0")
             return bucket_id
+        if statement_id < -1:
+            # AcidOutputFormat.Options.statementId accepts -1 ("no statement") and up, nothing lower.
+            raise InvalidBucketPropertyError(
+                statement_id, f"statement ID out of range; expected -1 (none) or 0..{MAX_STATEMENT_ID}"
+            )
         statement_id = max(0, statement_id)
         if not 0 <= bucket_id <= MAX_BUCKET_ID:
             raise InvalidBucketPropertyError(

@@ -10,6 +10,7 @@ A snapshot says which IDs a reader may see::
 
     ValidWriteIdList string:  "<db.table>:<hwm>:<minOpen>:<open,..>:<aborted,..>"  e.g. "db.t:7:5:5:3"
     ValidTxnList string:      "<hwm>:<minOpen>:<open,..>:<aborted,..>"              e.g. "7:5:5:3"
+                              (Hive 4 writes runs of 5+ consecutive IDs as "a-b": "20:9:9-13:")
     minOpen is Long.MAX_VALUE (9223372036854775807) when nothing is open.
 
 An ID is valid iff it is <= the high watermark and is neither open nor aborted. Range queries
@@ -31,8 +32,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from acid_core.errors import InvalidWriteIdListError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "LONG_MAX",
@@ -96,6 +101,26 @@ def _join(values: tuple[int, ...]) -> str:
     return ",".join(str(v) for v in values)
 
 
+_MIN_RANGE_LENGTH = 5  # ValidReadTxnList.MIN_RANGE_LENGTH
+
+
+def _join_ranges(values: tuple[int, ...]) -> str:
+    # ValidReadTxnList.writeTxnRange (Hive 4): runs of >= 5 consecutive IDs become "min-max".
+    parts: list[str] = []
+    start = 0
+    while start < len(values):
+        end = start
+        while end + 1 < len(values) and values[end + 1] == values[end] + 1:
+            end += 1
+        low, high = values[start], values[end]
+        if low + _MIN_RANGE_LENGTH - 1 > high:
+            parts.extend(str(v) for v in values[start : end + 1])
+        else:
+            parts.append(f"{low}-{high}")
+        start = end + 1
+    return ",".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     high_watermark: int = LONG_MAX
@@ -113,9 +138,9 @@ class _Snapshot:
     def _is_valid(self, value: int) -> bool:
         return value <= self.high_watermark and not _is_member(self.exceptions, value)
 
-    def _format_tail(self) -> str:
+    def _format_tail(self, join: Callable[[tuple[int, ...]], str] = _join) -> str:
         min_open = LONG_MAX if self.min_open_id is None else self.min_open_id
-        return f"{self.high_watermark}:{min_open}:{_join(self.open_ids)}:{_join(self.aborted_ids)}"
+        return f"{self.high_watermark}:{min_open}:{join(self.open_ids)}:{join(self.aborted_ids)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +167,8 @@ class ValidTxnList(_Snapshot):
         return _range_aborted(self.aborted_ids, self.high_watermark, min_txn_id, max_txn_id)
 
     def to_string(self) -> str:
-        """Hive's ``writeToString``: ``hwm:minOpen:open,..:aborted,..``."""
-        return self._format_tail()
+        """Hive 4's ``writeToString``: ``hwm:minOpen:open,..:aborted,..``, runs of 5+ as ``a-b``."""
+        return self._format_tail(_join_ranges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +264,21 @@ def _parse_id(value: str, text: str, what: str, expected: str) -> int:
     return number
 
 
-def _parse_ids(value: str, text: str, what: str, expected: str) -> tuple[int, ...]:
+def _parse_ids(value: str, text: str, what: str, expected: str, *, ranges: bool = False) -> tuple[int, ...]:
     if not text:
         return ()
-    return tuple(_parse_id(value, part, what, expected) for part in text.split(","))
+    ids: list[int] = []
+    for part in text.split(","):
+        low, dash, high = part.partition("-") if ranges else (part, "", "")
+        if dash and low:
+            first = _parse_id(value, low, what, expected)
+            last = _parse_id(value, high, what, expected)
+            if last < first:
+                raise InvalidWriteIdListError(value, expected, f"{what} range {part!r} is reversed")
+            ids.extend(range(first, last + 1))
+        else:
+            ids.append(_parse_id(value, part, what, expected))
+    return tuple(ids)
 
 
 def _java_split(value: str) -> list[str]:
@@ -258,7 +294,7 @@ _WRITE_ID_FORMAT = "ValidWriteIdList (<db.table>:<hwm>:<minOpenWriteId>:<open,..
 
 
 def _parse_tail(
-    value: str, parts: list[str], expected: str
+    value: str, parts: list[str], expected: str, *, ranges: bool = False
 ) -> tuple[int, int | None, tuple[int, ...], tuple[int, ...]]:
     if len(parts) < 2:
         raise InvalidWriteIdListError(value, expected, "needs at least a high watermark and a min open ID")
@@ -268,8 +304,8 @@ def _parse_tail(
         )
     high_watermark = _parse_id(value, parts[0], "high watermark", expected)
     min_open = _parse_id(value, parts[1], "min open ID", expected)
-    open_ids = _parse_ids(value, parts[2] if len(parts) > 2 else "", "open ID", expected)
-    aborted_ids = _parse_ids(value, parts[3] if len(parts) > 3 else "", "aborted ID", expected)
+    open_ids = _parse_ids(value, parts[2] if len(parts) > 2 else "", "open ID", expected, ranges=ranges)
+    aborted_ids = _parse_ids(value, parts[3] if len(parts) > 3 else "", "aborted ID", expected, ranges=ranges)
     overlap = set(open_ids) & set(aborted_ids)
     if overlap:
         raise InvalidWriteIdListError(value, expected, f"ID {min(overlap)} is both open and aborted")
@@ -287,7 +323,7 @@ def parse_valid_txn_list(value: str) -> ValidTxnList:
     """
     if not value:
         return ValidTxnList()
-    hwm, min_open, open_ids, aborted_ids = _parse_tail(value, _java_split(value), _TXN_FORMAT)
+    hwm, min_open, open_ids, aborted_ids = _parse_tail(value, _java_split(value), _TXN_FORMAT, ranges=True)
     return ValidTxnList(hwm, open_ids, aborted_ids, min_open)
 
 

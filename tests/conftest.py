@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Verbosity, settings
 
 # Service fixtures live in tests/fixtures/<service>.py; each starts its service if it is not running.
 pytest_plugins: list[str] = ["tests.fixtures.hive", "tests.fixtures.postgres", "tests.fixtures.zookeeper"]
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile("debug", max_examples=10, deadline=None, verbosity=2)
+settings.register_profile("debug", max_examples=10, deadline=None, verbosity=Verbosity.verbose)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
