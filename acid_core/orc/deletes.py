@@ -50,6 +50,7 @@ __all__ = [
     "DeleteRegistry",
     "EventChunk",
     "SortMergedDeleteRegistry",
+    "lex_search",
     "normalize_bucket",
 ]
 
@@ -99,8 +100,20 @@ def _sort_unique(chunks: Iterable[EventChunk]) -> EventChunk:
     return o[last], b[last], r[last], h[last]
 
 
-def _lex_search(o: I64, b: I64, r: I64, key: tuple[int, int, int], right: bool) -> int:
-    """The insertion point of ``key`` in lexicographically sorted ``(o, b, r)``."""
+def lex_search(o: I64, b: I64, r: I64, key: tuple[int, int, int], right: bool) -> int:
+    """The insertion point of ``key`` in lexicographically sorted ``(o, b, r)`` (numpy's searchsorted).
+
+    Args:
+        o: first key column, sorted.
+        b: second key column, sorted within equal ``o``.
+        r: third key column, sorted within equal ``(o, b)``.
+        key: the key to look up.
+        right: return the position after equal keys instead of before.
+
+    >>> a = np.array([1, 1, 2], dtype=np.int64)
+    >>> lex_search(a, np.array([5, 6, 5], dtype=np.int64), np.array([0, 0, 0], dtype=np.int64), (1, 6, 0), right=True)
+    2
+    """
     side: Final = "right" if right else "left"
     ko, kb, kr = key
     lo = int(np.searchsorted(o, ko, "left"))
@@ -161,8 +174,8 @@ class ColumnizedDeleteRegistry(DeleteRegistry):
         omin, omax = int(o.min()), int(o.max())
         bmin, bmax = int(b.min()), int(b.max())
         rmin, rmax = int(r.min()), int(r.max())
-        start = _lex_search(self.o, self.b, self.r, (omin, bmin, rmin), right=False)
-        stop = _lex_search(self.o, self.b, self.r, (omax, bmax, rmax), right=True)
+        start = lex_search(self.o, self.b, self.r, (omin, bmin, rmin), right=False)
+        stop = lex_search(self.o, self.b, self.r, (omax, bmax, rmax), right=True)
         if start >= stop:
             return None
         ro, rb, rr, rh = self.o[start:stop], self.b[start:stop], self.r[start:stop], self.h[start:stop]
@@ -220,7 +233,7 @@ class _Stream:
 
     def window(self, low: tuple[int, int, int], high: tuple[int, int, int]) -> EventChunk:
         o, b, r, h = self.buffer
-        cut = _lex_search(o, b, r, low, right=False)
+        cut = lex_search(o, b, r, low, right=False)
         if cut:
             self.buffer = (o[cut:], b[cut:], r[cut:], h[cut:])
         while not self.exhausted and (
@@ -237,11 +250,11 @@ class _Stream:
                 np.concatenate([old, new]) for old, new in zip(self.buffer, chunk, strict=True)
             )
             o, b, r, h = self.buffer
-            cut = _lex_search(o, b, r, low, right=False)
+            cut = lex_search(o, b, r, low, right=False)
             if cut:
                 self.buffer = (o[cut:], b[cut:], r[cut:], h[cut:])
         o, b, r, h = self.buffer
-        stop = _lex_search(o, b, r, high, right=True)
+        stop = lex_search(o, b, r, high, right=True)
         return o[:stop], b[:stop], r[:stop], h[:stop]
 
 

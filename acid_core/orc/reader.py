@@ -47,10 +47,11 @@ Rules (Hive's ``OrcRawRecordMerger`` and ``VectorizedOrcAcidRowBatchReader``):
 
 Output: the row columns (projected with ``columns``) and, with ``with_row_id``, a first column
 ``row__id`` of type ``struct<writeid:bigint, bucketid:int, rowid:bigint>`` holding the stored
-(not normalized) bucket property. Batches come bucket by bucket, not in global row-ID order.
+(not normalized) bucket property. Batches come bucket by bucket, or with ``ordered=True`` in
+Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
 Invariants: peak memory is the delete registry plus one stripe per open file, whatever the table
-size; the result equals applying the history's events in write-ID order to a dictionary.
+size (``ordered`` adds one stripe per data file); the result equals applying the history's events in write-ID order to a dictionary.
 Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
 ``NoSuchColumnError`` (projection), ``StorageError`` (missing directory or unreadable original
@@ -60,6 +61,7 @@ Concurrency: reads only; a file deleted by a cleaner during the scan raises ``St
 
 from __future__ import annotations
 
+import heapq
 import io
 import posixpath
 import struct
@@ -82,6 +84,7 @@ from acid_core.orc.deletes import (
     DeleteRegistry,
     EventChunk,
     SortMergedDeleteRegistry,
+    lex_search,
     normalize_bucket,
 )
 from acid_core.orc.schema import (
@@ -587,6 +590,31 @@ def _file_columns(opened: _OpenFile, positions: tuple[int, ...], need_operation:
     return columns
 
 
+_Keyed = tuple[pa.RecordBatch, "I64", "I64", "I64"]
+"""An output batch with its rows' (writeid, bucket as stored, rowid) keys."""
+
+
+class _Head:
+    """One file's position in the ordered merge."""
+
+    def __init__(self, batches: Iterator[_Keyed]) -> None:
+        self.batches = batches
+        self.batch: pa.RecordBatch = pa.RecordBatch.from_pylist([])
+        self.o = self.b = self.r = np.empty(0, dtype=np.int64)
+        self.position = 0
+
+    def advance(self) -> bool:
+        for batch, o, b, r in self.batches:
+            if o.size:
+                self.batch, self.o, self.b, self.r, self.position = batch, o, b, r, 0
+                return True
+        return False
+
+    def key(self) -> tuple[int, int, int]:
+        at = self.position
+        return int(self.o[at]), int(self.b[at]), int(self.r[at])
+
+
 class _Scanner:
     def __init__(
         self,
@@ -601,25 +629,56 @@ class _Scanner:
         self.output, self.registry, self.limit = output, registry, limit
         self.original_rows: dict[int, int] = {}
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
+    def batches(self, ordered: bool) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
         try:
             if remaining is not None and remaining <= 0:
                 return
-            for data_file in self.plan.data_files:
-                for batch in self._file_batches(data_file):
-                    if remaining is not None:
-                        if batch.num_rows >= remaining:
-                            yield batch.slice(0, remaining)
-                            return
-                        remaining -= batch.num_rows
-                    if batch.num_rows:
-                        yield batch
+            keyed = self._merged() if ordered else self._sequential()
+            for batch, *_ in keyed:
+                if remaining is not None:
+                    if batch.num_rows >= remaining:
+                        yield batch.slice(0, remaining)
+                        return
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
         finally:
             if self.registry is not None:
                 self.registry.close()
 
-    def _file_batches(self, data_file: DataFile) -> Iterator[pa.RecordBatch]:
+    def _sequential(self) -> Iterator[_Keyed]:
+        for data_file in self.plan.data_files:
+            yield from self._file_batches(data_file)
+
+    def _merged(self) -> Iterator[_Keyed]:
+        """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
+        heads: list[_Head] = []
+        heap: list[tuple[tuple[int, int, int], int]] = []
+        for data_file in self.plan.data_files:
+            head = _Head(self._file_batches(data_file))
+            if head.advance():
+                heads.append(head)
+                heapq.heappush(heap, (head.key(), len(heads) - 1))
+        while heap:
+            _, index = heapq.heappop(heap)
+            head = heads[index]
+            if heap:
+                o, b, r = head.o[head.position :], head.b[head.position :], head.r[head.position :]
+                count = max(1, lex_search(o, b, r, heap[0][0], right=True))
+            else:
+                count = head.o.size - head.position
+            start, head.position = head.position, head.position + count
+            yield (
+                head.batch.slice(start, count),
+                head.o[start : head.position],
+                head.b[start : head.position],
+                head.r[start : head.position],
+            )
+            if head.position < head.o.size or head.advance():
+                heapq.heappush(heap, (head.key(), index))
+
+    def _file_batches(self, data_file: DataFile) -> Iterator[_Keyed]:
         opened = _OpenFile(self.file_io, data_file)
         try:
             if data_file.kind is FileKind.ORIGINAL:
@@ -629,7 +688,7 @@ class _Scanner:
         finally:
             opened.close()
 
-    def _original_batches(self, opened: _OpenFile) -> Iterator[pa.RecordBatch]:
+    def _original_batches(self, opened: _OpenFile) -> Iterator[_Keyed]:
         bucket = opened.data_file.bucket_id
         offset = self.original_rows.get(bucket, 0)
         # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
@@ -647,7 +706,7 @@ class _Scanner:
             keep = None if hidden is None else ~hidden
             yield self._emit(opened, batch, positions, keep, (o, b, r))
 
-    def _event_batches(self, opened: _OpenFile) -> Iterator[pa.RecordBatch]:
+    def _event_batches(self, opened: _OpenFile) -> Iterator[_Keyed]:
         need_operation = opened.may_hold_non_inserts()
         positions = self.output.needed_positions()
         columns = _file_columns(opened, positions, need_operation)
@@ -681,11 +740,12 @@ class _Scanner:
         positions: tuple[int, ...],
         keep: npt.NDArray[np.bool_] | None,
         key: tuple[I64, I64, I64],
-    ) -> pa.RecordBatch:
+    ) -> _Keyed:
         output = self.output
         if keep is not None:
             if not keep.any():
-                return _empty_batch(output.schema)
+                empty = np.empty(0, dtype=np.int64)
+                return _empty_batch(output.schema), empty, empty, empty
             batch = batch.filter(pa.array(keep))
             key = (key[0][keep], key[1][keep], key[2][keep])
         arrays = _row_columns(opened, batch, output, positions)
@@ -708,7 +768,7 @@ class _Scanner:
                 fields=list(_ROW_ID_FIELDS),
             )
             columns.insert(0, row_id)
-        return pa.RecordBatch.from_arrays(columns, schema=output.schema)
+        return pa.RecordBatch.from_arrays(columns, schema=output.schema), key[0], key[1], key[2]
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -736,6 +796,7 @@ def scan(
     limit: int | None = None,
     schema: pa.Schema | None = None,
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
+    ordered: bool = False,
 ) -> pa.RecordBatchReader:
     """Merge-on-read of a table or partition at a snapshot, as a stream of Arrow batches.
 
@@ -753,6 +814,8 @@ def scan(
             Default: the row columns of the newest file.
         delete_events_in_memory: above this many delete events (counted from file footers) the
             sort-merge registry streams them instead of loading them.
+        ordered: return rows in Hive's row-ID order ``(writeid, bucketid, rowid)`` by a k-way
+            merge of the files (one open stripe per file) instead of file by file.
 
     Returns:
         A reader of batches with the output schema (see the module docstring).
@@ -769,7 +832,7 @@ def scan(
     output = _choose_output(row_struct, schema, columns, filter, with_row_id)
     registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory)
     scanner = _Scanner(file_io, plan, write_ids, output, registry, limit)
-    return pa.RecordBatchReader.from_batches(output.schema, scanner.batches())
+    return pa.RecordBatchReader.from_batches(output.schema, scanner.batches(ordered))
 
 
 def scan_table(
@@ -784,6 +847,7 @@ def scan_table(
     limit: int | None = None,
     schema: pa.Schema | None = None,
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
+    ordered: bool = False,
 ) -> pa.Table:
     """``scan`` collected into one ``pyarrow.Table`` (the whole result in memory).
 
@@ -804,5 +868,6 @@ def scan_table(
         limit=limit,
         schema=schema,
         delete_events_in_memory=delete_events_in_memory,
+        ordered=ordered,
     )
     return reader.read_all()

@@ -215,3 +215,22 @@ def test_scan_registries_agree_on_many_files_and_buckets(tmp_path, in_memory):
     expected -= {w * 1000 + (b - B0 >> 16) * 100 + i for w, b, i in doomed}
     table = _read(tmp_path, delete_events_in_memory=in_memory)
     assert sorted(table.column("k").to_pylist()) == sorted(expected)
+
+
+def test_scan_ordered_returns_hive_row_id_order_across_files(tmp_path):
+    write_plain(tmp_path / "000001_0", [(100, "o1")])
+    for write_id in (1, 2):
+        for bucket in (0, 1):
+            rows = [(write_id * 10 + bucket * 5 + i, "x") for i in range(3)]
+            write_events(
+                tmp_path / f"delta_{write_id:07d}_{write_id:07d}_0000/bucket_{bucket:05d}",
+                inserts(write_id, bucket, rows),
+            )
+    write_events(tmp_path / "delete_delta_0000003_0000003_0000/bucket_00001", deletes(3, [(1, B1, 1)]))
+    table = _read(tmp_path, with_row_id=True, ordered=True)
+    got = [tuple(r["row__id"].values()) for r in table.to_pylist()]
+    expected = [(0, B1, 0)] + [
+        (w, b, i) for w in (1, 2) for b in (B0, B1) for i in range(3) if (w, b, i) != (1, B1, 1)
+    ]
+    assert got == expected
+    assert _read(tmp_path, ordered=True, limit=2).column("k").to_pylist() == [100, 10]
