@@ -871,7 +871,7 @@ def _is_sqlite_memory(url: sa.URL) -> bool:
 
 def _create_engine(url: sa.URL) -> Engine:
     if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_pre_ping=True, isolation_level="READ COMMITTED")
+        return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
     memory = _is_sqlite_memory(url)
     if memory:
         engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
@@ -1300,7 +1300,10 @@ class SqlMetastore:
             .where(NextWriteId.database == database, NextWriteId.table == table)
             .with_for_update()
         )
-        if next_write_id is None:  # a table created before its counter existed
+        if next_write_id is None:
+            # create_table makes the counter and drop_table removes it, so this is a missing table
+            # (raises), or one whose counter was lost: start it as Hive does, at 1.
+            self._table_row(s, database, table)
             next_write_id = 1
             s.add(NextWriteId(database=database, table=table, next_write_id=2))
         else:
@@ -1318,7 +1321,6 @@ class SqlMetastore:
         database, name = split_table_name(table)
         with self._transaction("allocate_write_id") as s:
             self._lock_open_txn(s, txn_id, "allocate a write ID in")
-            self._table_row(s, database, name)
             return self._allocate(s, txn_id, database, name)
 
     def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
@@ -1392,13 +1394,15 @@ class SqlMetastore:
                 return  # Hive: a repeated commit is a retry; succeed quietly
             if txn.state == _ABORTED:
                 raise TxnNotOpenError(txn_id, TxnState.ABORTED.value, "commit")
-            footprint = s.execute(
-                select(
-                    TxnComponent.database, TxnComponent.table, TxnComponent.partition, TxnComponent.operation
-                )
-                .where(TxnComponent.txn_id == txn_id, TxnComponent.operation.in_(_UPDATE_DELETE_CODES))
-                .distinct()
-            ).all()
+            components = s.scalars(select(TxnComponent).where(TxnComponent.txn_id == txn_id)).all()
+            footprint = sorted(
+                {
+                    (c.database, c.table, c.partition, c.operation)
+                    for c in components
+                    if c.operation in _UPDATE_DELETE_CODES
+                },
+                key=lambda item: (item[0], item[1], item[2] or "", item[3]),
+            )
             commit_id: int | None = None
             if txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY] and footprint:
                 commit_id = self._next_txn_id_locked(s) - 1
@@ -1423,7 +1427,7 @@ class SqlMetastore:
             elif txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
                 commit_id = self._next_txn_id_locked(s) - 1
             if conflict is None:
-                self._complete_txn(s, txn_id, "Y" if footprint else "N", now_ms)
+                self._complete_txn(s, txn_id, components, "Y" if footprint else "N", now_ms)
                 if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION] and commit_id is not None:
                     # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata records the cleaner's
                     # rule data at commit. Hive 4 stores the high watermark there; we store the next
@@ -1475,8 +1479,9 @@ class SqlMetastore:
         return None
 
     @staticmethod
-    def _complete_txn(s: Session, txn_id: int, update_delete: str, now_ms: int) -> None:
-        components = s.scalars(select(TxnComponent).where(TxnComponent.txn_id == txn_id)).all()
+    def _complete_txn(
+        s: Session, txn_id: int, components: Sequence[TxnComponent], update_delete: str, now_ms: int
+    ) -> None:
         if components:
             s.execute(
                 insert(CompletedTxnComponent),
@@ -1493,7 +1498,7 @@ class SqlMetastore:
                     for c in components
                 ],
             )
-        s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
+            s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
         s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_COMMITTED))
 
     def abort_txn(self, txn_id: int) -> None:
