@@ -280,7 +280,9 @@ class NoSuchCompactionError(AcidError):
 
     def __init__(self, compaction_id: int) -> None:
         self.compaction_id = compaction_id
-        super().__init__(f"No such compaction {compaction_id!r} in the compaction queue; hint: SHOW COMPACTIONS")
+        super().__init__(
+            f"No such compaction {compaction_id!r} in the compaction queue; hint: SHOW COMPACTIONS"
+        )
 
 
 class CompactionStateError(AcidError):
@@ -365,7 +367,6 @@ class InvalidWriterOptionError(AcidError, ValueError):
     def __init__(self, option: str, value: object, expected: str) -> None:
         self.option, self.value, self.expected = option, value, expected
         super().__init__(f"Invalid ORC writer option {option}={value!r}; expected {expected}")
-
 
 
 class InvalidMetastoreRequestError(AcidError, ValueError):

@@ -16,11 +16,14 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from acid_core.directory import load_directory_state
 from acid_core.fs import LocalFileIO
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 
 def make_partition(root: str, dirs: int, seed: int = 7) -> None:
@@ -33,7 +36,10 @@ def make_partition(root: str, dirs: int, seed: int = 7) -> None:
         if kind < 0.6:
             names = [f"delta_{write_id:07d}_{write_id:07d}_0000"]
         elif kind < 0.9:
-            names = [f"delta_{write_id:07d}_{write_id:07d}_0000", f"delete_delta_{write_id:07d}_{write_id:07d}_0000"]
+            names = [
+                f"delta_{write_id:07d}_{write_id:07d}_0000",
+                f"delete_delta_{write_id:07d}_{write_id:07d}_0000",
+            ]
         else:
             names = [f"delta_{write_id:07d}_{write_id + 9:07d}"]
             write_id += 9
@@ -56,7 +62,9 @@ def best_of(fn: Callable[[], object], repeat: int) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dirs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
@@ -65,20 +73,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         file_io = LocalFileIO()
         committed = ValidWriteIdList(table_name="db.t")
         hwm = 100 + args.dirs
-        busy = parse_valid_write_id_list(f"db.t:{hwm}:{hwm - 50}:{hwm - 50},{hwm - 20}:{','.join(str(i) for i in range(200, 2000, 7))}")
+        busy = parse_valid_write_id_list(
+            f"db.t:{hwm}:{hwm - 50}:{hwm - 50},{hwm - 20}:{','.join(str(i) for i in range(200, 2000, 7))}"
+        )
 
         def baseline() -> object:
             with os.scandir(root) as it:
                 return [(e.name, e.is_dir()) for e in it]
 
-        results: dict[str, list[float]] = {"scandir": [], "state (all committed)": [], "state (open+aborted)": []}
+        results: dict[str, list[float]] = {
+            "scandir": [],
+            "state (all committed)": [],
+            "state (open+aborted)": [],
+        }
         for _ in range(args.repeat):
             results["scandir"].append(best_of(baseline, 1))
-            results["state (all committed)"].append(best_of(lambda: load_directory_state(file_io, root, committed), 1))
-            results["state (open+aborted)"].append(best_of(lambda: load_directory_state(file_io, root, busy), 1))
+            results["state (all committed)"].append(
+                best_of(lambda: load_directory_state(file_io, root, committed), 1)
+            )
+            results["state (open+aborted)"].append(
+                best_of(lambda: load_directory_state(file_io, root, busy), 1)
+            )
         state = load_directory_state(file_io, root, committed)
         base = min(results["scandir"])
-        print(f"partition: {args.dirs} directories; state reads base {state.base} + {len(state.deltas)} deltas")
+        print(
+            f"partition: {args.dirs} directories; state reads base {state.base} + {len(state.deltas)} deltas"
+        )
         for label, times in results.items():
             print(f"{label:24s} {min(times) * 1000:8.1f} ms   ratio {min(times) / base:5.2f}x")
     return 0
