@@ -11,6 +11,7 @@ What each strategy draws::
     valid_write_id_lists()      ValidWriteIdList with disjoint open / aborted IDs <= hwm
     valid_txn_lists()           ValidTxnList, same shape
     partition_listings()        (listing, ValidWriteIdList): a small partition directory
+    partition_cases()           PartitionCase: the same plus _vT suffixes, _metadata_acid and txns
 
 The numbers are kept in the ranges Hive writes (write IDs fit a long, statement and bucket IDs
 Hive's 12-bit BucketCodec fields) so every drawn value is one Hive could produce.
@@ -22,6 +23,7 @@ Errors: none; importing this module needs ``hypothesis`` (a test dependency, not
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
@@ -34,12 +36,15 @@ if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn, SearchStrategy
 
 __all__ = [
+    "COMPACTED_METADATA",
     "MAX_TEST_WRITE_ID",
+    "PartitionCase",
     "acid_dir_names",
     "base_dirs",
     "bucket_files",
     "delta_dirs",
     "original_files",
+    "partition_cases",
     "partition_listings",
     "statement_ids",
     "table_names",
@@ -50,6 +55,7 @@ __all__ = [
 ]
 
 MAX_TEST_WRITE_ID = 10**12
+COMPACTED_METADATA = '{"thisFileVersion":"0","dataFormat":"compacted"}'  # AcidUtils.MetaDataFile
 _MAX_STATEMENT_ID = 4095
 _MAX_BUCKET_ID = 4095
 
@@ -189,3 +195,47 @@ def partition_listings(max_write_id: int = 20) -> SearchStrategy[tuple[list[List
     listing can raise ``NotEnoughHistoryError``.
     """
     return _listing(max_write_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionCase:
+    """Everything ``AcidDirectoryState.from_listing`` takes, for one drawn partition.
+
+    Attributes:
+        listing: the partition's entries.
+        write_ids: the reader's snapshot of the table.
+        txns: the ValidTxnList deciding ``_vT`` visibility.
+        metadata_files: ``_metadata_acid`` texts of the bases marked as compactor output.
+    """
+
+    listing: list[ListingEntry]
+    write_ids: ValidWriteIdList
+    txns: ValidTxnList
+    metadata_files: dict[str, str] = field(default_factory=dict)
+
+
+@st.composite
+def _partition_case(draw: DrawFn, max_write_id: int, max_txn_id: int) -> PartitionCase:
+    listing, write_ids = draw(partition_listings(max_write_id))
+    txns = draw(valid_txn_lists(max_high_watermark=max_txn_id))
+    visibility = st.just(0) | st.integers(min_value=1, max_value=max_txn_id + 2)
+    entries: list[ListingEntry] = []
+    metadata: dict[str, str] = {}
+    for entry in listing:
+        name = entry.path
+        if entry.is_dir and name.startswith(("base_", "delta_", "delete_delta_")):
+            suffix = draw(visibility)
+            if suffix:
+                name = f"{name}_v{suffix:07d}"
+            elif name.startswith("base_") and draw(st.booleans()):
+                metadata[name] = COMPACTED_METADATA
+        entries.append(ListingEntry(name, entry.is_dir, entry.size))
+    return PartitionCase(entries, write_ids, txns, metadata)
+
+
+def partition_cases(max_write_id: int = 20, max_txn_id: int = 30) -> SearchStrategy[PartitionCase]:
+    """Partitions with ``_vT`` suffixes (compactor output), ``_metadata_acid`` markers and a txn list.
+
+    Unlike ``partition_listings``, a drawn case may raise ``NotEnoughHistoryError``.
+    """
+    return _partition_case(max_write_id, max_txn_id)

@@ -10,8 +10,15 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from acid_core.errors import InvalidPathError
-from acid_core.paths import BaseDir, DeltaDir, parse_delta_dir
+from acid_core.errors import InvalidPathError, NotEnoughHistoryError
+from acid_core.paths import (
+    BaseDir,
+    DeltaDir,
+    is_acid_dir_name,
+    parse_acid_dir,
+    parse_base_dir,
+    parse_delta_dir,
+)
 from acid_core.state import AcidDirectoryState, ListingEntry, is_compacted_metadata
 from acid_core.testing import strategies as acid_st
 from acid_core.testing.builders import make_listing, make_listing_from_files, make_write_id_list
@@ -346,7 +353,7 @@ def test_aborted_write_ids_are_never_read(listing_and_snapshot):
         assert name not in state.deltas
         assert name != state.base
     if state.base is not None:
-        assert not write_ids.is_write_id_aborted(BaseDir(int(state.base.split("_")[1])).write_id)
+        assert not write_ids.is_write_id_aborted(parse_base_dir(state.base).write_id)
 
 
 @given(acid_st.partition_listings())
@@ -354,7 +361,7 @@ def test_every_visible_write_id_in_a_listed_delta_is_read(listing_and_snapshot):
     """No lost rows: a committed write ID found in any delta is covered by the base or a read delta."""
     listing, write_ids = listing_and_snapshot
     state = AcidDirectoryState.from_listing(listing, write_ids)
-    base_id = None if state.base is None else int(state.base.split("_")[1])
+    base_id = None if state.base is None else parse_base_dir(state.base).write_id
     read = [parse_delta_dir(name) for name in state.deltas]
     for entry in listing:
         if not entry.is_dir or not entry.path.startswith(("delta_", "delete_delta_")):
@@ -386,3 +393,36 @@ def test_result_does_not_depend_on_listing_order(listing_and_snapshot):
     forward = AcidDirectoryState.from_listing(listing, write_ids)
     backward = AcidDirectoryState.from_listing(list(reversed(listing)), write_ids)
     assert forward == backward
+
+
+@given(acid_st.partition_cases())
+def test_visibility_and_metadata_keep_the_partition(case):
+    """With _vT suffixes and _metadata_acid markers: still one place per name, or not enough history."""
+    try:
+        state = AcidDirectoryState.from_listing(
+            case.listing, case.write_ids, case.txns, metadata_files=case.metadata_files
+        )
+    except NotEnoughHistoryError:
+        # only compactor output (a _v suffix or a _metadata_acid marker) erases history
+        assert any(
+            entry.path.startswith("base_") and ("_v" in entry.path or entry.path in case.metadata_files)
+            for entry in case.listing
+        )
+        return
+    placed = [
+        *([] if state.base is None else [state.base]),
+        *state.deltas,
+        *state.obsolete,
+        *state.aborted,
+        *_top_level(state.original_files),
+        *state.original_directories,
+        *state.ignored,
+    ]
+    assert sorted(placed) == sorted(entry.path for entry in case.listing if "/" not in entry.path)
+    for name in [*state.deltas, *([] if state.base is None else [state.base])]:
+        visibility = parse_acid_dir(name).visibility_txn_id
+        assert visibility == 0 or case.txns.is_txn_valid(visibility), name  # AcidUtils.isDirUsable
+    for entry in case.listing:
+        visibility = parse_acid_dir(entry.path).visibility_txn_id if is_acid_dir_name(entry.path) else 0
+        if visibility and case.txns.is_txn_aborted(visibility):
+            assert entry.path in state.aborted
