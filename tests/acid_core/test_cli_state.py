@@ -34,13 +34,13 @@ PARTITION = [
 
 
 @pytest.fixture
-def partition(tmp_path) -> Path:
+def partition(tmp_path: Path) -> Path:
     root = tmp_path / "warehouse" / "db.db" / "t" / "p=1"
     write_partition_tree(LocalFileIO(), str(root), PARTITION)
     return root
 
 
-def _run(capsys, *argv):
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -135,7 +135,7 @@ def test_table_lists_every_role(capsys, partition):
     code, out, err = _run(capsys, "state", str(partition), "--write-ids", "db.t:5:5:5:4")
     assert (code, err) == (0, "")
     assert f"ACID state of {partition}" in out
-    rows = {}
+    rows: dict[str, list[str]] = {}
     for line in out.splitlines():
         cells = [cell.strip() for cell in line.strip("│┃|").split("│") if cell.strip()]
         if len(cells) == 2:
@@ -158,7 +158,7 @@ def test_table_of_empty_directory(capsys, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 
-def _error_tree(tmp_path, paths):
+def _error_tree(tmp_path: Path, paths: list[str]) -> str:
     root = tmp_path / "bad"
     write_partition_tree(LocalFileIO(), str(root), paths)
     return str(root)
@@ -222,13 +222,13 @@ def test_usage_error_exits_2(capsys):
 # --------------------------------------------------------------------------------------------
 
 
-def _env():
+def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
 
-def _process(*argv):
+def _process(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=_env(), timeout=60, check=False)
 
 
@@ -244,7 +244,7 @@ def test_python_dash_m_json_and_error(partition, tmp_path):
     assert "Traceback" not in failed.stderr
 
 
-def _console_scripts():
+def _console_scripts() -> list[Path]:
     """The installed ``acidflow`` scripts: next to this interpreter, on PATH, in the repo's .venv."""
     found = {Path(sys.executable).parent / "acidflow", REPO / ".venv" / "bin" / "acidflow"}
     on_path = shutil.which("acidflow")

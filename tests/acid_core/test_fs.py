@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow.fs as pa_fs
 import pytest
@@ -16,6 +17,10 @@ import pytest
 from acid_core.errors import StorageError
 from acid_core.fs import FileInfo, FileIO, LocalFileIO, PyArrowFileIO, file_io_for
 from acid_core.testing.builders import write_partition_tree
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 
 @dataclass
@@ -27,15 +32,15 @@ class Store:
         return self.file_io.join(self.root, *parts)
 
 
-def _local(tmp_path) -> Store:
+def _local(tmp_path: Path) -> Store:
     return Store(LocalFileIO(), str(tmp_path / "root"))
 
 
-def _pyarrow_local(tmp_path) -> Store:
+def _pyarrow_local(tmp_path: Path) -> Store:
     return Store(PyArrowFileIO(pa_fs.LocalFileSystem()), str(tmp_path / "root"))
 
 
-def _pyarrow_mock(tmp_path) -> Store:
+def _pyarrow_mock(tmp_path: Path) -> Store:
     return Store(PyArrowFileIO(pa_fs._MockFileSystem()), "warehouse/db/t")
 
 
@@ -43,13 +48,13 @@ _FILE_IO_FACTORIES = {"local": _local, "pyarrow-local": _pyarrow_local, "pyarrow
 
 
 @pytest.fixture(params=list(_FILE_IO_FACTORIES), ids=list(_FILE_IO_FACTORIES))
-def store(request, tmp_path) -> Store:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     made = _FILE_IO_FACTORIES[request.param](tmp_path)
     made.file_io.mkdirs(made.root)
     return made
 
 
-def _names(infos):
+def _names(infos: Iterable[FileInfo]) -> list[str]:
     return sorted(info.name for info in infos)
 
 

@@ -7,6 +7,8 @@ names) and the invariants every result must satisfy.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from hypothesis import given
 
@@ -22,13 +24,18 @@ from acid_core.paths import (
 from acid_core.state import AcidDirectoryState, ListingEntry, is_compacted_metadata
 from acid_core.testing import strategies as acid_st
 from acid_core.testing.builders import make_listing, make_listing_from_files, make_write_id_list
-from acid_core.writeids import LONG_MAX, ValidWriteIdList, parse_valid_txn_list
+from acid_core.writeids import LONG_MAX, ValidTxnList, ValidWriteIdList, parse_valid_txn_list
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 EVERYTHING = ValidWriteIdList()  # Hive's new ValidReaderWriteIdList(): every write ID valid
 MAX = str(LONG_MAX)
 
 
-def _state(*names, write_ids=EVERYTHING, txns=None, **kwargs):
+def _state(
+    *names: str, write_ids: ValidWriteIdList = EVERYTHING, txns: ValidTxnList | None = None, **kwargs: Any
+) -> AcidDirectoryState:
     return AcidDirectoryState.from_listing(make_listing(*names), write_ids, txns, **kwargs)
 
 
@@ -319,7 +326,7 @@ def test_empty_listing_is_empty_state():
 # --------------------------------------------------------------------------------------------
 
 
-def _top_level(names):
+def _top_level(names: Iterable[str]) -> list[str]:
     return [name for name in names if "/" not in name]
 
 

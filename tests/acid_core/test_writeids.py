@@ -432,7 +432,7 @@ def test_txn_range_queries(low, high, valid, aborted):
 # --------------------------------------------------------------------------------------------
 
 
-def _hive_range_valid(write_ids, low, high):
+def _hive_range_valid(write_ids: ValidWriteIdList, low: int, high: int) -> RangeResponse:
     """ValidReaderWriteIdList.isWriteIdRangeValid, transcribed as a plain loop (the model)."""
     exceptions = sorted(write_ids.open_ids + write_ids.aborted_ids)
     if low > write_ids.high_watermark:
@@ -445,7 +445,7 @@ def _hive_range_valid(write_ids, low, high):
     return NONE if count == high - low + 1 else SOME
 
 
-def _hive_range_aborted(write_ids, low, high):
+def _hive_range_aborted(write_ids: ValidWriteIdList, low: int, high: int) -> RangeResponse:
     """ValidReaderWriteIdList.isWriteIdRangeAborted as a plain loop."""
     if write_ids.high_watermark < low:
         return NONE
