@@ -167,6 +167,16 @@ HIVE_CASES = [
         deltas=(),
     ),
     HiveCase(
+        "testRecursiveDirListingIsNotReusedWhenSnapshotFalse",  # Hive 3.1: same layout, same answer
+        files=("base_0/bucket_0", "base_0/_orc_acid_version"),
+        write_ids="",
+        txns=ALL_TXNS_1000,
+        base="base_0",
+        obsolete=frozenset(),
+        original_files=(),
+        deltas=(),
+    ),
+    HiveCase(
         "testObsoleteOriginals",
         files=("base_10/bucket_0", "base_5/bucket_0", "000000_0", "000001_1"),
         write_ids=f"tbl:150:{MAX}:",
@@ -678,3 +688,26 @@ def test_compacted_base_not_enough_history_with_visibility_suffix():
         "expected a base at or below the snapshot's lowest open write ID; "
         "hint: retry the query, or wait for the compaction that produced the base to be cleaned"
     )
+
+
+def test_not_enough_history_names_the_first_exception_even_if_aborted():
+    # getAcidState: minOpenWriteId in the message is getInvalidWriteIds()[0], the lowest exception,
+    # which here is the aborted write ID 3, not the open write ID 5.
+    with pytest.raises(NotEnoughHistoryError) as info:
+        AcidDirectoryState.from_listing(
+            make_listing_from_files("base_0000010_v0000020/bucket_00000"),
+            parse_valid_write_id_list("default.t:12:5:5:3"),
+        )
+    assert (info.value.high_watermark, info.value.min_open_write_id) == (12, 3)
+    assert str(info.value).startswith("Not enough history available for (12,3). ")
+
+
+def test_not_enough_history_without_exceptions_shows_x():
+    # getAcidState: minOpenWriteId is "x" when there are no exceptions (a base above the watermark)
+    with pytest.raises(NotEnoughHistoryError) as info:
+        AcidDirectoryState.from_listing(
+            make_listing_from_files("base_0000010_v0000020/bucket_00000"),
+            parse_valid_write_id_list(f"default.t:8:{MAX}::"),
+        )
+    assert info.value.min_open_write_id is None
+    assert str(info.value).startswith("Not enough history available for (8,x). ")
