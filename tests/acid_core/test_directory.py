@@ -67,6 +67,9 @@ def test_original_subdirectories_are_listed_recursively(store):
             "000001_0_copy_1",
             "HIVE_UNION_SUBDIR_1/000000_0",
             "HIVE_UNION_SUBDIR_1/nested/000002_0",
+            # AcidUtils.acidHiddenFileFilter applies at every level of an original directory
+            "HIVE_UNION_SUBDIR_1/_SUCCESS",
+            "HIVE_UNION_SUBDIR_1/.staging/000009_0",
             "_SUCCESS",
         ],
         contents={"000000_0": b"", "HIVE_UNION_SUBDIR_1/000000_0": b"abc"},
