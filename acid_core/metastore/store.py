@@ -28,7 +28,7 @@ every later snapshot; ``commit_txn`` of a committed transaction and ``abort_txn`
 are no-ops (Hive's idempotent retries).
 
 Concurrency: every public method is one database transaction and safe to call from many
-processes. SQLite serializes writers (WAL, busy timeout 30 s); PostgreSQL runs at READ COMMITTED
+processes and threads (the in-memory fake serializes its threads on its one connection). SQLite serializes writers (WAL, busy timeout 30 s); PostgreSQL runs at READ COMMITTED
 with row locks in a fixed order (own TXNS row, then NEXT_TXN_ID / NEXT_WRITE_ID) so no deadlock.
 
 Not here: files (writers), locks (``locks``), retries (the shell's RetryPolicy), sleeping (pass
@@ -40,13 +40,14 @@ conflict (the transaction is already aborted when it is raised).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import getpass
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -931,6 +932,10 @@ class SqlMetastore:
         self._shown_url = self._url.render_as_string(hide_password=True)
         self._warehouse = warehouse.rstrip("/") or "/"
         self._clock = clock
+        # An in-memory database is one shared connection (StaticPool): threads take turns on it.
+        self._serialize: contextlib.AbstractContextManager[object] = (
+            threading.RLock() if _is_sqlite_memory(self._url) else contextlib.nullcontext()
+        )
         try:
             self._engine = _create_engine(self._url)
             _upgrade_schema(self._engine)
@@ -963,12 +968,12 @@ class SqlMetastore:
     def _now_ms(self, now: float | None) -> int:
         return _ms(self._clock() if now is None else now)
 
-    @contextmanager
+    @contextlib.contextmanager
     def _transaction(
         self, operation: str, on_integrity_error: Callable[[], AcidError] | None = None
     ) -> Iterator[Session]:
         try:
-            with Session(self._engine, expire_on_commit=False) as session, session.begin():
+            with self._serialize, Session(self._engine, expire_on_commit=False) as session, session.begin():
                 yield session
         except IntegrityError as e:
             if on_integrity_error is None:
@@ -1921,6 +1926,11 @@ class SqlMetastore:
             if ids:
                 s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids)))
             return ids
+
+
+def _conforms_to_port(store: SqlMetastore) -> Metastore:
+    # mypy checks here that SqlMetastore structurally implements the Metastore port.
+    return store
 
 
 class InMemoryMetastore(SqlMetastore):

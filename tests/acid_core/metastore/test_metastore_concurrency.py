@@ -15,13 +15,21 @@ as concurrent writers and the compactor are in production. Expected outcomes (Hi
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import traceback
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from acid_core.errors import CommitConflictError
-from acid_core.metastore import Column, SqlMetastore, TableDefinition, TxnState, WriteOperation
+from acid_core.metastore import (
+    Column,
+    InMemoryMetastore,
+    SqlMetastore,
+    TableDefinition,
+    TxnState,
+    WriteOperation,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,3 +170,52 @@ def test_concurrent_first_open_migrates_once(url):
     assert sorted(txns) == list(range(1, _PROCESSES + 1))
     with SqlMetastore(url) as store:
         assert store.list_databases() == ["default"]
+
+
+_THREAD_PARAMS = [
+    pytest.param("memory", marks=pytest.mark.backend("memory")),
+    *_PARAMS,
+]
+
+
+@pytest.fixture(params=_THREAD_PARAMS)
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path):
+    if request.param == "memory":
+        store = InMemoryMetastore()
+    elif request.param == "sqlite":
+        store = SqlMetastore(f"sqlite:///{tmp_path}/metastore.sqlite")
+    else:
+        store = SqlMetastore(request.getfixturevalue("postgres_schema_url"))
+    store.create_table(TableDefinition("t", (Column("a", "int"),), properties={"transactional": "true"}))
+    yield store
+    store.close()
+
+
+def test_threads_sharing_one_store_race_for_one_commit(shared_store):
+    """8 threads on one store object: unique txn and write IDs, and exactly one UPDATE commits."""
+    opened = threading.Barrier(_PROCESSES)
+    outcomes: list[tuple[int, int, str]] = []
+    errors: list[BaseException] = []
+
+    def race() -> None:
+        try:
+            txn = shared_store.open_txn()
+            write_id = shared_store.add_write_component(txn, "t", None, WriteOperation.UPDATE)
+            opened.wait(timeout=_TIMEOUT_SECONDS)
+            try:
+                shared_store.commit_txn(txn)
+                outcomes.append((txn, write_id, "committed"))
+            except CommitConflictError:
+                outcomes.append((txn, write_id, "conflict"))
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=race) for _ in range(_PROCESSES)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=_TIMEOUT_SECONDS)
+    assert errors == []
+    assert sorted(txn for txn, _, _ in outcomes) == list(range(1, _PROCESSES + 1))
+    assert sorted(w for _, w, _ in outcomes) == list(range(1, _PROCESSES + 1))
+    assert [outcome for _, _, outcome in outcomes].count("committed") == 1
