@@ -131,7 +131,8 @@ def test_json_accepts_file_uri(capsys, partition):
 # --------------------------------------------------------------------------------------------
 
 
-def test_table_lists_every_role(capsys, partition):
+def test_table_lists_every_role(capsys, partition, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")  # rich sizes the table to the terminal; keep names whole
     code, out, err = _run(capsys, "state", str(partition), "--write-ids", "db.t:5:5:5:4")
     assert (code, err) == (0, "")
     assert f"ACID state of {partition}" in out
