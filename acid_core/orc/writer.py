@@ -26,7 +26,10 @@ protobuf merge: the writer holds back the bytes the ORC writer emits on ``close`
 the tail), appends the three items to the footer as one more compression chunk (ZLIB-compressed for
 ZLIB files, an "original" uncompressed chunk, which every ORC reader accepts, for the others),
 rewrites the PostScript's ``footerLength``, and writes the result. Stripes, stripe statistics and
-offsets are untouched.
+offsets are untouched. Arrow has no varchar/char, so for row types that have them the Footer is
+decoded instead and those columns' ORC types become VARCHAR(n)/CHAR(n) (same encoding as STRING);
+top-level char(n) values are padded with spaces as ORC's CHAR writer pads them, and a varchar(n) or
+char(n) value longer than n raises (Hive truncates on INSERT; a file writer must not lose data).
 
 Stripe boundaries (for the key index) are *observed*, not guessed: the ORC C++ writer only flushes
 a stripe at the end of an ``add(batch)`` call, so the writer feeds it slices of at most
@@ -82,10 +85,13 @@ from acid_core.orc.schema import (
     ORIGINAL_TRANSACTION,
     ROW,
     ROW_ID,
+    HiveType,
     RowType,
+    event_orc_type,
     event_schema,
     is_acid_event_schema,
     normalize_event_schema,
+    parse_hive_type,
 )
 from acid_core.paths import ACID_FORMAT_FILE, BaseDir, DeleteDeltaDir, DeltaDir, format_bucket_file
 
@@ -145,8 +151,17 @@ _BUCKET_VERSION_SHIFT: Final = 29
 _PS_FOOTER_LENGTH: Final = 1
 _PS_COMPRESSION: Final = 2
 _FOOTER_METADATA: Final = 5
-_ORC_ZLIB: Final = 1
+_FOOTER_TYPES: Final = 4
+_TYPE_KIND: Final = 1
+_TYPE_MAXIMUM_LENGTH: Final = 4
+# CompressionKind and Type.Kind enum values.
 _ORC_NONE: Final = 0
+_ORC_ZLIB: Final = 1
+_ORC_SNAPPY: Final = 2
+_ORC_LZ4: Final = 4
+_ORC_ZSTD: Final = 5
+_ORC_VARCHAR: Final = 16
+_ORC_CHAR: Final = 17
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -438,6 +453,12 @@ class _EventChecker:
         self.bucket_id = bucket_id
         self.counts = [0, 0, 0]
         self.last_key: RowKey | None = None
+        # Top-level varchar(n)/char(n) row columns: (position, name, type name, n).
+        self.sized_strings = [
+            (position, name, parsed.name, parsed.params[0])
+            for position, (name, text) in enumerate(row_type.columns)
+            if (parsed := parse_hive_type(text)).name in ("varchar", "char")
+        ]
 
     def _fail(self, problem: str, expected: str) -> InvalidEventError:
         return InvalidEventError(self.path, problem, expected)
@@ -467,6 +488,29 @@ class _EventChecker:
         schema = normalize_event_schema(schema)
         _check_row_type(schema.field(ROW).type, self.row_type, "the batch's row column")
         return pa.RecordBatch.from_arrays(batch.columns, schema=schema).cast(self.schema)
+
+    def fit_strings(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Check varchar(n)/char(n) lengths and pad char(n) values with spaces, as ORC's CHAR writer does.
+
+        Hive truncates too long values on INSERT (a SQL cast); a file writer must not lose data
+        silently, so it refuses them. Only top-level row columns are checked and padded.
+        """
+        if not self.sized_strings or batch.num_rows == 0:
+            return batch
+        row = cast("pa.StructArray", batch.column(5))
+        children = row.flatten()
+        for position, name, kind, length in self.sized_strings:
+            strings = cast("pa.StringArray", children[position])
+            longest = pc.max(pc.utf8_length(strings)).as_py()
+            if longest is not None and longest > length:
+                raise self._fail(
+                    f"a value of {longest} characters in {kind}({length}) column {name!r}",
+                    f"at most {length} characters; hint: truncate as Hive's INSERT does before writing",
+                )
+            if kind == "char" and longest is not None:
+                children[position] = pc.utf8_rpad(strings, width=length, padding=" ")
+        padded = pa.StructArray.from_arrays(children, fields=list(row.type), mask=pc.is_null(row))
+        return pa.RecordBatch.from_arrays([*batch.columns[:5], padded], schema=batch.schema)
 
     def check(self, batch: pa.RecordBatch) -> None:
         """Validate one conformed batch and add its operation counts."""
@@ -638,8 +682,118 @@ def _compression_chunks(payload: bytes, compression_kind: int, block_size: int) 
     return bytes(out)
 
 
-def _add_user_metadata(tail: bytes, metadata: Mapping[str, bytes], block_size: int) -> bytes:
-    """Append user metadata items to the Footer at the end of ``tail`` (which holds the whole Footer)."""
+def _decompress_chunk(body: bytes, compression_kind: int, block_size: int) -> bytes:
+    """One compressed ORC chunk's content (at most ``block_size`` bytes)."""
+    if compression_kind == _ORC_ZLIB:
+        return zlib.decompress(body, -15)
+    if compression_kind == _ORC_SNAPPY:  # raw snappy starts with the uncompressed length
+        size, _ = _read_varint(body, 0)
+        return bytes(pa.Codec("snappy").decompress(body, size, asbytes=True))
+    if compression_kind == _ORC_ZSTD:
+        return bytes(pa.Codec("zstd").decompress(body, _zstd_content_size(body), asbytes=True))
+    if compression_kind == _ORC_LZ4:
+        # Raw LZ4 blocks carry no length; decoding fails when the output is too small, so the
+        # smallest size that decodes is the exact size.
+        codec, low, high = pa.Codec("lz4_raw"), 1, block_size
+        while low < high:
+            middle = (low + high) // 2
+            try:
+                codec.decompress(body, middle)
+            except (OSError, pa.ArrowException):
+                low = middle + 1
+            else:
+                high = middle
+        return bytes(codec.decompress(body, low, asbytes=True))
+    raise ValueError(f"unsupported compression kind {compression_kind}")
+
+
+def _zstd_content_size(frame: bytes) -> int:
+    """Frame_Content_Size from a zstd frame header (RFC 8878, section 3.1.1.1)."""
+    descriptor = frame[4]
+    size_flag, single_segment, dictionary_flag = descriptor >> 6, (descriptor >> 5) & 1, descriptor & 3
+    position = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dictionary_flag]
+    width = (1 if single_segment else 0, 2, 4, 8)[size_flag]
+    if width == 0:
+        raise ValueError("zstd frame without a content size")
+    size = int.from_bytes(frame[position : position + width], "little")
+    return size + 256 if width == 2 else size
+
+
+def _decompress_stream(data: bytes, compression_kind: int, block_size: int) -> bytes:
+    if compression_kind == _ORC_NONE:
+        return data
+    out = bytearray()
+    position = 0
+    while position < len(data):
+        header = int.from_bytes(data[position : position + 3], "little")
+        length, original = header >> 1, header & 1
+        body = data[position + 3 : position + 3 + length]
+        out += body if original else _decompress_chunk(body, compression_kind, block_size)
+        position += 3 + length
+    return bytes(out)
+
+
+def _without_length(payload: bytes) -> bytes:
+    length, start = _read_varint(payload, 0)
+    return payload[start : start + length]
+
+
+def _retype_strings(footer: bytes, overrides: Mapping[int, tuple[int, int]]) -> bytes:
+    """The Footer with ``Type.kind``/``maximumLength`` replaced for the given column IDs."""
+    out = bytearray()
+    column = 0
+    for field, wire, payload in _proto_fields(footer):
+        if field == _FOOTER_TYPES and wire == 2:
+            if column in overrides:
+                kind, maximum_length = overrides[column]
+                kept = b"".join(
+                    _varint(f << 3 | w) + p
+                    for f, w, p in _proto_fields(_without_length(payload))
+                    if f not in (_TYPE_KIND, _TYPE_MAXIMUM_LENGTH)
+                )
+                message = (
+                    _varint(_TYPE_KIND << 3)
+                    + _varint(kind)
+                    + kept
+                    + _varint(_TYPE_MAXIMUM_LENGTH << 3)
+                    + _varint(maximum_length)
+                )
+                payload = _varint(len(message)) + message
+            column += 1
+        out += _varint(field << 3 | wire) + payload
+    return bytes(out)
+
+
+def _string_type_overrides(row_type: RowType) -> dict[int, tuple[int, int]]:
+    """ORC column ID (pre-order over the event type) -> (VARCHAR or CHAR kind, length)."""
+    overrides: dict[int, tuple[int, int]] = {}
+    next_id = 0
+
+    def visit(hive_type: HiveType) -> None:
+        nonlocal next_id
+        if hive_type.name in ("varchar", "char"):
+            kind = _ORC_VARCHAR if hive_type.name == "varchar" else _ORC_CHAR
+            overrides[next_id] = (kind, hive_type.params[0])
+        next_id += 1
+        for child in hive_type.children:
+            visit(child)
+
+    visit(parse_hive_type(event_orc_type(row_type)))
+    return overrides
+
+
+def _finish_tail(
+    tail: bytes,
+    metadata: Mapping[str, bytes],
+    block_size: int,
+    type_overrides: Mapping[int, tuple[int, int]],
+) -> bytes:
+    """Add user metadata (and varchar/char types) to the Footer at the end of ``tail``.
+
+    ``tail`` holds at least the whole Footer and PostScript. Without type overrides the Footer
+    stream is left as written and the metadata items are appended as one more chunk (a protobuf
+    merge); with overrides the Footer is decoded, its types rewritten and re-encoded.
+    """
     postscript_length = tail[-1]
     postscript = tail[-1 - postscript_length : -1]
     fields = _proto_fields(postscript)
@@ -647,17 +801,24 @@ def _add_user_metadata(tail: bytes, metadata: Mapping[str, bytes], block_size: i
     footer_length, _ = _read_varint(values[_PS_FOOTER_LENGTH], 0)
     compression_kind, _ = _read_varint(values.get(_PS_COMPRESSION, b"\x00"), 0)
     footer_end = len(tail) - 1 - postscript_length
-    if footer_length > footer_end:
+    footer_start = footer_end - footer_length
+    if footer_start < 0:
         raise ValueError("the footer is not in the held tail")
-    extra = _compression_chunks(_metadata_items(metadata), compression_kind, block_size)
+    if type_overrides:
+        plain = _decompress_stream(tail[footer_start:footer_end], compression_kind, block_size)
+        plain = _retype_strings(plain, type_overrides) + _metadata_items(metadata)
+        footer = _compression_chunks(plain, compression_kind, block_size)
+    else:
+        footer = tail[footer_start:footer_end] + _compression_chunks(
+            _metadata_items(metadata), compression_kind, block_size
+        )
     new_postscript = b"".join(
-        _varint(field << 3 | wire)
-        + (_varint(footer_length + len(extra)) if field == _PS_FOOTER_LENGTH else payload)
+        _varint(field << 3 | wire) + (_varint(len(footer)) if field == _PS_FOOTER_LENGTH else payload)
         for field, wire, payload in fields
     )
     if len(new_postscript) > 255:
         raise ValueError("postscript longer than 255 bytes")
-    return tail[:footer_end] + extra + new_postscript + bytes([len(new_postscript)])
+    return tail[:footer_start] + footer + new_postscript + bytes([len(new_postscript)])
 
 
 class _StripeObservingSink:
@@ -724,6 +885,7 @@ def _write_events(
         for raw in batches:
             batch = checker.conform(raw)
             checker.check(batch)
+            batch = checker.fit_strings(batch)
             for start in range(0, batch.num_rows, _CHUNK_ROWS):
                 chunk = batch.slice(start, _CHUNK_ROWS)
                 before = sink.written
@@ -806,7 +968,11 @@ def write_event_file(
             )
             tail = b"".join(sink.held)
             try:
-                output.write(_add_user_metadata(tail, stats.user_metadata(), _COMPRESSION_BLOCK_SIZE))
+                output.write(
+                    _finish_tail(
+                        tail, stats.user_metadata(), _COMPRESSION_BLOCK_SIZE, _string_type_overrides(row_type)
+                    )
+                )
             except ValueError as e:  # the ORC writer produced a tail we cannot parse: a bug, not input
                 raise AcidError(f"Cannot add ACID metadata to {path!r}: unexpected ORC tail ({e})") from e
         finally:

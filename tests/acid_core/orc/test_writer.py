@@ -8,6 +8,8 @@ own output.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import itertools
 import os
 import random
@@ -575,3 +577,107 @@ def test_existing_file_is_never_overwritten(tmp_path):
     )
     assert path.read_bytes() == b"precious"
     assert _listing(tmp_path) == ["bucket_00000"]
+
+
+# --- every Hive type, varchar/char included -----------------------------------------------------------
+
+ALL_TYPES = RowType.of(
+    [
+        ("ti", "tinyint"),
+        ("si", "smallint"),
+        ("i", "int"),
+        ("bi", "bigint"),
+        ("bo", "boolean"),
+        ("f", "float"),
+        ("d", "double"),
+        ("s", "string"),
+        ("vc", "varchar(10)"),
+        ("c", "char(3)"),
+        ("dec", "decimal(10,2)"),
+        ("dt", "date"),
+        ("ts", "timestamp"),
+        ("bin", "binary"),
+        ("arr", "array<varchar(4)>"),
+        ("m", "map<string,bigint>"),
+        ("st", "struct<x:char(2),y:string>"),
+    ]
+)
+ALL_TYPES_ROW = {
+    "ti": -3,
+    "si": 300,
+    "i": 70000,
+    "bi": 2**40,
+    "bo": True,
+    "f": 1.5,
+    "d": 2.25,
+    "s": "string",
+    "vc": "varchar",
+    "c": "ab",
+    "dec": decimal.Decimal("12345678.91"),
+    "dt": datetime.date(2020, 1, 2),
+    "ts": datetime.datetime(2020, 1, 2, 3, 4, 5, 123456),
+    "bin": b"\x00\x01",
+    "arr": ["ab", "cd"],
+    "m": [("k", 5)],
+    "st": {"x": "q", "y": "y"},
+}
+
+
+@pytest.mark.parametrize("compression", ["none", "zlib", "snappy", "lz4", "zstd"])
+def test_every_hive_type_gets_its_orc_type_and_reads_back(tmp_path, compression):
+    rows = pa.RecordBatch.from_struct_array(pa.array([ALL_TYPES_ROW] * 3, type=ALL_TYPES.to_arrow()))
+    path = tmp_path / "bucket_00000"
+    write_event_file(
+        LocalFileIO(),
+        str(path),
+        [insert_events(rows, write_id=1, bucket_id=0, row_type=ALL_TYPES)],
+        ALL_TYPES,
+        compression=compression,
+    )
+    view = PyorcView(path)
+    # The exact type string Hive would write for this table (varchar/char keep their lengths).
+    assert view.type_string == (
+        "struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,currentTransaction:bigint,"
+        "row:struct<ti:tinyint,si:smallint,i:int,bi:bigint,bo:boolean,f:float,d:double,s:string,"
+        "vc:varchar(10),c:char(3),dec:decimal(10,2),dt:date,ts:timestamp,bin:binary,arr:array<varchar(4)>,"
+        "m:map<string,bigint>,st:struct<x:char(2),y:string>>>"
+    )
+    assert view.compression == ORC_COMPRESSION_KIND[compression]
+    assert view.metadata["hive.acid.stats"] == b"3,0,0"
+    assert view.metadata["hive.acid.key.index"] == b"1,536870912,2;"
+    assert len(view.rows) == 3
+    assert all(event[5] == view.rows[0][5] for event in view.rows)
+    row = view.rows[0][5]
+    expected = dict(ALL_TYPES_ROW, c="ab ")  # char(3) is padded with spaces, as ORC's CHAR writer does
+    assert row[:12] == tuple(expected[name] for name in ALL_TYPES.names[:12])
+    assert row[12].replace(tzinfo=None) == ALL_TYPES_ROW["ts"]
+    assert row[13:] == (b"\x00\x01", ["ab", "cd"], {"k": 5}, ("q", "y"))
+    assert orc.ORCFile(str(path)).read().column("row").to_pylist()[0]["c"] == "ab "
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("vc", "elevenchars", r"a value of 11 characters in varchar\(10\) column 'vc'"),
+        ("c", "four", r"a value of 4 characters in char\(3\) column 'c'"),
+    ],
+    ids=["varchar", "char"],
+)
+def test_too_long_varchar_or_char_raises(tmp_path, column, value, message):
+    rows = pa.RecordBatch.from_struct_array(
+        pa.array([dict(ALL_TYPES_ROW, **{column: value})], type=ALL_TYPES.to_arrow())
+    )
+    with pytest.raises(InvalidEventError, match=message):
+        write_event_file(
+            LocalFileIO(),
+            str(tmp_path / "bucket_00000"),
+            [insert_events(rows, write_id=1, bucket_id=0)],
+            ALL_TYPES,
+        )
+    _assert_nothing_visible(tmp_path)
+
+
+def test_char_columns_of_delete_events_stay_null(tmp_path):
+    deletes = delete_events(([1, 1], [536870912] * 2, [0, 1]), write_id=2, row_type=ALL_TYPES)
+    write_event_file(LocalFileIO(), str(tmp_path / "bucket_00000"), [deletes], ALL_TYPES)
+    assert [event[5] for event in PyorcView(tmp_path / "bucket_00000").rows] == [None, None]
