@@ -21,8 +21,10 @@ partition is being written; an object asked for in both modes is locked in X onl
 
 Adapters: ``InMemoryLockManager`` (threads of one process; the fast fake, and the reference model
 of the contract suite), ``KazooLockManager`` in ``acid_core.locks.zookeeper`` (ZooKeeper, across
-processes and hosts) and ``NoLockManager`` (locking switched off: every acquire is granted and
-nothing is recorded). ``open_lock_manager`` picks one from ``ACIDFLOW_LOCK_MANAGER``.
+processes and hosts), ``SqlLockManager`` in ``acid_core.locks.sql`` (the metastore database:
+SQLite, the embedded default, or PostgreSQL) and ``NoLockManager`` (locking switched off: every
+acquire is granted and nothing is recorded). ``open_lock_manager`` picks one from
+``ACIDFLOW_LOCK_MANAGER``.
 
 Fair mode (``fair=True``, off by default as in Hive): the design notes that a steady stream of
 readers can starve a writer, since each new S request is compatible with the S locks already held.
@@ -68,6 +70,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from acid_core.errors import (
@@ -84,7 +87,10 @@ __all__ = [
     "COMPATIBILITY",
     "DEFAULT_RETRIES",
     "DEFAULT_WAIT_SECONDS",
+    "DEFAULT_WAREHOUSE",
     "LOCK_MANAGER_ENV",
+    "METASTORE_ENV",
+    "WAREHOUSE_ENV",
     "ZOOKEEPER_ENV",
     "InMemoryLockManager",
     "InMemoryLockTable",
@@ -106,6 +112,10 @@ __all__ = [
 
 LOCK_MANAGER_ENV = "ACIDFLOW_LOCK_MANAGER"
 ZOOKEEPER_ENV = "ACIDFLOW_ZOOKEEPER"
+# The metastore's settings (as in acid_core.metastore.cli_lease), for the sql lock manager.
+METASTORE_ENV = "ACIDFLOW_METASTORE"
+WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+DEFAULT_WAREHOUSE = "./warehouse"
 DEFAULT_RETRIES = 10
 DEFAULT_WAIT_SECONDS = 1.0
 MAINTENANCE_SUFFIX = "#maintenance"
@@ -778,13 +788,14 @@ class InMemoryLockManager:
 def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = False) -> LockManager:
     """Build the lock manager chosen by ``ACIDFLOW_LOCK_MANAGER`` (``zookeeper``, ``sql``, ``none``).
 
-    ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. Unset means ``zookeeper``
-    when ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default).
+    ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. ``sql`` uses the
+    metastore database: ``ACIDFLOW_METASTORE`` (a SQLAlchemy URL), else the embedded SQLite file of
+    ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``). Unset means ``zookeeper`` when
+    ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default).
 
     Raises:
-        InvalidLockConfigError: an unknown manager, a missing or malformed ZooKeeper address, or
-            a manager that is not available yet.
-        LockServiceUnavailableError: ZooKeeper cannot be reached.
+        InvalidLockConfigError: an unknown manager, a missing or malformed ZooKeeper address.
+        LockServiceUnavailableError: ZooKeeper or the metastore database cannot be reached.
     """
     env = os.environ if environ is None else environ
     hosts = env.get(ZOOKEEPER_ENV, "").strip()
@@ -806,11 +817,14 @@ def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = 
         manager: LockManager = KazooLockManager(hosts, fair=fair)
         return manager
     if name == "sql":
-        raise InvalidLockConfigError(
-            LOCK_MANAGER_ENV,
-            name,
-            "zookeeper or none",
-            "the sql lock manager is not available yet (it needs the metastore); "
-            f"set {LOCK_MANAGER_ENV}=zookeeper and {ZOOKEEPER_ENV}=host:port",
-        )
+        from acid_core.locks.sql import SqlLockManager  # sqlalchemy is an optional extra
+        from acid_core.metastore import METASTORE_DIR_NAME, default_metastore_url
+
+        url = env.get(METASTORE_ENV, "").strip()
+        if not url:
+            warehouse = Path(env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
+            (warehouse.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
+            url = default_metastore_url(str(warehouse))
+        sql_manager: LockManager = SqlLockManager(url, fair=fair)
+        return sql_manager
     raise InvalidLockConfigError(LOCK_MANAGER_ENV, name, "zookeeper, sql or none")

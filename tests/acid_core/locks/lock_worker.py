@@ -1,9 +1,11 @@
 """A lock client run in its own process (or thread) by the lock contract tests.
 
-    python lock_worker.py hold HOSTS ROOT OBJECT MODE SESSION_TIMEOUT
+    python lock_worker.py hold SPEC OBJECT MODE SESSION_TIMEOUT
         acquire, print "ACQUIRED", then sleep until killed (the kill -9 test)
-    python lock_worker.py workload HOSTS ROOT SEED OPS RETRIES WAIT
+    python lock_worker.py workload SPEC SEED OPS RETRIES WAIT
         a random workload; one JSON line per event on stdout
+
+SPEC is JSON: ``{"kind": "zookeeper", "hosts": ..., "root": ...}`` or ``{"kind": "sql", "url": ...}``.
 
 Timestamps come from ``time.monotonic()``: CLOCK_MONOTONIC on Linux is one clock for every
 process of the machine, so the observer can compare events of different processes. A worker logs
@@ -75,13 +77,23 @@ def run_workload(
         manager.release(handle)
 
 
-def main(argv: list[str]) -> int:
-    from acid_core.locks.zookeeper import KazooLockManager
+def open_manager(spec: str, session_timeout: float = 10.0) -> LockManager:
+    """``{"kind": "zookeeper", "hosts", "root"}`` or ``{"kind": "sql", "url"}`` as JSON."""
+    config = json.loads(spec)
+    if config["kind"] == "zookeeper":
+        from acid_core.locks.zookeeper import KazooLockManager
 
-    command, hosts, root, *rest = argv
+        return KazooLockManager(config["hosts"], root=config["root"], session_timeout=session_timeout)
+    from acid_core.locks.sql import SqlLockManager
+
+    return SqlLockManager(config["url"], session_timeout=session_timeout)
+
+
+def main(argv: list[str]) -> int:
+    command, spec, *rest = argv
     if command == "hold":
         obj, mode, session_timeout = rest
-        manager = KazooLockManager(hosts, root=root, session_timeout=float(session_timeout))
+        manager = open_manager(spec, float(session_timeout))
         manager.acquire(
             [LockRequest(parse_lock_object(obj), parse_lock_mode(mode))], holder="doomed", retries=0
         )
@@ -90,7 +102,7 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "workload":
         seed, ops, retries, wait = rest
-        manager = KazooLockManager(hosts, root=root, session_timeout=10)
+        manager = open_manager(spec)
 
         def log(event: dict[str, object]) -> None:
             print(json.dumps(event), flush=True)

@@ -85,22 +85,42 @@ def test_acquire_with_locking_off_prints_hierarchy(monkeypatch, capsys):
     ]
 
 
-@pytest.fixture
-def zookeeper_env(zookeeper_server, monkeypatch):
+def test_open_lock_manager_sql_defaults_to_the_warehouse_sqlite_file(tmp_path):
+    from acid_core.locks.sql import SqlLockManager
+
+    manager = open_lock_manager({"ACIDFLOW_WAREHOUSE": str(tmp_path / "wh")})
+    try:
+        assert isinstance(manager, SqlLockManager)
+        assert (tmp_path / "wh" / ".acidflow" / "metastore.sqlite").is_file()
+    finally:
+        manager.close()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("zookeeper", marks=pytest.mark.integration("zookeeper")),
+        pytest.param("sql", marks=pytest.mark.backend("sqlite")),
+    ]
+)
+def lock_env(request, monkeypatch, tmp_path):
+    """The environment that selects a real lock manager, for in-process and subprocess runs."""
+    if request.param == "sql":
+        monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "sql")
+        monkeypatch.setenv("ACIDFLOW_METASTORE", f"sqlite:///{tmp_path}/metastore.sqlite")
+        return request.param
+    server = request.getfixturevalue("zookeeper_server")
     chroot = f"/acidflow-cli-test-{uuid.uuid4().hex}"
-    client = KazooClient(hosts=zookeeper_server.hosts)
+    client = KazooClient(hosts=server.hosts)
     client.start(timeout=15)
     client.ensure_path(chroot)
     client.stop()
     client.close()
-    address = f"{zookeeper_server.hosts}{chroot}"
     monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "zookeeper")
-    monkeypatch.setenv("ACIDFLOW_ZOOKEEPER", address)
-    return address
+    monkeypatch.setenv("ACIDFLOW_ZOOKEEPER", f"{server.hosts}{chroot}")
+    return request.param
 
 
-@pytest.mark.integration("zookeeper")
-def test_cli_acquire_hold_show_and_refusal_against_zookeeper(zookeeper_env, capsys):
+def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
     driver = (
         "import argparse, sys\n"
         "from acid_core.locks.cli_lock import add_lock_parser, run_lock\n"

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,7 @@ class Backend:
     name: str
     root: str = ""
     hosts: str = ""
+    url: str = ""
     server: object = None
     shared: InMemoryLockManager | None = None
     managers: list[LockManager] = field(default_factory=list)
@@ -59,38 +61,73 @@ class Backend:
         if self.name == "memory":
             assert self.shared is not None
             manager: LockManager = self.shared.session(fair=fair)
-        else:
+        elif self.name == "zookeeper":
             from acid_core.locks.zookeeper import KazooLockManager
 
             manager = KazooLockManager(self.hosts, root=self.root, fair=fair, session_timeout=10)
+        else:
+            from acid_core.locks.sql import SqlLockManager
+
+            manager = SqlLockManager(self.url, fair=fair, session_timeout=3)
         self.managers.append(manager)
         return manager
 
+    def spec(self) -> str:
+        """The worker processes' JSON description of this lock space (not for memory)."""
+        if self.name == "zookeeper":
+            return json.dumps({"kind": "zookeeper", "hosts": self.hosts, "root": self.root})
+        return json.dumps({"kind": "sql", "url": self.url})
+
     def expire(self, manager: LockManager) -> None:
+        """Make the session of ``manager`` expire, as the service would (not by its own hand)."""
         if isinstance(manager, InMemoryLockManager):
             manager.expire_session()
-        else:
+        elif self.name == "zookeeper":
             self.server.expire_session(manager.client_id)  # type: ignore[attr-defined]
+        else:
+            from acid_core.locks.sql import SqlLockManager
+
+            assert isinstance(manager, SqlLockManager)
+            operator = self.new_manager()
+            operator.end_session(manager.session_id)  # type: ignore[attr-defined]
 
     def close_all(self) -> None:
         for manager in self.managers:
             manager.close()
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("memory", marks=pytest.mark.backend("memory")),
-        pytest.param("zookeeper", marks=pytest.mark.integration("zookeeper")),
-    ]
-)
-def backend(request):
-    if request.param == "memory":
-        b = Backend("memory", shared=InMemoryLockManager())
-    else:
+_PROCESS_BACKENDS = [
+    pytest.param("zookeeper", marks=pytest.mark.integration("zookeeper")),
+    pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),
+    pytest.param("postgres", marks=[pytest.mark.backend("postgres"), pytest.mark.integration("postgres")]),
+]
+_BACKENDS = [pytest.param("memory", marks=pytest.mark.backend("memory")), *_PROCESS_BACKENDS]
+
+
+def _make_backend(request, name: str, tmp_path) -> Backend:
+    if name == "memory":
+        return Backend("memory", shared=InMemoryLockManager())
+    if name == "zookeeper":
         server = request.getfixturevalue("zookeeper_server")
-        b = Backend(
+        return Backend(
             "zookeeper", root=f"/acidflow-test/{uuid.uuid4().hex}/locks", hosts=server.hosts, server=server
         )
+    if name == "sqlite":
+        return Backend("sqlite", url=f"sqlite:///{tmp_path}/metastore.sqlite")
+    return Backend("postgres", url=request.getfixturevalue("postgres_schema_url"))
+
+
+@pytest.fixture(params=_BACKENDS)
+def backend(request, tmp_path):
+    b = _make_backend(request, request.param, tmp_path)
+    yield b
+    b.close_all()
+
+
+@pytest.fixture(params=_PROCESS_BACKENDS)
+def process_backend(request, tmp_path):
+    """The backends whose locks are shared between processes."""
+    b = _make_backend(request, request.param, tmp_path)
     yield b
     b.close_all()
 
@@ -196,7 +233,9 @@ def test_show_prefix_and_extended(backend):
     part = extended["db.t/p=1"]
     assert (part.holder, part.txn_id, part.mode) == ("alice", 7, X)
     assert part.host
-    assert before <= part.acquired_at <= after
+    assert before - timedelta(milliseconds=1) <= part.acquired_at <= after, (
+        "ms precision is enough (SQL stores ms)"
+    )
     assert part.to_dict(extended=True)["txn_id"] == 7
     assert extended["db.u"].holder == "bob"
     assert extended["db.u"].txn_id is None
@@ -386,64 +425,98 @@ WORKERS, OPS, RETRIES, WAIT = 8, 25, 30, 0.02
 
 
 @pytest.mark.slow
-def test_random_concurrent_workload_never_overlaps_incompatible_holders(backend):
-    """8 workers (processes on ZooKeeper, threads in memory) run random S/X sets on a small universe."""
+def test_random_concurrent_workload_in_threads_never_overlaps_incompatible_holders(backend):
+    """8 threads, each its own session, run random S/X sets on a small universe."""
     events: list[dict] = []
-    if backend.name == "memory":
-        guard = threading.Lock()
+    guard = threading.Lock()
 
-        def log(event):
-            with guard:
-                events.append(event)
+    def log(event):
+        with guard:
+            events.append(event)
 
-        threads = [
-            threading.Thread(
-                target=run_workload,
-                args=(backend.new_manager(),),
-                kwargs={
-                    "worker": w,
-                    "seed": w,
-                    "ops": OPS,
-                    "retries": RETRIES,
-                    "wait_seconds": WAIT,
-                    "log": log,
-                },
-            )
-            for w in range(WORKERS)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(90)
-        assert not any(t.is_alive() for t in threads), "deadlock: a worker never finished"
-    else:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(WORKER),
-                    "workload",
-                    backend.hosts,
-                    backend.root,
-                    str(w),
-                    str(OPS),
-                    str(RETRIES),
-                    str(WAIT),
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=REPO,
-            )
-            for w in range(WORKERS)
-        ]
+    threads = [
+        threading.Thread(
+            target=run_workload,
+            args=(backend.new_manager(),),
+            kwargs={"worker": w, "seed": w, "ops": OPS, "retries": RETRIES, "wait_seconds": WAIT, "log": log},
+        )
+        for w in range(WORKERS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert not any(t.is_alive() for t in threads), "deadlock: a worker never finished"
+    counts = _check_history(events, workers=WORKERS, ops=OPS, retries=RETRIES)
+    assert counts["granted"] > WORKERS * OPS // 2
+    assert backend.new_manager().show() == [], "every lock was released"
+
+
+@pytest.mark.slow
+def test_random_concurrent_workload_in_processes_never_overlaps_incompatible_holders(process_backend):
+    """8 processes, checked by an observer that replays their logs (timestamps: CLOCK_MONOTONIC)."""
+    events: list[dict] = []
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(WORKER),
+                "workload",
+                process_backend.spec(),
+                str(w),
+                str(OPS),
+                str(RETRIES),
+                str(WAIT),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=REPO,
+        )
+        for w in range(WORKERS)
+    ]
+    try:
         for p in procs:
             out, err = p.communicate(timeout=100)
             assert p.returncode == 0, err.decode()[-2000:]
             lines = [json.loads(line) for line in out.decode().splitlines()]
             assert lines[-1]["event"] == "done"
             events.extend(lines[:-1])
-        assert backend.new_manager().show() == [], "every lock node was deleted"
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(10)
     counts = _check_history(events, workers=WORKERS, ops=OPS, retries=RETRIES)
     assert counts["granted"] > WORKERS * OPS // 2
+    assert process_backend.new_manager().show() == [], "every lock was released"
+
+
+def test_killed_holder_process_locks_freed_by_session_expiry(process_backend):
+    """A holder killed with SIGKILL never releases; its locks vanish when its session expires
+    (ZooKeeper: ephemeral nodes; SQL: no heartbeat for the 1 s session timeout)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), "hold", process_backend.spec(), "db.t/p=1", "X", "1.0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO,
+    )
+    try:
+        assert proc.stdout.readline().strip() == b"ACQUIRED", proc.stderr.read().decode()[-2000:]
+        observer = process_backend.new_manager()
+        assert [str(i.object) for i in observer.show()] == ["db.t", "db.t/p=1"]
+        with pytest.raises(LockRefusedError, match="by 'doomed'"):
+            observer.acquire([req("db.t/p=1", "S")], holder="observer", retries=0)
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        handle = observer.acquire([req("db.t/p=1", "X")], holder="observer", retries=60, wait_seconds=0.25)
+        freed_after = time.monotonic() - killed
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert freed_after < 10, f"session timeout is 1 s; locks freed only after {freed_after:.1f} s"
+    observer.release(handle)
