@@ -34,6 +34,7 @@ __all__ = [
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
     "InvalidBucketPropertyError",
+    "InvalidBucketingError",
     "InvalidEventError",
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
@@ -60,9 +61,14 @@ __all__ = [
     "NotAnAcidFileError",
     "NotEnoughHistoryError",
     "PartitionAlreadyExistsError",
+    "SqlExecutionError",
+    "SqlSyntaxError",
+    "SqlTypeError",
     "StorageError",
     "TableAlreadyExistsError",
     "TxnNotOpenError",
+    "UnsupportedStatementError",
+    "ValueOutOfRangeError",
 ]
 
 
@@ -385,4 +391,64 @@ class NoSuchColumnError(AcidError, ValueError):
         super().__init__(
             f"No such column {column!r}; expected one of {list(available)!r} (case-insensitive); "
             "hint: `acidflow read TABLE_DIR --limit 1` shows the columns"
+        )
+
+
+class InvalidBucketingError(AcidError, ValueError):
+    """A bucketing setting or column type Hive's bucketing hash cannot use."""
+
+    def __init__(self, value: str, problem: str, expected: str) -> None:
+        self.value, self.problem, self.expected = value, problem, expected
+        super().__init__(f"Invalid bucketing {value!r}: {problem}; expected {expected}")
+
+
+class SqlSyntaxError(AcidError, ValueError):
+    """A SQL statement the Hive dialect parser cannot parse."""
+
+    def __init__(self, statement: str, problem: str) -> None:
+        self.statement, self.problem = statement, problem
+        super().__init__(
+            f"Syntax error in {statement!r}: {problem}; expected a Hive SQL statement; "
+            "hint: `acidflow sql --help` lists the supported statements"
+        )
+
+
+class UnsupportedStatementError(AcidError, ValueError):
+    """A statement that parses but that acidflow does not execute (or not on this kind of table)."""
+
+    def __init__(self, statement: str, problem: str, expected: str) -> None:
+        self.statement, self.problem, self.expected = statement, problem, expected
+        super().__init__(f"Cannot run {statement!r}: {problem}; expected {expected}")
+
+
+class SqlTypeError(AcidError, ValueError):
+    """A value whose type cannot go into a column (a string into an int column, ...)."""
+
+    def __init__(self, table: str, column: str, actual: str, expected: str) -> None:
+        self.table, self.column, self.actual, self.expected = table, column, actual, expected
+        super().__init__(
+            f"Type mismatch for column {column!r} of {table!r}: got a value of type {actual}, "
+            f"expected {expected}; hint: CAST(... AS {expected}) converts explicitly"
+        )
+
+
+class ValueOutOfRangeError(AcidError, ValueError):
+    """A value that does not fit its column's type (300 in a tinyint, 6 characters in varchar(5), ...)."""
+
+    def __init__(self, table: str, column: str, value: str, hive_type: str) -> None:
+        self.table, self.column, self.value, self.hive_type = table, column, value, hive_type
+        super().__init__(
+            f"Value {value!r} does not fit column {column!r} of {table!r}: expected a value of type "
+            f"{hive_type}; nothing was written"
+        )
+
+
+class SqlExecutionError(AcidError):
+    """A statement the SQL engine (DuckDB) could not evaluate: a bad expression, a failed cast."""
+
+    def __init__(self, statement: str, problem: str) -> None:
+        self.statement, self.problem = statement, problem
+        super().__init__(
+            f"Cannot evaluate {statement!r}: {problem}; expected expressions over the statement's "
+            "tables and columns; hint: DESCRIBE <table> shows the columns"
         )

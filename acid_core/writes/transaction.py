@@ -1,0 +1,741 @@
+"""Writes as transactions: a ``Warehouse`` session and its ``Transaction`` (Hive's DbTxnManager + writers).
+
+::
+
+    with Warehouse.open("./warehouse") as wh, wh.transaction() as txn:    open_txn, heartbeat thread
+        txn.lock(StatementLocks(StatementKind.UPDATE, target=..., is_acid=True))   via the lock manager
+        rows = txn.read("employee", with_row_id=True)                      own writes visible
+        txn.update("employee", changed, statement_id=txn.next_statement_id())
+    # commit on success; abort (and re-raise) on any error; locks released either way
+
+What each write leaves in the table (or ``k=v`` partition) directory, for write ID ``w`` and
+statement ``s`` (Hive's split-update layout, ``AcidUtils.deltaSubdir``)::
+
+    insert   delta_w_w_s/        _orc_acid_version "2", bucket_N: insert events, rowId 0.. per bucket
+    delete   delete_delta_w_w_s/ delete events (row null) keyed by the deleted rows' ROW__ID,
+                                 in the bucket file of the deleted row's bucket
+    update   both of the above with the same w and s: the old row's delete event plus the new row
+             (in the old row's bucket), as Hive 3's split-update writes it
+
+Insert-only (MM) tables get ``delta_w_w_s/000000_0`` plain ORC files; plain tables get
+``000000_0`` (then ``000000_0_copy_N``) files in the table directory.
+
+Buckets: a ``CLUSTERED BY (..) INTO n BUCKETS`` table puts each row in the bucket Hive's hash
+picks (``bucketing``); an unbucketed table writes ``bucket_00000``.
+
+Invariants: nothing a transaction writes is visible before its commit, and never after an abort
+(the write ID stays invalid in every snapshot), whatever failed in between; each write records
+``add_write_component`` (insert/update/delete per table or partition) before its files, so the
+metastore's write-set check makes the second of two overlapping UPDATE/DELETE commits fail.
+
+Concurrency: one ``Transaction`` per thread; many processes may write one table at once (their
+write IDs differ, so their directories do). A heartbeat thread keeps the transaction alive;
+if the metastore reports it aborted (the reaper), the commit fails with ``TxnNotOpenError``.
+Not here: SQL (``acid_core.sql``), choosing locks (``acid_core.locks.planner``).
+Errors: ``CommitConflictError`` (another writer committed an overlapping update/delete first:
+this transaction is already aborted), ``TxnNotOpenError``, and whatever the writer, reader,
+metastore or lock manager raise; any error inside the ``with`` block aborts the transaction.
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.orc as paorc
+
+from acid_core.bucket_codec import decode_bucket_property
+from acid_core.directory import load_directory_state
+from acid_core.errors import (
+    AcidError,
+    CommitConflictError,
+    PartitionAlreadyExistsError,
+    TxnNotOpenError,
+    UnsupportedStatementError,
+)
+from acid_core.fs import file_io_for
+from acid_core.locks import LockManager, NoLockManager
+from acid_core.locks.planner import StatementLocks, plan_statement_locks
+from acid_core.metastore import (
+    Metastore,
+    Partition,
+    Table,
+    TableType,
+    WriteOperation,
+    format_partition_name,
+    open_metastore,
+)
+from acid_core.orc.reader import scan_table
+from acid_core.orc.schema import ROW_ID_COLUMN, ROW_ID_TYPE, RowType, hive_to_arrow, parse_hive_type
+from acid_core.orc.writer import (
+    DEFAULT_COMPRESSION,
+    DEFAULT_STRIPE_SIZE,
+    delete_events,
+    insert_events,
+    sort_events,
+    write_acid_dir,
+)
+from acid_core.paths import DeleteDeltaDir, DeltaDir, is_hidden_name
+from acid_core.writes.bucketing import bucket_hash_code, bucket_number, bucketing_version_of
+
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Hashable, Iterator, Mapping, Sequence
+
+    from acid_core.fs import FileIO
+    from acid_core.locks import LockHandle
+    from acid_core.writeids import ValidTxnList, ValidWriteIdList
+
+__all__ = [
+    "DEFAULT_HEARTBEAT_SECONDS",
+    "HIVE_DEFAULT_PARTITION",
+    "Transaction",
+    "Warehouse",
+    "assign_buckets",
+    "partition_values_of",
+    "row_type_of",
+]
+
+_LOG = logging.getLogger(__name__)
+_K = TypeVar("_K", bound="Hashable")
+
+DEFAULT_HEARTBEAT_SECONDS: Final = 150.0
+"""Half of Hive's ``hive.txn.timeout`` default (300 s), as DbTxnManager heartbeats."""
+HIVE_DEFAULT_PARTITION: Final = "__HIVE_DEFAULT_PARTITION__"
+_PLAIN_COMPRESSION: Final[dict[str, Any]] = {
+    "none": "UNCOMPRESSED",
+    "zlib": "ZLIB",
+    "snappy": "SNAPPY",
+    "lz4": "LZ4",
+    "zstd": "ZSTD",
+}
+
+
+def row_type_of(table: Table) -> RowType:
+    """The table's data columns as an ACID ``RowType``."""
+    return RowType.of([(c.name, c.type) for c in table.columns])
+
+
+def _partition_arrow_type(hive_type: str) -> pa.DataType:
+    return hive_to_arrow(parse_hive_type(hive_type))
+
+
+def _partition_text(value: object) -> str | None:
+    # Hive formats dynamic partition values with the value's toString.
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "isoformat"):
+        return str(value.isoformat()).replace("T", " ")
+    return str(value)
+
+
+def partition_values_of(table: Table, rows: pa.Table) -> list[tuple[str | None, ...]]:
+    """Each row's partition values as Hive's path strings (None for null), in key order."""
+    columns = [rows.column(key.name).to_pylist() for key in table.partition_keys]
+    return [tuple(_partition_text(v) for v in values) for values in zip(*columns, strict=True)]
+
+
+def assign_buckets(table: Table, rows: pa.Table) -> list[int]:
+    """The bucket ID of each row: Hive's bucketing hash, or 0 when the table is not bucketed."""
+    if table.num_buckets <= 0 or not table.bucket_columns:
+        return [0] * rows.num_rows
+    version = bucketing_version_of(dict(table.properties))
+    types_by_name = {c.name: c.type for c in (*table.columns, *table.partition_keys)}
+    hive_types = [types_by_name[name] for name in table.bucket_columns]
+    columns = [rows.column(name).to_pylist() for name in table.bucket_columns]
+    return [
+        bucket_number(bucket_hash_code(values, hive_types, version), table.num_buckets)
+        for values in zip(*columns, strict=True)
+    ]
+
+
+def _group_indices(keys: Sequence[_K]) -> dict[_K, list[int]]:
+    groups: dict[_K, list[int]] = {}
+    for index, key in enumerate(keys):
+        groups.setdefault(key, []).append(index)
+    return groups
+
+
+@dataclass
+class Warehouse:
+    """A warehouse root, its metastore and its lock manager: what every statement runs against.
+
+    Args:
+        location: the warehouse root (a local path or a URI); the ``default`` database lives here.
+        metastore: the transaction authority.
+        lock_manager: takes the statement locks (``NoLockManager`` when locking is off).
+        user: recorded with transactions and locks.
+        heartbeat_seconds: how often an open transaction heartbeats (None: never).
+        compression: ORC compression of written files.
+        stripe_size: ORC stripe size of written files.
+    """
+
+    location: str
+    metastore: Metastore
+    lock_manager: LockManager = field(default_factory=NoLockManager)
+    user: str = field(default_factory=getpass.getuser)
+    heartbeat_seconds: float | None = DEFAULT_HEARTBEAT_SECONDS
+    compression: str = DEFAULT_COMPRESSION
+    stripe_size: int = DEFAULT_STRIPE_SIZE
+
+    @classmethod
+    def open(
+        cls,
+        location: str = "./warehouse",
+        metastore_url: str | None = None,
+        lock_manager: LockManager | None = None,
+        **options: object,
+    ) -> Warehouse:
+        """Open the warehouse at ``location`` with the metastore at ``metastore_url`` (default: embedded).
+
+        Raises:
+            MetastoreError: the metastore cannot be opened.
+        """
+        metastore = open_metastore(metastore_url, location)
+        return cls(location, metastore, lock_manager or NoLockManager(), **options)  # type: ignore[arg-type]
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the metastore connections (the lock manager belongs to the caller)."""
+        self.metastore.close()
+
+    def transaction(self, *, heartbeat_seconds: float | None = -1.0) -> Transaction:
+        """A new transaction (opened by ``with`` or ``begin``)."""
+        interval = self.heartbeat_seconds if heartbeat_seconds == -1.0 else heartbeat_seconds
+        return Transaction(self, heartbeat_seconds=interval)
+
+    def table_dir(self, location: str) -> tuple[FileIO, str]:
+        """The FileIO and store path of a table or partition location."""
+        return file_io_for(location)
+
+    def read(
+        self,
+        table_name: str,
+        valid_txns: ValidTxnList | None = None,
+        *,
+        with_row_id: bool = False,
+        with_partition_columns: bool = True,
+    ) -> pa.Table:
+        """Rows of a table at a snapshot (default: everything committed now); see ``Transaction.read``."""
+        txns = self.metastore.get_valid_txns() if valid_txns is None else valid_txns
+        table = self.metastore.get_table(table_name)
+        write_ids = self.metastore.get_valid_write_ids(table.full_name, txns)
+        return _read_table(self, table, write_ids, txns, with_row_id, with_partition_columns)
+
+
+def _data_schema(table: Table) -> pa.Schema:
+    return pa.schema([pa.field(c.name, _partition_arrow_type(c.type)) for c in table.columns])
+
+
+def _output_schema(table: Table, with_row_id: bool, with_partition_columns: bool) -> pa.Schema:
+    fields: list[pa.Field[Any]] = [pa.field(ROW_ID_COLUMN, ROW_ID_TYPE)] if with_row_id else []
+    fields.extend(_data_schema(table))
+    if with_partition_columns:
+        fields.extend(pa.field(k.name, _partition_arrow_type(k.type)) for k in table.partition_keys)
+    return pa.schema(fields)
+
+
+def _table_locations(wh: Warehouse, table: Table) -> list[tuple[Partition | None, str]]:
+    if not table.partition_keys:
+        return [(None, table.location)]
+    return [(p, p.location) for p in wh.metastore.list_partitions(table.full_name)]
+
+
+def _plain_files(file_io: FileIO, directory: str) -> list[str]:
+    files = []
+    for info in file_io.list_tree(directory):
+        relative = info.path[len(directory.rstrip("/")) + 1 :]
+        if info.is_dir or any(is_hidden_name(part) for part in relative.split("/")) or info.size == 0:
+            continue
+        files.append(info.path)
+    return sorted(files)
+
+
+def _read_plain_files(file_io: FileIO, paths: Sequence[str], schema: pa.Schema) -> pa.Table:
+    tables = []
+    for path in paths:
+        with file_io.open_input(path) as handle:
+            data = paorc.ORCFile(handle).read()
+        # Files map onto the table's columns by position, as Hive reads ORC with positional schema.
+        columns = [
+            data.column(i) if i < data.num_columns else pa.nulls(data.num_rows) for i in range(len(schema))
+        ]
+        tables.append(
+            pa.Table.from_arrays(
+                [c.cast(f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
+            )
+        )
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _read_location(
+    wh: Warehouse,
+    table: Table,
+    location: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList,
+    with_row_id: bool,
+) -> pa.Table:
+    file_io, path = wh.table_dir(location)
+    data_schema = _data_schema(table)
+    if file_io.info(path) is None:
+        return _output_schema(table, with_row_id, False).empty_table()
+    if table.table_type is TableType.ACID:
+        return scan_table(file_io, path, write_ids, txns, with_row_id=with_row_id, schema=data_schema)
+    if table.table_type is TableType.INSERT_ONLY:
+        state = load_directory_state(file_io, path, write_ids, txns)
+        dirs = ([state.base] if state.base else []) + list(state.deltas)
+        paths = [p for d in dirs for p in _plain_files(file_io, file_io.join(path, d))]
+        paths += [file_io.join(path, *f.split("/")) for f in state.original_files]
+        rows = _read_plain_files(file_io, paths, data_schema)
+    else:
+        rows = _read_plain_files(file_io, _plain_files(file_io, path), data_schema)
+    if with_row_id:
+        rows = rows.add_column(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE), pa.nulls(rows.num_rows, ROW_ID_TYPE))
+    return rows
+
+
+def _read_table(
+    wh: Warehouse,
+    table: Table,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList,
+    with_row_id: bool,
+    with_partition_columns: bool,
+) -> pa.Table:
+    schema = _output_schema(table, with_row_id, with_partition_columns)
+    parts = []
+    for partition, location in _table_locations(wh, table):
+        rows = _read_location(wh, table, location, write_ids, txns, with_row_id)
+        if with_partition_columns and partition is not None:
+            for key, value in zip(table.partition_keys, partition.values, strict=True):
+                shown = None if value == HIVE_DEFAULT_PARTITION else value
+                constant = pa.array([shown] * rows.num_rows, pa.string()).cast(
+                    _partition_arrow_type(key.type)
+                )
+                rows = rows.append_column(key.name, constant)
+        parts.append(rows.cast(schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+class Transaction:
+    """One metastore transaction: its snapshot, statement IDs, locks and writes.
+
+    Use it as a context manager (commit on success, abort on error), or call ``begin`` then
+    ``commit``/``abort``. See the module docstring.
+    """
+
+    def __init__(self, warehouse: Warehouse, *, heartbeat_seconds: float | None = None) -> None:
+        self.warehouse = warehouse
+        self._heartbeat_seconds = heartbeat_seconds
+        self.txn_id: int | None = None
+        self.valid_txns: ValidTxnList | None = None
+        self._next_statement = 0
+        self._locks: list[LockHandle] = []
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+        self._lost: AcidError | None = None
+        self._done = False
+        self.written: list[str] = []
+        """Directories and files written, in order (for reports and tests)."""
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def begin(self) -> Transaction:
+        """Open the transaction and take its snapshot; start heartbeating."""
+        if self.txn_id is not None:
+            return self
+        metastore = self.warehouse.metastore
+        self.txn_id = metastore.open_txn(user=self.warehouse.user, host=socket.gethostname())
+        self.valid_txns = metastore.get_valid_txns(self.txn_id)
+        if self._heartbeat_seconds:
+            self._heartbeat = threading.Thread(
+                target=self._beat, name=f"acidflow-heartbeat-{self.txn_id}", daemon=True
+            )
+            self._heartbeat.start()
+        return self
+
+    def _beat(self) -> None:
+        interval = self._heartbeat_seconds or DEFAULT_HEARTBEAT_SECONDS
+        while not self._stop.wait(interval):
+            try:
+                self.warehouse.metastore.heartbeat(self._id)
+            except TxnNotOpenError as e:
+                self._lost = e
+                return
+            except AcidError:  # a metastore hiccup: the next beat retries; the reaper's timeout is long
+                _LOG.warning("heartbeat of txn %s failed", self.txn_id, exc_info=True)
+
+    @property
+    def _id(self) -> int:
+        if self.txn_id is None:
+            raise UnsupportedStatementError("<transaction>", "the transaction is not open", "begin() first")
+        return self.txn_id
+
+    def __enter__(self) -> Transaction:
+        return self.begin()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: types.TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def _finish(self) -> None:
+        self._done = True
+        self._stop.set()
+        if self._heartbeat is not None and self._heartbeat is not threading.current_thread():
+            self._heartbeat.join(timeout=5)
+        for handle in reversed(self._locks):
+            try:
+                self.warehouse.lock_manager.release(handle)
+            except AcidError:  # a lost lock session: the transaction is over either way
+                _LOG.warning("releasing locks of txn %s failed", self.txn_id, exc_info=True)
+        self._locks.clear()
+
+    def commit(self) -> None:
+        """Commit: every write becomes visible at once.
+
+        Raises:
+            CommitConflictError: a concurrent transaction committed an update/delete of the same
+                table/partition first; this transaction is aborted.
+            TxnNotOpenError: the transaction was aborted meanwhile (by the reaper or ABORT
+                TRANSACTIONS).
+        """
+        if self._done:
+            return
+        try:
+            if self._lost is not None:
+                raise self._lost
+            try:
+                self.warehouse.metastore.commit_txn(self._id)
+            except CommitConflictError as e:
+                raise CommitConflictError(
+                    f"Transaction {self.txn_id} was aborted: {e}; hint: run the statement again "
+                    "(first committer wins)"
+                ) from e
+        finally:
+            self._finish()
+
+    def abort(self) -> None:
+        """Abort: nothing written is ever visible (idempotent; best effort if already aborted)."""
+        if self._done:
+            return
+        try:
+            if self.txn_id is not None:
+                self.warehouse.metastore.abort_txn(self.txn_id)
+        except AcidError:  # already aborted (reaper) or the metastore is gone: the reaper will do it
+            _LOG.warning("abort of txn %s failed", self.txn_id, exc_info=True)
+        finally:
+            self._finish()
+
+    # -- statements ------------------------------------------------------------------------------
+
+    def next_statement_id(self) -> int:
+        """The next statement ID of this transaction: 0, 1, 2, ..."""
+        statement_id = self._next_statement
+        self._next_statement += 1
+        return statement_id
+
+    def lock(self, statement: StatementLocks) -> None:
+        """Take the statement's locks (planned by ``plan_statement_locks``) until the transaction ends.
+
+        Raises:
+            LockRefusedError: a conflicting holder did not release in time.
+        """
+        requests = plan_statement_locks(statement)
+        handle = self.warehouse.lock_manager.acquire(
+            requests,
+            holder=f"{self.warehouse.user}@{socket.gethostname()}",
+            txn_id=self.txn_id,  # type: ignore[arg-type]
+        )
+        self._locks.append(handle)
+
+    def write_ids(self, table_name: str) -> ValidWriteIdList:
+        """The snapshot of a table this transaction reads (its own writes included)."""
+        self._id  # noqa: B018 - raises when not open
+        assert self.valid_txns is not None  # noqa: S101 - set by begin
+        return self.warehouse.metastore.get_valid_write_ids(table_name, self.valid_txns)
+
+    def read(
+        self, table_name: str, *, with_row_id: bool = False, with_partition_columns: bool = True
+    ) -> pa.Table:
+        """Rows of a table as this transaction sees them.
+
+        Returns:
+            ``row__id`` (when asked; null for non-ACID tables), the data columns, then the
+            partition columns (typed as declared).
+        """
+        table = self.warehouse.metastore.get_table(table_name)
+        assert self.valid_txns is not None  # noqa: S101 - write_ids checked it is open
+        write_ids = self.write_ids(table.full_name)
+        return _read_table(
+            self.warehouse, table, write_ids, self.valid_txns, with_row_id, with_partition_columns
+        )
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _partition(
+        self, table: Table, values: tuple[str | None, ...], cache: dict[str, Partition]
+    ) -> Partition:
+        keys = [k.name for k in table.partition_keys]
+        name = format_partition_name(keys, list(values))
+        if name in cache:
+            return cache[name]
+        found = {p.name: p for p in self.warehouse.metastore.list_partitions(table.full_name)}
+        if name not in found:
+            try:
+                found[name] = self.warehouse.metastore.add_partition(
+                    table.full_name, dict(zip(keys, values, strict=True))
+                )
+            except PartitionAlreadyExistsError:  # a concurrent writer registered it
+                found = {p.name: p for p in self.warehouse.metastore.list_partitions(table.full_name)}
+        cache.update(found)
+        return cache[name]
+
+    def _split_by_partition(
+        self, table: Table, rows: pa.Table, static_partition: Mapping[str, str | None] | None
+    ) -> list[tuple[str | None, str, pa.Table]]:
+        """``[(partition name or None, location, rows)]``; partition columns dropped from rows."""
+        if not table.partition_keys:
+            return [(None, table.location, rows)]
+        static = {k.lower(): v for k, v in (static_partition or {}).items()}
+        for key in table.partition_keys:
+            if key.name in static and key.name not in rows.column_names:
+                rows = rows.append_column(key.name, pa.array([static[key.name]] * rows.num_rows, pa.string()))
+        values = partition_values_of(table, rows)
+        data = rows.select([c.name for c in table.columns])
+        cache: dict[str, Partition] = {}
+        out: list[tuple[str | None, str, pa.Table]] = []
+        for part_values, indices in _group_indices(values).items():
+            partition = self._partition(table, part_values, cache)
+            out.append((partition.name, partition.location, data.take(pa.array(indices, pa.int64()))))
+        return out
+
+    def insert(
+        self,
+        table_name: str,
+        rows: pa.Table,
+        *,
+        statement_id: int | None = None,
+        static_partition: Mapping[str, str | None] | None = None,
+    ) -> int:
+        """Insert rows: one ``delta_w_w_s`` per partition, row IDs from 0 in each bucket.
+
+        Args:
+            table_name: the target table.
+            rows: the data columns (table order, table types) plus the partition columns not in
+                ``static_partition`` (dynamic partitioning).
+            statement_id: default: ``next_statement_id()``.
+            static_partition: partition key -> value given in ``PARTITION (k='v')``.
+
+        Returns:
+            The number of rows written.
+        """
+        table = self.warehouse.metastore.get_table(table_name)
+        statement = self.next_statement_id() if statement_id is None else statement_id
+        if rows.num_rows == 0:
+            return 0
+        for partition, location, data in self._split_by_partition(table, rows, static_partition):
+            write_id = self.warehouse.metastore.add_write_component(
+                self._id, table.full_name, partition, WriteOperation.INSERT
+            )
+            self._write_inserts(table, location, write_id, statement, data)
+        return rows.num_rows
+
+    def _write_inserts(
+        self, table: Table, location: str, write_id: int, statement: int, data: pa.Table
+    ) -> None:
+        file_io, path = self.warehouse.table_dir(location)
+        delta = DeltaDir(write_id, write_id, statement)
+        if table.table_type is TableType.PLAIN:
+            self._write_plain(file_io, path, data)
+            return
+        if table.table_type is TableType.INSERT_ONLY:
+            directory = file_io.join(path, delta.to_name())
+            file_io.mkdirs(directory)
+            self._write_plain(file_io, directory, data)
+            return
+        row_type = row_type_of(table)
+        batches: dict[int, list[pa.RecordBatch]] = {}
+        for bucket, indices in _group_indices(assign_buckets(table, data)).items():
+            part = data.take(pa.array(indices, pa.int64())).combine_chunks()
+            batch = part.to_batches()[0] if part.num_rows else None
+            if batch is None:
+                continue
+            events = insert_events(
+                batch, write_id=write_id, bucket_id=int(bucket), statement_id=statement, row_type=row_type
+            )
+            batches[int(bucket)] = [events]
+        self.written.append(file_io.join(path, delta.to_name()))
+        write_acid_dir(
+            file_io,
+            path,
+            delta,
+            batches,
+            row_type,
+            compression=self.warehouse.compression,
+            stripe_size=self.warehouse.stripe_size,
+        )
+
+    def _write_plain(self, file_io: FileIO, directory: str, data: pa.Table) -> None:
+        file_io.mkdirs(directory)
+        existing = {info.name for info in file_io.list_dir(directory)}
+        name, copy = "000000_0", 0
+        while name in existing:
+            copy += 1
+            name = f"000000_0_copy_{copy}"
+        target = file_io.join(directory, name)
+        temporary = file_io.join(directory, f".{name}.acidflow-tmp")
+        with file_io.open_output(temporary) as out:
+            paorc.write_table(
+                data, out, compression=_PLAIN_COMPRESSION.get(self.warehouse.compression.lower(), "ZLIB")
+            )
+        file_io.rename(temporary, target)
+        self.written.append(target)
+
+    def delete(self, table_name: str, rows: pa.Table, *, statement_id: int | None = None) -> int:
+        """Delete rows by ``row__id``: one ``delete_delta_w_w_s`` per partition touched.
+
+        Args:
+            table_name: the target (full ACID) table.
+            rows: a ``row__id`` column plus, for partitioned tables, the partition columns.
+            statement_id: default: ``next_statement_id()``.
+
+        Returns:
+            The number of rows deleted.
+        """
+        table = self._acid_table(table_name, "DELETE")
+        statement = self.next_statement_id() if statement_id is None else statement_id
+        self._write_deletes(table, rows, statement, WriteOperation.DELETE)
+        return rows.num_rows
+
+    def update(self, table_name: str, rows: pa.Table, *, statement_id: int | None = None) -> int:
+        """Update rows (split-update): delete events for ``row__id`` plus the new rows, same write ID.
+
+        Args:
+            table_name: the target (full ACID) table.
+            rows: ``row__id``, the new data columns and, for partitioned tables, the partition
+                columns (a partition key cannot change, as in Hive).
+            statement_id: default: ``next_statement_id()``; both directories get it.
+
+        Returns:
+            The number of rows updated.
+        """
+        table = self._acid_table(table_name, "UPDATE")
+        statement = self.next_statement_id() if statement_id is None else statement_id
+        self._write_deletes(table, rows, statement, WriteOperation.UPDATE)
+        if rows.num_rows == 0:
+            return 0
+        buckets = [
+            decode_bucket_property(v).bucket_id
+            for v in pc.struct_field(rows.column(ROW_ID_COLUMN), [1]).to_pylist()
+        ]
+        for partition, location, indices in self._partition_groups(table, rows):
+            data = rows.take(pa.array(indices, pa.int64())).select([c.name for c in table.columns])
+            write_id = self.warehouse.metastore.allocate_write_id(self._id, table.full_name)
+            self._write_updated_rows(
+                table, location, write_id, statement, data, [buckets[i] for i in indices]
+            )
+            del partition
+        return rows.num_rows
+
+    def _write_updated_rows(
+        self, table: Table, location: str, write_id: int, statement: int, data: pa.Table, buckets: list[int]
+    ) -> None:
+        file_io, path = self.warehouse.table_dir(location)
+        row_type = row_type_of(table)
+        delta = DeltaDir(write_id, write_id, statement)
+        batches: dict[int, list[pa.RecordBatch]] = {}
+        for bucket, indices in _group_indices(buckets).items():
+            part = data.take(pa.array(indices, pa.int64())).combine_chunks()
+            events = insert_events(
+                part.to_batches()[0],
+                write_id=write_id,
+                bucket_id=int(bucket),
+                statement_id=statement,
+                row_type=row_type,
+            )
+            batches[int(bucket)] = [events]
+        self.written.append(file_io.join(path, delta.to_name()))
+        write_acid_dir(
+            file_io,
+            path,
+            delta,
+            batches,
+            row_type,
+            compression=self.warehouse.compression,
+            stripe_size=self.warehouse.stripe_size,
+        )
+
+    def _acid_table(self, table_name: str, what: str) -> Table:
+        table = self.warehouse.metastore.get_table(table_name)
+        if table.table_type is not TableType.ACID:
+            raise UnsupportedStatementError(
+                f"{what} {table.full_name}",
+                f"the table is {table.table_type.value.replace('_', '-')}, not full ACID",
+                "a table with TBLPROPERTIES ('transactional'='true') (Hive refuses UPDATE/DELETE/MERGE "
+                "on other tables)",
+            )
+        return table
+
+    def _partition_groups(self, table: Table, rows: pa.Table) -> Iterator[tuple[str | None, str, list[int]]]:
+        if not table.partition_keys:
+            yield None, table.location, list(range(rows.num_rows))
+            return
+        cache: dict[str, Partition] = {}
+        for part_values, indices in _group_indices(partition_values_of(table, rows)).items():
+            partition = self._partition(table, part_values, cache)
+            yield partition.name, partition.location, indices
+
+    def _write_deletes(self, table: Table, rows: pa.Table, statement: int, operation: WriteOperation) -> None:
+        if rows.num_rows == 0 and not table.partition_keys:
+            # Hive records the write component of an UPDATE/DELETE even when no row matched.
+            self.warehouse.metastore.add_write_component(self._id, table.full_name, None, operation)
+            return
+        row_type = row_type_of(table)
+        for partition, location, indices in self._partition_groups(table, rows):
+            write_id = self.warehouse.metastore.add_write_component(
+                self._id, table.full_name, partition, operation
+            )
+            keys = rows.column(ROW_ID_COLUMN).take(pa.array(indices, pa.int64())).combine_chunks()
+            events = sort_events(
+                delete_events(cast("pa.StructArray", keys), write_id=write_id, row_type=row_type)
+            )
+            buckets = [
+                decode_bucket_property(int(v or 0)).bucket_id for v in events.column("bucket").to_pylist()
+            ]
+            by_bucket: dict[int, list[pa.RecordBatch]] = {}
+            for bucket, positions in _group_indices(buckets).items():
+                part = events.take(pa.array(positions, pa.int64())).combine_chunks()
+                by_bucket[int(bucket)] = part.to_batches()
+            file_io, path = self.warehouse.table_dir(location)
+            delta = DeleteDeltaDir(write_id, write_id, statement)
+            self.written.append(file_io.join(path, delta.to_name()))
+            write_acid_dir(
+                file_io,
+                path,
+                delta,
+                by_bucket,
+                row_type,
+                compression=self.warehouse.compression,
+                stripe_size=self.warehouse.stripe_size,
+            )
