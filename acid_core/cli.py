@@ -86,8 +86,8 @@ def _print_state_table(table_dir: str, data: dict[str, object]) -> None:
     from rich.table import Table
 
     table = Table(title=f"ACID state of {table_dir}", title_justify="left")
-    table.add_column("role")
-    table.add_column("name")
+    table.add_column("role", no_wrap=True)
+    table.add_column("name", overflow="fold")  # never truncate a directory name
     rows: list[tuple[str, str]] = []
     if data["base"] is not None:
         rows.append(("base", str(data["base"])))
