@@ -88,8 +88,8 @@ def _sort_unique(chunks: Iterable[EventChunk]) -> EventChunk:
     b = np.concatenate([p[1] for p in parts])
     r = np.concatenate([p[2] for p in parts])
     h = np.concatenate([p[3] for p in parts])
-    if o.size == 0:
-        return o, b, r, h
+    if o.size == 0 or _strictly_increasing(o, b, r):
+        return o, b, r, h  # delete deltas are written in key order: usually nothing to sort
     order = np.lexsort((h, r, b, o))
     o, b, r, h = o[order], b[order], r[order], h[order]
     # Keep the last of equal keys: the one with the highest hide_below (sorted last).
@@ -98,6 +98,14 @@ def _sort_unique(chunks: Iterable[EventChunk]) -> EventChunk:
     if last.all():
         return o, b, r, h
     return o[last], b[last], r[last], h[last]
+
+
+def _strictly_increasing(o: I64, b: I64, r: I64) -> bool:
+    """Whether consecutive keys strictly increase (so the arrays are sorted and unique)."""
+    if o.size < 2:
+        return True
+    do, db, dr = o[1:] - o[:-1], b[1:] - b[:-1], r[1:] - r[:-1]
+    return bool(np.all((do > 0) | ((do == 0) & ((db > 0) | ((db == 0) & (dr > 0))))))
 
 
 def lex_search(o: I64, b: I64, r: I64, key: tuple[int, int, int], right: bool) -> int:
@@ -197,6 +205,18 @@ class ColumnizedDeleteRegistry(DeleteRegistry):
 
 
 def _match_sorted(reg_key: I64, reg_hide: I64, row_key: I64, current: I64) -> Mask | None:
+    if reg_key.size * 4 < row_key.size and bool(np.all(row_key[1:] > row_key[:-1])):
+        # Few overrides against sorted, unique rows (the usual batch): search the rows instead.
+        at = np.searchsorted(row_key, reg_key)
+        inside = at < row_key.size
+        at, hide = at[inside], reg_hide[inside]
+        found = row_key[at] == reg_key[inside]
+        at, hide = at[found], hide[found]
+        if at.size == 0:
+            return None
+        hidden = np.zeros(row_key.size, dtype=np.bool_)
+        hidden[at] = current[at] < hide
+        return hidden if hidden.any() else None
     pos = np.searchsorted(reg_key, row_key)
     np.minimum(pos, reg_key.size - 1, out=pos)
     hidden = (reg_key[pos] == row_key) & (current < reg_hide[pos])

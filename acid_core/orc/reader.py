@@ -9,13 +9,13 @@
                in memory (ColumnizedDeleteRegistry)       <= delete_events_in_memory events
                streamed  (SortMergedDeleteRegistry)        above that (Hive's two registries)
         3. for each data file, bucket by bucket        originals -> base -> deltas, Hive's order
-               for each stripe (columns projected)     pyarrow.orc.ORCFile.read_stripe
+               for each batch (columns projected)      a pyarrow.dataset ORC fragment, batch_rows rows
                    keep events whose currentTransaction is valid in the snapshot
                    drop rows the registry hides         binary search on (origTxn, bucket, rowId)
                    flatten ``row``, add ``row__id``, apply the filter, stop at the limit
                                   |
                                   v
-                row__id {writeid, bucketid, rowid} | a | b | ...     one batch per stripe
+                row__id {writeid, bucketid, rowid} | a | b | ...     one batch per batch read
 
     base_0000010/bucket_00000              rows of write IDs <= 10 (compacted)
     delta_0000011_0000011_0000/bucket_00000  inserts of write ID 11
@@ -50,8 +50,8 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 (not normalized) bucket property. Batches come bucket by bucket, or with ``ordered=True`` in
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
-Invariants: peak memory is the delete registry plus one stripe per open file, whatever the table
-size (``ordered`` adds one stripe per data file); the result equals applying the history's events in write-ID order to a dictionary.
+Invariants: peak memory is the delete registry plus one batch of ``batch_rows`` rows per open file, whatever the table
+size (``ordered`` keeps one batch per data file open); the result equals applying the history's events in write-ID order to a dictionary.
 Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
 ``NoSuchColumnError`` (projection), ``StorageError`` (missing directory or unreadable original
@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
+    "DEFAULT_BATCH_ROWS",
     "DEFAULT_DELETE_EVENTS_IN_MEMORY",
     "DELETE_EVENTS_IN_MEMORY",
     "DataFile",
@@ -128,6 +129,8 @@ DELETE_EVENTS_IN_MEMORY: Final = "reader.delete-events-in-memory"
 """Config key: above this many delete events the sort-merge registry is used (Hive's
 ``hive.transactional.events.mem``, default 10,000,000)."""
 DEFAULT_DELETE_EVENTS_IN_MEMORY: Final = 10_000_000
+DEFAULT_BATCH_ROWS: Final = 65536
+"""Rows decoded per batch: memory per open file is about this many rows of the read columns."""
 
 _STATS_KEY: Final = b"hive.acid.stats"
 _KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[:5]
@@ -297,11 +300,12 @@ class _OpenFile:
         info_size = getattr(raw, "size", None)
         full = info_size() if callable(info_size) else data_file.length
         self._stream: IO[bytes] = raw
-        source: IO[bytes] | pa.PythonFile = raw
+        source: Any = raw
         if data_file.length < full:
             bounded = _BoundedInput(raw, data_file.length)
             self._stream = bounded  # type: ignore[assignment]
             source = pa.PythonFile(bounded, mode="r")
+        self._source = source
         try:
             self.orc = paorc.ORCFile(source)
             self.schema: pa.Schema = self.orc.schema
@@ -344,9 +348,26 @@ class _OpenFile:
         stats = (self.schema.metadata or {}).get(_STATS_KEY)
         return True if stats is None else _stats_non_inserts(stats)
 
-    def stripes(self, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
-        for index in range(self.orc.nstripes):
-            yield self.orc.read_stripe(index, columns=columns)
+    def batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """Batches of at most ``batch_rows`` rows of ``columns`` (``row.<field>`` for a row field).
+
+        Read through a dataset fragment rather than ``read_stripe``: it decodes ``batch_rows`` at a
+        time, so memory does not grow with the stripe (a 64 MiB stripe holds millions of rows).
+        """
+        import pyarrow.dataset as ds
+
+        row_name = self.names[5] if self.is_acid else None
+        projection: dict[str, pc.Expression] = {}
+        for column in columns:
+            head, _, rest = column.partition(".")
+            projection[column] = ds.field(head, rest) if head == row_name and rest else ds.field(column)
+        fragment = ds.OrcFileFormat().make_fragment(self._source)
+        # pyarrow documents a {name: expression} projection; pyarrow-stubs only knows list[str].
+        yield from fragment.to_batches(
+            batch_size=batch_rows,
+            columns=projection,  # type: ignore[arg-type]
+            use_threads=False,
+        )
 
     def close(self) -> None:
         self._stream.close()
@@ -378,14 +399,18 @@ def _valid_mask(write_ids: ValidWriteIdList, current: I64) -> np.ndarray | None:
 
 
 def _event_chunks(
-    file_io: FileIO, data_file: DataFile, write_ids: ValidWriteIdList, non_inserts_only: bool
+    file_io: FileIO,
+    data_file: DataFile,
+    write_ids: ValidWriteIdList,
+    non_inserts_only: bool,
+    batch_rows: int = 0,
 ) -> Iterator[EventChunk]:
-    """The valid overriding events of one file, stripe by stripe, in file (key) order."""
+    """The valid overriding events of one file, batch by batch, in file (key) order."""
     opened = _OpenFile(file_io, data_file)
     try:
         names = opened.names
         columns = list(names[:5]) if non_inserts_only else list(names[1:5])
-        for batch in opened.stripes(columns):
+        for batch in opened.batches(columns, batch_rows or DEFAULT_BATCH_ROWS):
             o = _int64(batch.column(names[1]))
             b = normalize_bucket(_int64(batch.column(names[2])))
             r = _int64(batch.column(names[3]))
@@ -430,6 +455,7 @@ def _build_registry(
     facts: dict[str, _Facts],
     write_ids: ValidWriteIdList,
     in_memory_limit: int,
+    batch_rows: int,
 ) -> DeleteRegistry | None:
     sources: list[tuple[DataFile, bool]] = [(f, False) for f in plan.delete_files]
     sources.extend(
@@ -442,12 +468,12 @@ def _build_registry(
         registry = ColumnizedDeleteRegistry(
             chunk
             for data_file, non_inserts in sources
-            for chunk in _event_chunks(file_io, data_file, write_ids, non_inserts)
+            for chunk in _event_chunks(file_io, data_file, write_ids, non_inserts, batch_rows)
         )
         return registry if len(registry) else None
 
     def open_streams() -> list[Iterator[EventChunk]]:
-        return [_event_chunks(file_io, f, write_ids, non_inserts) for f, non_inserts in sources]
+        return [_event_chunks(file_io, f, write_ids, non_inserts, batch_rows) for f, non_inserts in sources]
 
     return SortMergedDeleteRegistry(open_streams)
 
@@ -476,7 +502,7 @@ def load_delete_events(
         opened = _OpenFile(file_io, data_file)
         try:
             names = opened.names
-            for batch in opened.stripes(list(names[:5])):
+            for batch in opened.batches(list(names[:5]), DEFAULT_BATCH_ROWS):
                 current = _int64(batch.column(names[4]))
                 keep = np.asarray(batch.column(names[0]).to_numpy(zero_copy_only=False)) == OPERATION_DELETE
                 valid = _valid_mask(write_ids, current)
@@ -555,16 +581,17 @@ def _choose_output(
 def _row_columns(
     opened: _OpenFile, batch: pa.RecordBatch, output: _Output, positions: tuple[int, ...]
 ) -> list[pa.Array[Any]]:
-    """The output row columns (all of ``positions``) of one stripe, mapped by position."""
+    """The output row columns (all of ``positions``) of one batch, mapped by position."""
     row_struct = opened.row_struct
     arrays: list[pa.Array[Any]] = []
     children: dict[str, pa.Array[Any]] = {}
     if not opened.is_acid:
         children = {name: batch.column(name) for name in batch.schema.names}
-    elif opened.names[5] in batch.schema.names:
-        row = cast("pa.StructArray", batch.column(opened.names[5]))
-        read_type = row.type
-        children = {read_type.field(i).name: child for i, child in enumerate(row.flatten())}
+    else:
+        prefix = opened.names[5] + "."
+        children = {
+            name[len(prefix) :]: batch.column(name) for name in batch.schema.names if name.startswith(prefix)
+        }
     for position in positions:
         target = output.row_fields[position]
         if position < row_struct.num_fields:
@@ -624,7 +651,10 @@ class _Scanner:
         output: _Output,
         registry: DeleteRegistry | None,
         limit: int | None,
+        batch_rows: int,
     ) -> None:
+        self.batch_rows = batch_rows
+        self.need_keys = output.with_row_id or output.filter is not None
         self.file_io, self.plan, self.write_ids = file_io, plan, write_ids
         self.output, self.registry, self.limit = output, registry, limit
         self.original_rows: dict[int, int] = {}
@@ -634,6 +664,8 @@ class _Scanner:
         try:
             if remaining is not None and remaining <= 0:
                 return
+            if ordered:
+                self.need_keys = True
             keyed = self._merged() if ordered else self._sequential()
             for batch, *_ in keyed:
                 if remaining is not None:
@@ -696,7 +728,7 @@ class _Scanner:
         bucket_property = BucketCodec.V1.encode_property(bucket)
         positions = self.output.needed_positions()
         columns = _file_columns(opened, positions, need_operation=False)
-        for batch in opened.stripes(columns):
+        for batch in opened.batches(columns, self.batch_rows):
             n = batch.num_rows
             r = np.arange(offset, offset + n, dtype=np.int64)
             offset += n
@@ -711,7 +743,7 @@ class _Scanner:
         positions = self.output.needed_positions()
         columns = _file_columns(opened, positions, need_operation)
         names = opened.names
-        for batch in opened.stripes(columns):
+        for batch in opened.batches(columns, self.batch_rows):
             current = _int64(batch.column(names[4]))
             keep = _valid_mask(self.write_ids, current)
             if need_operation:
@@ -747,7 +779,8 @@ class _Scanner:
                 empty = np.empty(0, dtype=np.int64)
                 return _empty_batch(output.schema), empty, empty, empty
             batch = batch.filter(pa.array(keep))
-            key = (key[0][keep], key[1][keep], key[2][keep])
+            if self.need_keys:
+                key = (key[0][keep], key[1][keep], key[2][keep])
         arrays = _row_columns(opened, batch, output, positions)
         if output.filter is not None and batch.num_rows:
             names = [output.row_fields[p].name for p in positions]
@@ -797,6 +830,7 @@ def scan(
     schema: pa.Schema | None = None,
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
     ordered: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> pa.RecordBatchReader:
     """Merge-on-read of a table or partition at a snapshot, as a stream of Arrow batches.
 
@@ -815,7 +849,8 @@ def scan(
         delete_events_in_memory: above this many delete events (counted from file footers) the
             sort-merge registry streams them instead of loading them.
         ordered: return rows in Hive's row-ID order ``(writeid, bucketid, rowid)`` by a k-way
-            merge of the files (one open stripe per file) instead of file by file.
+            merge of the files (one open batch per file) instead of file by file.
+        batch_rows: rows decoded per batch (and the largest output batch).
 
     Returns:
         A reader of batches with the output schema (see the module docstring).
@@ -830,8 +865,8 @@ def scan(
     facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
     row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)
     output = _choose_output(row_struct, schema, columns, filter, with_row_id)
-    registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory)
-    scanner = _Scanner(file_io, plan, write_ids, output, registry, limit)
+    registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory, batch_rows)
+    scanner = _Scanner(file_io, plan, write_ids, output, registry, limit, batch_rows)
     return pa.RecordBatchReader.from_batches(output.schema, scanner.batches(ordered))
 
 
@@ -848,6 +883,7 @@ def scan_table(
     schema: pa.Schema | None = None,
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
     ordered: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> pa.Table:
     """``scan`` collected into one ``pyarrow.Table`` (the whole result in memory).
 
@@ -869,5 +905,6 @@ def scan_table(
         schema=schema,
         delete_events_in_memory=delete_events_in_memory,
         ordered=ordered,
+        batch_rows=batch_rows,
     )
     return reader.read_all()
