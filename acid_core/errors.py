@@ -31,10 +31,12 @@ __all__ = [
     "CommitConflictError",
     "CommitStateUnknownError",
     "CompactionStateError",
+    "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
+    "InvalidCompactionConfigError",
     "InvalidEventError",
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
@@ -67,6 +69,7 @@ __all__ = [
     "StorageError",
     "TableAlreadyExistsError",
     "TxnNotOpenError",
+    "UnsafeCleanError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -391,6 +394,40 @@ class NoSuchColumnError(AcidError, ValueError):
         super().__init__(
             f"No such column {column!r}; expected one of {list(available)!r} (case-insensitive); "
             "hint: `acidflow read TABLE_DIR --limit 1` shows the columns"
+        )
+
+
+class InvalidCompactionConfigError(AcidError, ValueError):
+    """A compactor setting (TBLPROPERTIES override, threshold, option) with a value that does not parse."""
+
+    def __init__(self, key: str, value: object, expected: str) -> None:
+        self.key, self.value, self.expected = key, value, expected
+        super().__init__(
+            f"Invalid compaction setting {key}={value!r}; expected {expected}; hint: fix or unset it with "
+            "ALTER TABLE ... SET/UNSET TBLPROPERTIES"
+        )
+
+
+class CompactionVerificationError(AcidError):
+    """Compactor output that does not match the merge of its inputs; nothing was committed."""
+
+    def __init__(self, compaction_id: int, what: str, expected: object, actual: object) -> None:
+        self.compaction_id, self.what, self.expected, self.actual = compaction_id, what, expected, actual
+        super().__init__(
+            f"Compaction {compaction_id} failed verification: {what} of the output is {actual!r}, "
+            f"expected {expected!r} (the merge of the inputs); the output was discarded and the inputs "
+            "are untouched; hint: report it with the table's directory listing"
+        )
+
+
+class UnsafeCleanError(AcidError):
+    """A path the cleaner refuses to touch: it is not a direct child of the table's location."""
+
+    def __init__(self, path: str, location: str) -> None:
+        self.path, self.location = path, location
+        super().__init__(
+            f"Refusing to clean {path!r}: it is not inside the table location {location!r}; expected a "
+            "base or delta directory of the table or one of its partitions"
         )
 
 

@@ -1,0 +1,405 @@
+"""Delete what a compaction made obsolete, once no reader can need it: Hive's ``Cleaner``, made careful.
+
+::
+
+    for each compaction 'ready for cleaning' (find_ready_to_clean):
+        ready?   its next txn ID <= the lowest open txn (every txn that could read the inputs ended),
+                 committed more than retention_seconds ago                      (metastore rule)
+        what?    getAcidState with the table's write IDs capped at the compaction's highest write
+                 ID: its obsolete + aborted directories (Hive's ``removeFiles``)
+        leases?  a live reader lease whose snapshot still reads one of them -> wait (nothing deleted)
+        safe?    every path is a direct child of the table or partition directory, inside the
+                 table location, or UnsafeCleanError
+        do       ledger entry first (planned), then delete each (or move it into the table's trash),
+                 ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
+
+    <table>/_acidflow_cleaner/ledger/c<compaction>.json    every path, its compaction, reason, action
+    <table>/_acidflow_trash/c<compaction>/<partition>/<dir> quarantined directories (purge, restore)
+
+Both names start with ``_``: Hive and acidflow readers skip them (hidden names).
+
+Concurrency and idempotency: safe to kill at any moment and to re-run. Killed before
+``mark_cleaned``, the entry stays ready; the next run recomputes the obsolete set from the listing
+(what is already gone is simply not there) and finishes. A directory half-deleted when killed is
+still obsolete by its name, so it is deleted again. Quarantine uses renames (atomic on local disks
+and HDFS). Store errors are retried with exponential back-off before the run gives up on that
+compaction (it stays ready for the next run).
+Safe default: ``dry_run`` lists what would go and changes nothing (the CLI's ``--dry-run``).
+Not here: deciding readiness (the metastore's ``find_ready_to_clean``), compacting (``worker``).
+Errors: ``UnsafeCleanError`` (a path outside the table location; nothing of that compaction is
+touched), ``StorageError`` after the retries; both leave the entry ready for cleaning.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from acid_core.compaction.worker import partition_location
+from acid_core.directory import load_directory_state
+from acid_core.errors import AcidError, NotEnoughHistoryError, StorageError, UnsafeCleanError
+from acid_core.fs import file_io_for
+from acid_core.writeids import ValidTxnList, ValidWriteIdList
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from acid_core.fs import FileIO
+    from acid_core.metastore import CompactionInfo, Lease, Metastore
+    from acid_core.state import AcidDirectoryState
+
+__all__ = [
+    "LEDGER_DIR",
+    "TRASH_DIR",
+    "CleanResult",
+    "CleanerOptions",
+    "PathAction",
+    "clean_compaction",
+    "plan_clean",
+    "purge_trash",
+    "read_ledger",
+    "restore_from_trash",
+    "run_cleaner",
+]
+
+_LOG = logging.getLogger(__name__)
+
+LEDGER_DIR: Final = "_acidflow_cleaner"
+TRASH_DIR: Final = "_acidflow_trash"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanerOptions:
+    """How the cleaner runs.
+
+    Attributes:
+        retention_seconds: wait this long after the compaction committed (Hive's
+            ``hive.compactor.cleaner.retention.time``, 0 by default).
+        dry_run: report what would be deleted; change nothing.
+        quarantine: move directories into the table's trash instead of deleting them.
+        retries: attempts per store operation.
+        backoff_seconds: first back-off; doubled after each failed attempt.
+        sleep: how to wait between attempts (tests pass a fake).
+    """
+
+    retention_seconds: float = 0.0
+    dry_run: bool = False
+    quarantine: bool = False
+    retries: int = 4
+    backoff_seconds: float = 0.2
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True, slots=True)
+class PathAction:
+    """One path the cleaner handled (a ledger line).
+
+    Attributes:
+        compaction_id: the compaction that made it obsolete.
+        table: ``db.table``.
+        partition: partition name or None.
+        path: the path, in the store's syntax.
+        reason: ``obsolete`` or ``aborted``.
+        action: ``deleted``, ``quarantined``, ``would delete``, ``planned``.
+        trash_path: where a quarantined directory went, else None.
+        time: epoch seconds.
+    """
+
+    compaction_id: int
+    table: str
+    partition: str | None
+    path: str
+    reason: str
+    action: str
+    trash_path: str | None = None
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CleanResult:
+    """What happened to one compaction ready for cleaning.
+
+    Attributes:
+        compaction_id: the queue entry.
+        status: ``cleaned``, ``dry_run`` or ``waiting`` (a lease still reads something).
+        message: one sentence.
+        actions: the paths handled.
+    """
+
+    compaction_id: int
+    status: str
+    message: str
+    actions: tuple[PathAction, ...] = field(default_factory=tuple)
+
+
+def _read_set(state: AcidDirectoryState) -> set[str]:
+    tops = {path.split("/", 1)[0] for path in state.original_files}
+    return {*((state.base,) if state.base else ()), *state.deltas, *tops, *state.original_directories}
+
+
+def plan_clean(
+    state: AcidDirectoryState, lease_read_sets: Iterable[set[str]] = ()
+) -> tuple[list[tuple[str, str]], set[str]]:
+    """Pure: what to delete from a directory state, and what live leases protect.
+
+    Args:
+        state: the state at the compaction's capped snapshot.
+        lease_read_sets: for each live lease, the top-level names its snapshot reads.
+
+    Returns:
+        ``([(name, reason), ...], protected_names)``: obsolete and aborted names (sorted), and the
+        subset some lease still reads.
+    """
+    candidates = sorted(
+        [(name, "obsolete") for name in state.obsolete if "/" not in name]
+        + [(name, "aborted") for name in state.aborted if "/" not in name]
+    )
+    reads: set[str] = set().union(*lease_read_sets)
+    return candidates, {name for name, _ in candidates if name in reads}
+
+
+def _retry(options: CleanerOptions, what: str, action: Callable[[], None]) -> None:
+    delay = options.backoff_seconds
+    for attempt in range(1, max(1, options.retries) + 1):
+        try:
+            action()
+            return
+        except StorageError:
+            if attempt >= options.retries:
+                raise
+            _LOG.warning(
+                "%s failed (attempt %d of %d); retrying in %.2f s", what, attempt, options.retries, delay
+            )
+            options.sleep(delay)
+            delay *= 2
+
+
+def _inside(io: FileIO, table_root: str, root: str, name: str) -> str:
+    table_root = table_root.rstrip("/")
+    path = io.join(root, name)
+    normalized = posixpath.normpath(path.replace("\\", "/"))
+    if (
+        not name
+        or "/" in name
+        or name in (".", "..")
+        or not (normalized == table_root or normalized.startswith(table_root + "/"))
+        or normalized == table_root
+    ):
+        raise UnsafeCleanError(path, table_root)
+    return path
+
+
+def _lease_read_sets(
+    io: FileIO, root: str, leases: Sequence[Lease], txns: ValidTxnList, compaction_txn_id: int | None
+) -> list[set[str]]:
+    """What each lease's snapshot reads, whether or not its reader sees the compaction's ``_vT`` output."""
+    views = [txns]
+    if compaction_txn_id is not None:
+        # The lease's reader may hold a transaction list from before the compaction committed.
+        views.append(
+            ValidTxnList(
+                high_watermark=txns.high_watermark,
+                open_ids=(*txns.open_ids, compaction_txn_id),
+                aborted_ids=txns.aborted_ids,
+                min_open_id=compaction_txn_id
+                if txns.min_open_id is None
+                else min(txns.min_open_id, compaction_txn_id),
+            )
+        )
+    sets: list[set[str]] = []
+    for lease in leases:
+        reads: set[str] = set()
+        for view in views:
+            try:
+                reads |= _read_set(load_directory_state(io, root, lease.write_ids, view))
+            except NotEnoughHistoryError:
+                continue  # that view cannot read this directory at all: it needs nothing here
+        sets.append(reads)
+    return sets
+
+
+def _ledger_path(io: FileIO, table_root: str, compaction_id: int) -> str:
+    return io.join(table_root, LEDGER_DIR, "ledger", f"c{compaction_id}.json")
+
+
+def _write_ledger(io: FileIO, table_root: str, compaction_id: int, actions: Sequence[PathAction]) -> None:
+    io.mkdirs(io.join(table_root, LEDGER_DIR, "ledger"))
+    payload = json.dumps([asdict(a) for a in actions], indent=1, sort_keys=True).encode()
+    io.write_bytes_atomic(_ledger_path(io, table_root, compaction_id), payload)
+
+
+def read_ledger(table_location: str) -> list[PathAction]:
+    """Every ledger line of a table, by compaction ID then path."""
+    io, table_root = file_io_for(table_location)
+    directory = io.join(table_root, LEDGER_DIR, "ledger")
+    if io.info(directory) is None:
+        return []
+    actions: list[PathAction] = []
+    for child in sorted(io.list_dir(directory), key=lambda c: c.name):
+        if child.name.endswith(".json"):
+            actions.extend(PathAction(**item) for item in json.loads(io.read_bytes(child.path)))
+    return sorted(actions, key=lambda a: (a.compaction_id, a.path))
+
+
+def clean_compaction(
+    metastore: Metastore,
+    compaction: CompactionInfo,
+    options: CleanerOptions | None = None,
+    now: float | None = None,
+) -> CleanResult:
+    """Clean one compaction that ``find_ready_to_clean`` returned (see the module docstring).
+
+    Raises:
+        UnsafeCleanError: a path outside the table location (nothing deleted for this compaction).
+        StorageError: the store kept failing after the retries (the entry stays ready).
+    """
+    options = options or CleanerOptions()
+    now = time.time() if now is None else now
+    table = metastore.get_table(compaction.table)
+    location = partition_location(metastore, table, compaction.partition)
+    io, root = file_io_for(location)
+    _, table_root = file_io_for(table.location)
+    if io.info(root) is None:  # the partition was dropped: nothing left to clean
+        if not options.dry_run:
+            metastore.mark_cleaned(compaction.id)
+        return CleanResult(compaction.id, "cleaned", f"{root} no longer exists")
+    txns = metastore.get_valid_txns()
+    reader = metastore.get_valid_write_ids(table.full_name, txns)
+    highest = (
+        compaction.highest_write_id if compaction.highest_write_id is not None else reader.high_watermark
+    )
+    # Hive's Cleaner: the reader's list with the high watermark lowered to the compaction's.
+    capped = ValidWriteIdList(
+        high_watermark=min(highest, reader.high_watermark),
+        aborted_ids=tuple(i for i in reader.aborted_ids if i <= highest),
+        table_name=reader.table_name,
+    )
+    state = load_directory_state(io, root, capped, txns)
+    leases = [lease for lease in metastore.list_leases(table.full_name) if lease.expires > now]
+    candidates, protected = plan_clean(state, _lease_read_sets(io, root, leases, txns, compaction.txn_id))
+    paths = [(_inside(io, table_root, root, name), reason) for name, reason in candidates]
+
+    def action(path: str, reason: str, what: str, trash: str | None = None) -> PathAction:
+        return PathAction(
+            compaction.id, table.full_name, compaction.partition, path, reason, what, trash, now
+        )
+
+    if protected:
+        names = ", ".join(sorted(protected))
+        return CleanResult(
+            compaction.id,
+            "waiting",
+            f"{len(leases)} live reader lease(s) still read {names}; nothing deleted",
+        )
+    if options.dry_run:
+        actions = tuple(action(path, reason, "would delete") for path, reason in paths)
+        return CleanResult(compaction.id, "dry_run", f"would delete {len(actions)} path(s)", actions)
+    trash_root = io.join(table_root, TRASH_DIR, f"c{compaction.id}", *(compaction.partition or "").split("/"))
+    planned = [
+        action(
+            path,
+            reason,
+            "planned",
+            io.join(trash_root, posixpath.basename(path)) if options.quarantine else None,
+        )
+        for path, reason in paths
+    ]
+    _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, planned))
+    done: list[PathAction] = []
+    for item in planned:
+        if item.trash_path is not None:
+            trash_path = item.trash_path
+
+            def move(source: str = item.path, target: str = trash_path) -> None:
+                if io.info(source) is None:
+                    return  # moved by an earlier, killed run
+                io.mkdirs(posixpath.dirname(target))
+                io.rename(source, target)
+
+            _retry(options, f"quarantine {item.path}", move)
+            done.append(action(item.path, item.reason, "quarantined", trash_path))
+        else:
+            _retry(options, f"delete {item.path}", lambda path=item.path: _delete(io, path))  # type: ignore[misc]
+            done.append(action(item.path, item.reason, "deleted"))
+    _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
+    metastore.mark_cleaned(compaction.id)
+    verb = "quarantined" if options.quarantine else "deleted"
+    return CleanResult(compaction.id, "cleaned", f"{verb} {len(done)} path(s)", tuple(done))
+
+
+def _delete(io: FileIO, path: str) -> None:
+    info = io.info(path)
+    if info is None:
+        return
+    if info.is_dir:
+        io.delete_dir(path)
+    else:
+        io.delete_file(path)
+
+
+def run_cleaner(
+    metastore: Metastore, options: CleanerOptions | None = None, now: float | None = None
+) -> list[CleanResult]:
+    """Clean every compaction that is ready; one failing compaction does not stop the others.
+
+    Returns:
+        One result per compaction that was ready (failed ones are logged and left ready).
+    """
+    options = options or CleanerOptions()
+    results: list[CleanResult] = []
+    for compaction in metastore.find_ready_to_clean(retention_seconds=options.retention_seconds, now=now):
+        try:
+            results.append(clean_compaction(metastore, compaction, options, now))
+        except AcidError:
+            _LOG.exception(
+                "cleaning compaction %d of %s failed; it stays ready", compaction.id, compaction.table
+            )
+    return results
+
+
+def purge_trash(table_location: str, older_than_seconds: float = 0.0, now: float | None = None) -> list[str]:
+    """Delete quarantined directories moved into the trash more than ``older_than_seconds`` ago.
+
+    Returns:
+        The trash paths deleted.
+    """
+    now = time.time() if now is None else now
+    io, _ = file_io_for(table_location)
+    purged: list[str] = []
+    for item in read_ledger(table_location):
+        if (
+            item.action == "quarantined"
+            and item.trash_path
+            and now - item.time >= older_than_seconds
+            and io.info(item.trash_path) is not None
+        ):
+            io.delete_dir(item.trash_path)
+            purged.append(item.trash_path)
+    return purged
+
+
+def restore_from_trash(table_location: str, compaction_id: int) -> list[str]:
+    """Move one compaction's quarantined directories back where they were (they are obsolete again).
+
+    Returns:
+        The restored paths.
+
+    Raises:
+        StorageError: a path to restore exists again (nothing is overwritten).
+    """
+    io, _ = file_io_for(table_location)
+    restored: list[str] = []
+    for item in read_ledger(table_location):
+        if item.compaction_id != compaction_id or item.action != "quarantined" or not item.trash_path:
+            continue
+        if io.info(item.trash_path) is None:
+            continue
+        if io.info(item.path) is not None:
+            raise StorageError(f"Cannot restore {item.trash_path!r}: {item.path!r} exists; expected it gone")
+        io.rename(item.trash_path, item.path)
+        restored.append(item.path)
+    return restored

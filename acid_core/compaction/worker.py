@@ -1,0 +1,837 @@
+"""Run one queued compaction: a compaction transaction, a streaming merge per bucket, verify, commit.
+
+::
+
+    execute_compaction(metastore, claimed)                         the driver (embedded or Spark)
+      1. open a COMPACTION txn T; its ValidTxnList; the compactor's ValidCompactorWriteIdList
+      2. update_compactor_state(id, T, hwm); load_directory_state; plan_compaction    (planner)
+      3. writing    one BucketTask per bucket -> run_tasks (embedded loop, or Spark tasks)
+                    compact_bucket: the reader's ordered merge of the plan's inputs for ONE bucket,
+                    written as event files into  <partition>/.acidflow-staging-c<id>-t<T>/<output>/
+      4. verifying  every output file re-read: event count and key checksum == the merge's
+      5. renaming   staging/<output> -> <partition>/<output>          (base_N_vT, delta_a_b_vT, ...)
+      6. committing commit_txn(T): the output becomes visible (``_vT``) and the queue records the
+                    cleaner's rule (next txn ID at commit)
+      7. marking    mark_compacted(id): 'w' -> ready for cleaning
+
+The merge is the merge-on-read reader itself (``orc.reader.scan`` with ``ordered=True`` and
+``with_row_id=True``) run over a *view* of the partition that shows only the plan's inputs and only
+one bucket's files; so a compacted directory holds exactly what a reader at the compactor's
+snapshot reads: major applies deletes, drops aborted events and keeps row IDs (original files get
+their synthetic ones); minor writes the insert deltas' valid events and, separately, the delete
+deltas' valid delete events (kept, not applied). Memory per task: one stripe per input file plus
+the bucket's delete events (the reader's registry), never a whole table.
+
+Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run):
+
+- writing / verifying: only the hidden staging directory exists; readers skip hidden names. T is
+  open, so nothing is visible. Recovery aborts T, deletes the staging directory, fails the queue
+  entry and queues the compaction again.
+- renaming: some outputs are in place as ``..._vT``; a ``_vT`` directory is used by readers only
+  once T commits (``AcidUtils.isDirUsable``), so they are invisible. Recovery aborts T; they are
+  then "aborted" directories, deleted by the cleaner. With Hive 3.1 names (no ``_v``) an output is
+  visible as soon as it is renamed; it holds exactly the rows of the inputs it covers (verified
+  before the rename), so a reader picking it up reads the same rows.
+- committing: T commits atomically in the metastore; before it nothing changed for readers, after
+  it the outputs are used and the inputs become obsolete.
+- marking: T is committed but the entry is still 'working'; recovery sees the committed T and
+  marks it compacted.
+
+Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
+run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
+Not here: deciding (``initiator``), planning (``planner``), deleting inputs (``cleaner``).
+Errors: ``CompactionVerificationError`` (output does not match; nothing committed), and whatever
+the metastore, reader or writer raise; the queue entry is marked failed with the message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import posixpath
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+from typing import IO, TYPE_CHECKING, Final, Literal, cast
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as paorc
+
+from acid_core.compaction.initiator import CompactionType
+from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
+from acid_core.directory import load_directory_state
+from acid_core.errors import AcidError, CompactionVerificationError
+from acid_core.fs import FileInfo, file_io_for
+from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TxnState, TxnType
+from acid_core.orc.reader import load_delete_events, scan
+from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
+from acid_core.orc.writer import write_acid_version_file, write_event_file
+from acid_core.paths import (
+    METADATA_FILE,
+    SIDE_FILE_SUFFIX,
+    BaseDir,
+    DeleteDeltaDir,
+    format_bucket_file,
+    is_hidden_name,
+    parse_acid_dir,
+    try_parse_bucket_file,
+    try_parse_original_file,
+)
+from acid_core.writeids import (
+    ValidWriteIdList,
+    parse_valid_compactor_write_id_list,
+    parse_valid_txn_list,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from acid_core.fs import FileIO
+    from acid_core.metastore import Table
+    from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
+
+__all__ = [
+    "STAGING_PREFIX",
+    "BucketOutput",
+    "BucketResult",
+    "BucketTask",
+    "CompactionOutcome",
+    "WorkerOptions",
+    "compact_bucket",
+    "default_worker_id",
+    "execute_compaction",
+    "input_bytes",
+    "partition_location",
+    "recover_abandoned_compactions",
+    "run_tasks_embedded",
+    "run_worker",
+    "staging_name",
+]
+
+_LOG = logging.getLogger(__name__)
+
+STAGING_PREFIX: Final = ".acidflow-staging-"
+_BATCH_ROWS: Final = 64 * 1024
+_METADATA_TEXT: Final = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
+_KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[1:5]
+_MIX = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xC2B2AE3D27D4EB4F),
+    np.uint64(0x165667B19E3779F9),
+    np.uint64(0xD6E8FEB86659FD93),
+)
+_WORKER_TIMEOUT_SECONDS: Final = 86400.0  # hive.compactor.worker.timeout
+
+Step = Literal["writing", "verifying", "renaming", "committing", "marking"]
+
+
+def staging_name(compaction_id: int, txn_id: int) -> str:
+    """The hidden staging directory of one compaction attempt (readers skip names starting with ``.``)."""
+    return f"{STAGING_PREFIX}c{compaction_id}-t{txn_id}"
+
+
+def default_worker_id() -> str:
+    """``<host>-<pid>``: recovery can tell a dead local worker from a live one."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+# --- tasks ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BucketTask:
+    """One (partition, bucket) unit of work, JSON-serializable for Spark tasks.
+
+    Attributes:
+        compaction_id: the queue entry.
+        location: the partition (or table) directory, as the metastore stores it (path or URI).
+        staging: the staging directory's name inside ``location``.
+        bucket_id: the bucket to merge.
+        outputs: output directory names (``base_*``, ``delta_*``, ``delete_delta_*``).
+        insert_inputs: top-level names the insert (or base) output merges.
+        delete_inputs: top-level names whose delete events a minor delete delta keeps.
+        write_ids: the compactor's ValidWriteIdList string.
+        txns: the compaction transaction's ValidTxnList string.
+        row_type: the table's row type, ``struct<...>``.
+        compression: ORC compression of the output.
+        stripe_size: ORC stripe size of the output.
+    """
+
+    compaction_id: int
+    location: str
+    staging: str
+    bucket_id: int
+    outputs: tuple[str, ...]
+    insert_inputs: tuple[str, ...]
+    delete_inputs: tuple[str, ...]
+    write_ids: str
+    txns: str
+    row_type: str
+    compression: str = "zlib"
+    stripe_size: int = 64 * 1024 * 1024
+
+    def to_json(self) -> str:
+        """One JSON object (a Spark task descriptor)."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> BucketTask:
+        """The inverse of ``to_json``."""
+        data = json.loads(text)
+        for key in ("outputs", "insert_inputs", "delete_inputs"):
+            data[key] = tuple(data[key])
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class BucketOutput:
+    """One file a task wrote: its directory (name), path, event count and key checksum."""
+
+    directory: str
+    path: str
+    events: int
+    checksum: int
+
+
+@dataclass(frozen=True, slots=True)
+class BucketResult:
+    """What one task wrote."""
+
+    bucket_id: int
+    outputs: tuple[BucketOutput, ...]
+
+    def to_json(self) -> str:
+        """One JSON object (returned by a Spark task)."""
+        return json.dumps({"bucket_id": self.bucket_id, "outputs": [asdict(o) for o in self.outputs]})
+
+    @classmethod
+    def from_json(cls, text: str) -> BucketResult:
+        """The inverse of ``to_json``."""
+        data = json.loads(text)
+        return cls(int(data["bucket_id"]), tuple(BucketOutput(**o) for o in data["outputs"]))
+
+
+# --- the merge of one bucket --------------------------------------------------------------------
+
+
+def _file_bucket(name: str) -> int | None:
+    """The bucket a file of a partition belongs to (None: not a data file, keep it)."""
+    if is_hidden_name(name):
+        return None
+    base_name = name[: -len(SIDE_FILE_SUFFIX)] if name.endswith(SIDE_FILE_SUFFIX) else name
+    parsed = try_parse_bucket_file(base_name)
+    if parsed is not None:
+        return parsed.bucket_id
+    original = try_parse_original_file(name)
+    return original.bucket_id if original is not None else 0  # plan_scan's bucket for odd names
+
+
+class _InputView:
+    """A FileIO over one partition that lists only some top-level names and one bucket's files.
+
+    The reader, run over this view, merges exactly a compaction's inputs for one bucket.
+    """
+
+    def __init__(self, file_io: FileIO, root: str, names: frozenset[str], bucket_id: int) -> None:
+        self._io, self._root, self._names, self._bucket = file_io, root.rstrip("/"), names, bucket_id
+
+    def _keep_file(self, name: str) -> bool:
+        bucket = _file_bucket(name)
+        return bucket is None or bucket == self._bucket
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        entries = self._io.list_entries(path)
+        if path.rstrip("/") == self._root:
+            entries = [e for e in entries if e[0] in self._names]
+        return [e for e in entries if e[1] or self._keep_file(e[0])]
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        children = self._io.list_dir(path)
+        if path.rstrip("/") == self._root:
+            children = [c for c in children if c.name in self._names]
+        return [c for c in children if c.is_dir or self._keep_file(c.name)]
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        return [c for c in self._io.list_tree(path) if c.is_dir or self._keep_file(c.name)]
+
+    def info(self, path: str) -> FileInfo | None:
+        return self._io.info(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        return self._io.read_bytes(path)
+
+    def write_bytes_atomic(self, path: str, data: bytes) -> None:
+        raise AcidError(f"The compaction input view is read-only; refused to write {path!r}")
+
+    def open_input(self, path: str) -> IO[bytes]:
+        return self._io.open_input(path)
+
+    def open_output(self, path: str) -> IO[bytes]:
+        raise AcidError(f"The compaction input view is read-only; refused to write {path!r}")
+
+    def mkdirs(self, path: str) -> None:
+        raise AcidError(f"The compaction input view is read-only; refused to create {path!r}")
+
+    def rename(self, source: str, target: str) -> None:
+        raise AcidError(f"The compaction input view is read-only; refused to rename {source!r}")
+
+    def delete_file(self, path: str) -> None:
+        raise AcidError(f"The compaction input view is read-only; refused to delete {path!r}")
+
+    def delete_dir(self, path: str) -> None:
+        raise AcidError(f"The compaction input view is read-only; refused to delete {path!r}")
+
+    def join(self, *parts: str) -> str:
+        return self._io.join(*parts)
+
+
+def _reader_list(write_ids: ValidCompactorWriteIdList) -> ValidWriteIdList:
+    # The reader filters events by currentTransaction; a compactor list answers "ALL" for any range
+    # below its high watermark, so give the reader the equivalent reader list (same hwm, same
+    # aborted IDs, nothing open): aborted events are dropped row by row, as Hive's merger does.
+    return ValidWriteIdList(
+        high_watermark=write_ids.high_watermark,
+        aborted_ids=write_ids.aborted_ids,
+        table_name=write_ids.table_name,
+    )
+
+
+def _mix(o: np.ndarray, b: np.ndarray, r: np.ndarray, c: np.ndarray) -> int:
+    """An order-independent checksum of event keys (a sum of mixed 64-bit hashes, wrapping)."""
+    if o.size == 0:
+        return 0
+    u = np.uint64
+    x = o.astype(u) * _MIX[0]
+    x ^= b.astype(u) * _MIX[1]
+    x ^= r.astype(u) * _MIX[2]
+    x ^= c.astype(u) * _MIX[3]
+    x ^= x >> u(31)
+    x *= _MIX[1]
+    x ^= x >> u(29)
+    return int(x.sum(dtype=u))
+
+
+class _Tally:
+    """Counts and checksums the events a stream yields."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.checksum = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        columns = [
+            np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in (1, 2, 3, 4)
+        ]
+        self.events += batch.num_rows
+        self.checksum = (self.checksum + _mix(*columns)) % 2**64
+
+    def wrap(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.add(batch)
+            yield batch
+
+
+def _insert_events(
+    view: _InputView, root: str, write_ids: ValidWriteIdList, txns: ValidTxnList, row_type: RowType
+) -> Iterator[pa.RecordBatch]:
+    row_struct = row_type.to_arrow()
+    schema = pa.schema(list(row_struct))
+    reader = scan(view, root, write_ids, txns, with_row_id=True, ordered=True, schema=schema)
+    for batch in reader:
+        if batch.num_rows == 0:
+            continue
+        row_id = cast("pa.StructArray", batch.column(0))
+        o, b, r = row_id.field(0), row_id.field(1), row_id.field(2)
+        rows = pa.StructArray.from_arrays(batch.columns[1:], fields=list(row_struct))
+        yield pa.RecordBatch.from_arrays(
+            [pa.repeat(pa.scalar(OPERATION_INSERT, pa.int32()), batch.num_rows), o, b, r, o, rows],
+            names=list(EVENT_COLUMN_NAMES),
+        )
+
+
+def _delete_events(
+    view: _InputView, root: str, write_ids: ValidWriteIdList, txns: ValidTxnList, row_type: RowType
+) -> Iterator[pa.RecordBatch]:
+    table = load_delete_events(view, root, write_ids, txns)
+    nulls_type = row_type.to_arrow()
+    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+        count = batch.num_rows
+        if count == 0:
+            continue
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.repeat(pa.scalar(OPERATION_DELETE, pa.int32()), count),
+                batch.column(0).cast(pa.int64()),
+                batch.column(1).cast(pa.int32()),
+                batch.column(2).cast(pa.int64()),
+                batch.column(3).cast(pa.int64()),
+                pa.nulls(count, type=nulls_type),
+            ],
+            names=list(EVENT_COLUMN_NAMES),
+        )
+
+
+def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketResult:
+    """Merge one bucket of a compaction's inputs into its staged output files (one task).
+
+    The same function runs in the embedded worker and inside Spark tasks.
+
+    Args:
+        task: what to merge and where to write.
+        file_io: the filesystem; default ``file_io_for(task.location)``.
+
+    Returns:
+        The files written, with event counts and key checksums of the merged stream.
+
+    Raises:
+        StorageError, NotAnAcidFileError, InvalidEventError: from the reader or writer.
+    """
+    io, root = file_io_for(task.location) if file_io is None else (file_io, task.location)
+    write_ids = _reader_list(parse_valid_compactor_write_id_list(task.write_ids))
+    txns = parse_valid_txn_list(task.txns)
+    row_type = RowType.from_orc(task.row_type)
+    staging = io.join(root, task.staging)
+    outputs: list[BucketOutput] = []
+    for name in task.outputs:
+        directory = parse_acid_dir(name)
+        is_delete = isinstance(directory, DeleteDeltaDir)
+        inputs = task.delete_inputs if is_delete else task.insert_inputs
+        view = _InputView(io, root, frozenset(inputs), task.bucket_id)
+        events = (_delete_events if is_delete else _insert_events)(view, root, write_ids, txns, row_type)
+        tally = _Tally()
+        path = io.join(staging, name, format_bucket_file(task.bucket_id))
+        stats = write_event_file(
+            io,
+            path,
+            tally.wrap(events),
+            row_type,
+            compression=task.compression,
+            stripe_size=task.stripe_size,
+            bucket_id=task.bucket_id,
+        )
+        if stats.rows != tally.events:
+            raise CompactionVerificationError(
+                task.compaction_id, f"event count of {path}", tally.events, stats.rows
+            )
+        outputs.append(BucketOutput(name, path, tally.events, tally.checksum))
+    return BucketResult(task.bucket_id, tuple(outputs))
+
+
+def run_tasks_embedded(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
+    """Run tasks one after the other in this process, heartbeating between them."""
+    results: list[BucketResult] = []
+    for task in tasks:
+        results.append(compact_bucket(task))
+        heartbeat()
+    return results
+
+
+def _verify_file(io: FileIO, compaction_id: int, output: BucketOutput) -> None:
+    stream = io.open_input(output.path)
+    try:
+        orc = paorc.ORCFile(stream)
+        names = orc.schema.names
+        events, checksum = 0, 0
+        for index in range(orc.nstripes):
+            stripe = orc.read_stripe(index, columns=list(names[1:5]))
+            keys = [
+                np.asarray(stripe.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in range(4)
+            ]
+            events += stripe.num_rows
+            checksum = (checksum + _mix(*keys)) % 2**64
+    finally:
+        stream.close()
+    if events != output.events:
+        raise CompactionVerificationError(
+            compaction_id, f"event count of {output.path}", output.events, events
+        )
+    if checksum != output.checksum:
+        raise CompactionVerificationError(
+            compaction_id, f"key checksum of {output.path}", output.checksum, checksum
+        )
+
+
+# --- the driver ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """How the worker writes and where large compactions run.
+
+    Attributes:
+        compression: ORC compression of the output.
+        stripe_size: ORC stripe size of the output (bytes).
+        large_runner: runs the tasks of compactions whose inputs reach ``large_threshold_bytes``
+            (the Spark executor); None keeps everything embedded.
+        large_threshold_bytes: input bytes from which ``large_runner`` is used.
+    """
+
+    compression: str = "zlib"
+    stripe_size: int = 64 * 1024 * 1024
+    large_runner: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] | None = None
+    large_threshold_bytes: int = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOutcome:
+    """What ``execute_compaction`` did.
+
+    Attributes:
+        compaction_id: the queue entry.
+        status: ``compacted``, ``nothing_to_rewrite`` (ready for cleaning anyway) or ``refused``.
+        message: one sentence.
+        outputs: output directory names written.
+        events: events written per output directory.
+        input_bytes: bytes of the inputs.
+        executor: ``embedded`` or ``large`` (the large-table runner).
+        seconds: wall time.
+    """
+
+    compaction_id: int
+    status: str
+    message: str
+    outputs: tuple[str, ...] = ()
+    events: dict[str, int] = field(default_factory=dict)
+    input_bytes: int = 0
+    executor: str = "embedded"
+    seconds: float = 0.0
+
+
+def partition_location(metastore: Metastore, table: Table, partition: str | None) -> str:
+    """The directory of a table or one of its partitions, as the metastore stores it."""
+    if partition is None:
+        return table.location
+    for candidate in metastore.list_partitions(table.full_name):
+        if candidate.name == partition:
+            return candidate.location
+    return posixpath.join(table.location, partition)  # Hive's default layout
+
+
+def input_bytes(io: FileIO, root: str, plan: CompactionPlan) -> int:
+    """Bytes of every file the plan reads."""
+    total = 0
+    for name in (plan.base, *plan.deltas, *plan.delete_deltas):
+        if name is not None:
+            total += sum(child.size for child in io.list_dir(io.join(root, name)) if not child.is_dir)
+    for relative in plan.original_files:
+        info = io.info(io.join(root, *relative.split("/")))
+        total += 0 if info is None else info.size
+    return total
+
+
+def _buckets(io: FileIO, root: str, plan: CompactionPlan) -> list[int]:
+    found: set[int] = set()
+    for name in (plan.base, *plan.deltas, *plan.delete_deltas):
+        if name is None:
+            continue
+        for child in io.list_dir(io.join(root, name)):
+            bucket = None if child.is_dir else _file_bucket(child.name)
+            if bucket is not None:
+                found.add(bucket)
+    for relative in plan.original_files:
+        bucket = _file_bucket(relative.rsplit("/", 1)[-1])
+        found.add(0 if bucket is None else bucket)
+    return sorted(found)
+
+
+def _tasks(
+    compaction_id: int,
+    location: str,
+    plan: CompactionPlan,
+    buckets: Sequence[int],
+    staging: str,
+    write_ids: ValidCompactorWriteIdList,
+    txns: ValidTxnList,
+    row_type: RowType,
+    options: WorkerOptions,
+) -> list[BucketTask]:
+    insert_inputs: tuple[str, ...]
+    delete_inputs: tuple[str, ...]
+    if plan.compaction_type is CompactionType.MAJOR:
+        insert_inputs, delete_inputs = plan.input_names, ()
+    else:
+        insert_inputs, delete_inputs = plan.deltas, plan.delete_deltas
+    return [
+        BucketTask(
+            compaction_id=compaction_id,
+            location=location,
+            staging=staging,
+            bucket_id=bucket,
+            outputs=plan.output_names,
+            insert_inputs=tuple(insert_inputs),
+            delete_inputs=tuple(delete_inputs),
+            write_ids=write_ids.to_string(),
+            txns=txns.to_string(),
+            row_type=row_type.to_orc(),
+            compression=options.compression,
+            stripe_size=options.stripe_size,
+        )
+        for bucket in buckets
+    ]
+
+
+def _best_effort(what: str, action: Callable[[], object]) -> None:
+    try:
+        action()
+    except Exception:  # cleanup only: the original error is what the caller sees
+        _LOG.warning("cleanup step failed: %s", what, exc_info=True)
+
+
+def execute_compaction(
+    metastore: Metastore,
+    compaction: CompactionInfo,
+    *,
+    options: WorkerOptions | None = None,
+    run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
+    on_step: Callable[[Step], None] | None = None,
+) -> CompactionOutcome:
+    """Run one claimed ('working') compaction to 'ready for cleaning' (see the module docstring).
+
+    Args:
+        metastore: the transaction metastore.
+        compaction: the claimed queue entry (``find_next_to_compact``).
+        options: output and executor options.
+        run_tasks: runs the bucket tasks (embedded loop by default; Spark passes its own).
+        on_step: called as each step starts (progress; fault injection in tests).
+
+    Returns:
+        The outcome.
+
+    Raises:
+        CompactionVerificationError: the output does not match its inputs (entry marked failed).
+        AcidError: any other failure (entry marked failed, transaction aborted, staging removed).
+    """
+    options = options or WorkerOptions()
+    started = time.monotonic()
+    step = on_step or (lambda _step: None)
+    table = metastore.get_table(compaction.table)
+    location = partition_location(metastore, table, compaction.partition)
+    io, root = file_io_for(location)
+    row_type = RowType.of([(column.name, column.type) for column in table.columns])
+    properties = {**table.properties, **compaction.properties}
+    txn_id = metastore.open_txn(txn_type=TxnType.COMPACTION)
+    committed = False
+    staging: str | None = None
+    renamed: list[str] = []
+    try:
+        txns = metastore.get_valid_txns(txn_id)
+        write_ids = metastore.get_compactor_write_ids(table.full_name, txns)
+        metastore.update_compactor_state(compaction.id, txn_id, write_ids.high_watermark)
+        state = load_directory_state(io, root, write_ids, txns)
+        plan = plan_compaction(
+            state,
+            compaction.compaction_type.value,
+            write_ids,
+            compaction_txn_id=txn_id,
+            hive31_names=is_hive31_names(properties),
+        )
+        if isinstance(plan, NothingToCompact):
+            return _nothing_to_rewrite(metastore, compaction.id, txn_id, plan, started)
+        existing = [name for name in plan.output_names if io.info(io.join(root, name)) is not None]
+        if existing:
+            # Only possible with Hive 3.1 names: the same inputs were compacted before.
+            metastore.abort_txn(txn_id)
+            metastore.mark_refused(compaction.id, f"output {existing[0]!r} already exists")
+            return CompactionOutcome(compaction.id, "refused", f"output {existing[0]!r} already exists")
+        staging = staging_name(compaction.id, txn_id)
+        size = input_bytes(io, root, plan)
+        buckets = _buckets(io, root, plan)
+        tasks = _tasks(compaction.id, location, plan, buckets, staging, write_ids, txns, row_type, options)
+
+        def heartbeat() -> None:
+            metastore.heartbeat(txn_id)
+
+        large = options.large_runner is not None and size >= options.large_threshold_bytes
+        step("writing")
+        io.mkdirs(io.join(root, staging))
+        runner = options.large_runner if large and options.large_runner is not None else run_tasks
+        results = runner(tasks, heartbeat)
+        heartbeat()
+        step("verifying")
+        events = _verify_and_finish(io, root, staging, compaction.id, plan, tasks, results)
+        step("renaming")
+        for name in plan.output_names:
+            io.rename(io.join(root, staging, name), io.join(root, name))
+            renamed.append(name)
+        io.delete_dir(io.join(root, staging))
+        step("committing")
+        metastore.commit_txn(txn_id)
+        committed = True
+        step("marking")
+        metastore.mark_compacted(compaction.id)
+        seconds = time.monotonic() - started
+        _LOG.info("compaction %d of %s: wrote %s in %.2f s", compaction.id, root, plan.output_names, seconds)
+        return CompactionOutcome(
+            compaction.id,
+            "compacted",
+            f"{plan.compaction_type.value} compaction wrote {', '.join(plan.output_names)}",
+            plan.output_names,
+            events,
+            size,
+            "large" if large else "embedded",
+            seconds,
+        )
+    except Exception as error:
+        if not committed:
+            _best_effort("abort txn", lambda: _abort_if_open(metastore, txn_id))
+            if staging is not None:
+                _best_effort("delete staging", lambda: io.delete_dir(io.join(root, staging)))
+            for name in renamed:
+                if parse_acid_dir(name).visibility_txn_id:  # invisible (_vT of an aborted T): ours to delete
+                    _best_effort("delete output", lambda name=name: io.delete_dir(io.join(root, name)))  # type: ignore[misc]
+            message = f"{type(error).__name__}: {error}"
+            _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))
+        # After the commit the output is in place: recovery marks the entry compacted.
+        raise
+
+
+def _nothing_to_rewrite(
+    metastore: Metastore, compaction_id: int, txn_id: int, plan: NothingToCompact, started: float
+) -> CompactionOutcome:
+    if plan.cleanable:
+        # Hive's Worker: nothing to rewrite, but obsolete/aborted directories remain for the cleaner.
+        metastore.commit_txn(txn_id)
+        metastore.mark_compacted(compaction_id)
+        return CompactionOutcome(
+            compaction_id, "nothing_to_rewrite", plan.reason, seconds=time.monotonic() - started
+        )
+    metastore.abort_txn(txn_id)
+    metastore.mark_refused(compaction_id, plan.reason)
+    return CompactionOutcome(compaction_id, "refused", plan.reason, seconds=time.monotonic() - started)
+
+
+def _verify_and_finish(
+    io: FileIO,
+    root: str,
+    staging: str,
+    compaction_id: int,
+    plan: CompactionPlan,
+    tasks: Sequence[BucketTask],
+    results: Sequence[BucketResult],
+) -> dict[str, int]:
+    expected = sorted(task.bucket_id for task in tasks)
+    got = sorted(result.bucket_id for result in results)
+    if got != expected:
+        raise CompactionVerificationError(compaction_id, "set of buckets written", expected, got)
+    events = dict.fromkeys(plan.output_names, 0)
+    for result in results:
+        for output in result.outputs:
+            _verify_file(io, compaction_id, output)
+            events[output.directory] += output.events
+    for output_dir in plan.outputs:
+        directory = io.join(root, staging, output_dir.to_name())
+        io.mkdirs(directory)
+        write_acid_version_file(io, directory)
+        if isinstance(output_dir, BaseDir) and plan.metadata_marker:
+            io.write_bytes_atomic(io.join(directory, METADATA_FILE), _METADATA_TEXT)
+    return events
+
+
+def _abort_if_open(metastore: Metastore, txn_id: int) -> None:
+    if metastore.get_txn(txn_id).state is TxnState.OPEN:
+        metastore.abort_txn(txn_id)
+
+
+def _fail_if_active(metastore: Metastore, compaction_id: int, message: str) -> None:
+    state = metastore.get_compaction(compaction_id).state
+    if state in (CompactionState.INITIATED, CompactionState.WORKING):
+        metastore.mark_failed(compaction_id, message)
+
+
+# --- recovery and the loop ---------------------------------------------------------------------
+
+
+def _is_dead_local_worker(worker_id: str | None) -> bool:
+    if not worker_id:
+        return True
+    host, _, pid_text = worker_id.rpartition("-")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def recover_abandoned_compactions(
+    metastore: Metastore,
+    *,
+    worker_timeout_seconds: float = _WORKER_TIMEOUT_SECONDS,
+    now: float | None = None,
+) -> list[int]:
+    """Finish or undo compactions whose worker died (Hive's ``revokeFromLocalWorkers``/timeouts).
+
+    A 'working' entry is abandoned when its worker was a process of this host that no longer
+    exists, or it started more than ``worker_timeout_seconds`` ago. If its transaction committed,
+    the output is in place: it is marked compacted. Otherwise the transaction is aborted, the
+    staging directory deleted, the entry marked failed and the same compaction queued again.
+
+    Returns:
+        The IDs of the recovered entries.
+    """
+    now = time.time() if now is None else now
+    recovered: list[int] = []
+    for entry in metastore.show_compactions():
+        if entry.state is not CompactionState.WORKING:
+            continue
+        timed_out = entry.start_time is not None and now - entry.start_time > worker_timeout_seconds
+        if not (timed_out or _is_dead_local_worker(entry.worker_id)):
+            continue
+        recovered.append(entry.id)
+        if entry.txn_id is not None and metastore.get_txn(entry.txn_id).state is TxnState.COMMITTED:
+            metastore.mark_compacted(entry.id)
+            continue
+        if entry.txn_id is not None:
+            _abort_if_open(metastore, entry.txn_id)
+        table = metastore.get_table(entry.table)
+        io, root = file_io_for(partition_location(metastore, table, entry.partition))
+        prefix = f"{STAGING_PREFIX}c{entry.id}-"
+        for child in io.list_dir(root) if io.info(root) is not None else []:
+            if child.name.startswith(prefix):
+                io.delete_dir(child.path)
+        metastore.mark_failed(entry.id, f"worker {entry.worker_id} died; compaction queued again")
+        metastore.enqueue_compaction(
+            entry.table,
+            entry.partition,
+            entry.compaction_type,
+            properties=entry.properties,
+            initiator_id=entry.initiator_id,
+            run_as=entry.run_as,
+        )
+    return recovered
+
+
+def run_worker(
+    metastore: Metastore,
+    *,
+    worker_id: str | None = None,
+    max_compactions: int | None = None,
+    options: WorkerOptions | None = None,
+    run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
+) -> list[CompactionOutcome]:
+    """Recover abandoned compactions, then claim and run queued ones until the queue is empty.
+
+    A failing compaction is marked failed and the loop goes on with the next one.
+
+    Returns:
+        The outcome of each compaction that finished (failed ones are logged, not returned).
+    """
+    worker_id = worker_id or default_worker_id()
+    recover_abandoned_compactions(metastore)
+    outcomes: list[CompactionOutcome] = []
+    done = 0
+    while max_compactions is None or done < max_compactions:
+        claimed = metastore.find_next_to_compact(worker_id)
+        if claimed is None:
+            break
+        done += 1
+        try:
+            outcomes.append(execute_compaction(metastore, claimed, options=options, run_tasks=run_tasks))
+        except AcidError:
+            _LOG.exception("compaction %d of %s failed", claimed.id, claimed.table)
+    return outcomes
