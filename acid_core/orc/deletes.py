@@ -104,6 +104,11 @@ def _strictly_increasing(o: I64, b: I64, r: I64) -> bool:
     """Whether consecutive keys strictly increase (so the arrays are sorted and unique)."""
     if o.size < 2:
         return True
+    omin, bmin, rmin = int(o.min()), int(b.min()), int(r.min())
+    b_span, r_span = int(b.max()) - bmin + 1, int(r.max()) - rmin + 1
+    if (int(o.max()) - omin + 1) * b_span * r_span < _COMBINED_LIMIT:
+        key = ((o - omin) * b_span + (b - bmin)) * r_span + (r - rmin)
+        return bool(np.all(key[1:] > key[:-1]))
     do, db, dr = o[1:] - o[:-1], b[1:] - b[:-1], r[1:] - r[:-1]
     return bool(np.all((do > 0) | ((do == 0) & ((db > 0) | ((db == 0) & (dr > 0))))))
 

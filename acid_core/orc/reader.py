@@ -774,17 +774,21 @@ class _Scanner:
         key: tuple[I64, I64, I64],
     ) -> _Keyed:
         output = self.output
+        if keep is not None and not keep.any():
+            empty = np.empty(0, dtype=np.int64)
+            return _empty_batch(output.schema), empty, empty, empty
+        arrays = _row_columns(opened, batch, output, positions)
+        rows = batch.num_rows
         if keep is not None:
-            if not keep.any():
-                empty = np.empty(0, dtype=np.int64)
-                return _empty_batch(output.schema), empty, empty, empty
-            batch = batch.filter(pa.array(keep))
+            # Filter only the output columns, not the key columns read alongside them.
+            mask = pa.array(keep)
+            arrays = [array.filter(mask) for array in arrays]
+            rows = int(np.count_nonzero(keep))
             if self.need_keys:
                 key = (key[0][keep], key[1][keep], key[2][keep])
-        arrays = _row_columns(opened, batch, output, positions)
-        if output.filter is not None and batch.num_rows:
+        if output.filter is not None and rows:
             names = [output.row_fields[p].name for p in positions]
-            position = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+            position = pa.array(np.arange(rows, dtype=np.int64))
             table = pa.Table.from_arrays([*arrays, position], names=[*names, _POSITION_COLUMN])
             kept = table.filter(output.filter).column(_POSITION_COLUMN).to_numpy()
             arrays = [array.take(pa.array(kept)) for array in arrays]
@@ -801,6 +805,10 @@ class _Scanner:
                 fields=list(_ROW_ID_FIELDS),
             )
             columns.insert(0, row_id)
+        if not columns:  # no column selected: only the row count matters
+            no_fields = cast("pa.StructArray", pa.array([{}] * rows, type=pa.struct([])))
+            counted = pa.RecordBatch.from_struct_array(no_fields)
+            return counted, key[0], key[1], key[2]
         return pa.RecordBatch.from_arrays(columns, schema=output.schema), key[0], key[1], key[2]
 
 

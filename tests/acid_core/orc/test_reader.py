@@ -234,3 +234,12 @@ def test_scan_ordered_returns_hive_row_id_order_across_files(tmp_path):
     ]
     assert got == expected
     assert _read(tmp_path, ordered=True, limit=2).column("k").to_pylist() == [100, 10]
+
+
+def test_scan_no_columns_still_counts_rows(tmp_path):
+    write_events(
+        tmp_path / "delta_0000001_0000001_0000/bucket_00000", inserts(1, 0, [(1, "a"), (2, "b"), (3, "c")])
+    )
+    write_events(tmp_path / "delete_delta_0000002_0000002_0000/bucket_00000", deletes(2, [(1, B0, 0)]))
+    table = _read(tmp_path, columns=[])
+    assert (table.num_rows, table.num_columns) == (2, 0)
