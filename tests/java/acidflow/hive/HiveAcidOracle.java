@@ -23,11 +23,17 @@ public final class HiveAcidOracle {
   private HiveAcidOracle() {
   }
 
-  /** A Configuration whose file: scheme is FastLocalFileSystem (no fork per listed file). */
+  /**
+   * A Configuration whose file: scheme is FastLocalFileSystem (no fork per listed file), with
+   * Hive's default ORC compression.
+   */
   public static Configuration newConf() {
     Configuration conf = new Configuration();
     conf.set("fs.file.impl", FastLocalFileSystem.class.getName());
     conf.setBoolean("fs.file.impl.disable.cache", true);
+    // HiveConf's default; without a HiveConf, pyspark's ORC 2.x would default to ZSTD.
+    conf.set("orc.compress", "ZLIB");
+    conf.set("hive.exec.orc.default.compress", "ZLIB");
     return conf;
   }
 

@@ -1,0 +1,17 @@
+/*
+ * Test-only stub of Hive's LLAP entry point, which pyspark does not ship.
+ *
+ * Hive 2.3's HiveInputFormat asks LlapProxy.isDaemon() on the vectorized read path; outside an
+ * LLAP daemon the answer is false, and nothing else of LLAP is used. Compiled at test time and put
+ * on the class path AFTER pyspark's jars, so a real LlapProxy would win.
+ */
+package org.apache.hadoop.hive.llap.io.api;
+
+public final class LlapProxy {
+  private LlapProxy() {
+  }
+
+  public static boolean isDaemon() {
+    return false;
+  }
+}
