@@ -1,0 +1,695 @@
+"""The statements of Hive's documentation, executed against the ACID engine.
+
+::
+
+    CREATE TABLE t (c type, ..) [PARTITIONED BY (k type, ..)] [CLUSTERED BY (c) INTO n BUCKETS]
+        [STORED AS ORC] [LOCATION '..'] [TBLPROPERTIES ('transactional'='true'
+        [, 'transactional_properties'='insert_only'])]            full ACID / insert-only / plain
+    DROP TABLE [IF EXISTS] t                                      X lock; data directory removed
+    DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
+    ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [PARTITION (..)] | DROP [IF EXISTS] PARTITION (..)
+    INSERT INTO [TABLE] t [PARTITION (k='v' | k, ..)] [(cols)] VALUES (..), .. | SELECT ..
+    UPDATE t SET c = expr [, ..] [WHERE cond]                      split-update, one statement ID
+    DELETE FROM t [WHERE cond]
+    MERGE INTO t [AS a] USING s [AS b] ON cond WHEN [NOT] MATCHED [AND cond] THEN UPDATE SET ..
+        | DELETE | INSERT [(cols)] VALUES (..)      statement IDs: the NOT MATCHED INSERT clauses
+                                                    first, then the MATCHED clauses, in text order
+    SELECT .. (row__id virtual column: struct<writeid, bucketid, rowid>)
+    SHOW TRANSACTIONS | ABORT TRANSACTIONS id [id ..]
+
+Each write statement runs in its own transaction (``SqlSession.write_transaction``): locks from
+``plan_statement_locks`` first, then the reads at the transaction's snapshot (DuckDB over Arrow),
+the type checks and casts, and the writes; any error aborts it, so a failing statement changes
+no visible row.
+
+Not here: parsing and dispatch (``engine``, ``registry``), files (``acid_core.writes``).
+Errors: ``NoSuchTableError``, ``NoSuchColumnError``, ``SqlTypeError``, ``ValueOutOfRangeError``,
+``SqlExecutionError``, ``UnsupportedStatementError``, ``CommitConflictError``, lock errors.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Final, cast
+
+import pyarrow as pa
+from sqlglot import TokenType, exp
+from sqlglot.dialects.hive import Hive
+
+from acid_core.errors import (
+    NoSuchColumnError,
+    NoSuchPartitionError,
+    NoSuchTableError,
+    PartitionAlreadyExistsError,
+    SqlExecutionError,
+    SqlSyntaxError,
+    TableAlreadyExistsError,
+    UnsupportedStatementError,
+)
+from acid_core.locks import LockObject
+from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
+from acid_core.metastore import Column, Table, TableDefinition, TableType, format_partition_name
+from acid_core.orc.schema import ROW_ID_COLUMN, hive_to_arrow, parse_hive_type
+from acid_core.sql.evaluate import Evaluator
+from acid_core.sql.registry import ParsedStatement, StatementContext, StatementResult, register_statement
+from acid_core.writes.bucketing import BUCKETING_VERSION_KEY, DEFAULT_BUCKETING_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from acid_core.sql.engine import SqlSession
+
+__all__: list[str] = []
+
+_DIALECT: Final = Hive()
+_TRANSACTIONAL_FORMATS: Final = frozenset({"ORC"})
+
+
+def _session(context: StatementContext) -> SqlSession:
+    return cast("SqlSession", context)
+
+
+def _expression(statement: ParsedStatement) -> exp.Expr:
+    assert statement.expression is not None  # noqa: S101 - expression-registered handlers always get one
+    return statement.expression
+
+
+def _table_name(table: exp.Table) -> str:
+    return f"{table.db}.{table.name}".lower() if table.db else table.name.lower()
+
+
+def _lock_object(table: Table, partition: Sequence[tuple[str, str]] = ()) -> LockObject:
+    return LockObject(table.database, table.name, tuple(partition))
+
+
+@contextmanager
+def _locked(context: StatementContext, statement: StatementLocks) -> Iterator[None]:
+    # For statements outside a transaction (DDL, SELECT): hold the locks while the statement runs.
+    manager = context.warehouse.lock_manager
+    handle = manager.acquire(plan_statement_locks(statement), holder=context.warehouse.user)
+    try:
+        yield
+    finally:
+        manager.release(handle)
+
+
+def _literal_text(expression: exp.Expr, statement: str) -> str | None:
+    if isinstance(expression, exp.Null):
+        return None
+    if isinstance(expression, exp.Literal):
+        return str(expression.this)
+    if isinstance(expression, exp.Neg) and isinstance(expression.this, exp.Literal):
+        return f"-{expression.this.this}"
+    if isinstance(expression, exp.Boolean):
+        return "true" if expression.this else "false"
+    raise UnsupportedStatementError(
+        statement,
+        f"partition value {expression.sql(dialect=_DIALECT)!r} is not a literal",
+        "k='value' or k=123",
+    )
+
+
+def _hive_type(column: exp.ColumnDef) -> str:
+    kind = column.args.get("kind")
+    if kind is None:
+        raise SqlSyntaxError(column.sql(dialect=_DIALECT), "a column without a type")
+    return "".join(kind.sql(dialect=_DIALECT).lower().split())
+
+
+def _columns(schema: exp.Expr) -> tuple[Column, ...]:
+    return tuple(
+        Column(c.name.lower(), _hive_type(c)) for c in schema.expressions if isinstance(c, exp.ColumnDef)
+    )
+
+
+def _property_key(expression: exp.Expr) -> str:
+    return str(expression.this) if isinstance(expression, exp.Literal) else expression.name
+
+
+# -- DDL -----------------------------------------------------------------------------------------
+
+
+@register_statement(
+    "create_table",
+    expression_type=exp.Create,
+    predicate=lambda e: str(e.args.get("kind", "")).upper() == "TABLE",
+)
+def create_table(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """CREATE TABLE (full ACID, insert-only or plain; partitioned; bucketed)."""
+    create = _expression(statement)
+    schema = create.this
+    if not isinstance(schema, exp.Schema) or create.expression is not None:
+        raise UnsupportedStatementError(
+            statement.text, "CREATE TABLE without a column list", "CREATE TABLE t (c type, ...)"
+        )
+    name = _table_name(cast("exp.Table", schema.this))
+    partition_keys: tuple[Column, ...] = ()
+    bucket_columns: tuple[str, ...] = ()
+    num_buckets = -1
+    properties: dict[str, str] = {}
+    location: str | None = None
+    file_format = "ORC"
+    external = False
+    props = create.args.get("properties")
+    for prop in props.expressions if props is not None else []:
+        if isinstance(prop, exp.PartitionedByProperty):
+            partition_keys = _columns(prop.this)
+        elif isinstance(prop, exp.ClusteredByProperty):
+            bucket_columns = tuple(c.name.lower() for c in prop.expressions)
+            num_buckets = int(str(prop.args["buckets"].this))
+        elif isinstance(prop, exp.FileFormatProperty):
+            file_format = prop.this.name.upper() if prop.this is not None else "ORC"
+        elif isinstance(prop, exp.LocationProperty):
+            location = str(prop.this.this)
+        elif isinstance(prop, exp.ExternalProperty):
+            external = True
+        elif isinstance(prop, exp.Property):
+            properties[_property_key(prop.this).lower()] = str(prop.args["value"].this)
+    if file_format not in _TRANSACTIONAL_FORMATS:
+        raise UnsupportedStatementError(
+            statement.text, f"STORED AS {file_format}", "STORED AS ORC (acidflow writes ORC files only)"
+        )
+    if bucket_columns:
+        properties.setdefault(BUCKETING_VERSION_KEY, str(DEFAULT_BUCKETING_VERSION))
+    definition = TableDefinition(
+        name=name,
+        columns=_columns(schema),
+        partition_keys=partition_keys,
+        bucket_columns=bucket_columns,
+        num_buckets=num_buckets,
+        properties=properties,
+        location=location,
+        external=external,
+        owner=context.warehouse.user,
+    )
+    try:
+        table = context.warehouse.metastore.create_table(definition)
+    except TableAlreadyExistsError:
+        if create.args.get("exists"):
+            return StatementResult("create_table", message=f"OK: table {name} already exists")
+        raise
+    file_io, path = context.warehouse.table_dir(table.location)
+    file_io.mkdirs(path)
+    return StatementResult(
+        "create_table", message=f"OK: created {table.table_type.value} table {table.full_name}"
+    )
+
+
+@register_statement(
+    "drop_table", expression_type=exp.Drop, predicate=lambda e: str(e.args.get("kind", "")).upper() == "TABLE"
+)
+def drop_table(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """DROP TABLE [IF EXISTS]: the metastore entry and, for managed tables, the data."""
+    drop = _expression(statement)
+    metastore = context.warehouse.metastore
+    dropped = []
+    for target in drop.args.get("tables") or [drop.this]:
+        name = _table_name(target)
+        try:
+            table = metastore.get_table(name)
+        except NoSuchTableError:
+            if drop.args.get("exists"):
+                continue
+            raise
+        with _locked(context, StatementLocks(StatementKind.DROP_TABLE, target=_lock_object(table))):
+            metastore.drop_table(table.full_name)
+            if not table.external:
+                file_io, path = context.warehouse.table_dir(table.location)
+                file_io.delete_dir(path)
+        dropped.append(table.full_name)
+    return StatementResult("drop_table", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
+
+
+def _table_rows(header: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
+    return pa.table(
+        {name: pa.array(list(values), pa.string()) for name, values in zip(header, columns, strict=True)}
+    )
+
+
+@register_statement("describe", expression_type=exp.Describe)
+def describe(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """DESCRIBE t: col_name, data_type, comment (partition keys after a Hive-style header)."""
+    table = context.warehouse.metastore.get_table(_table_name(cast("exp.Table", _expression(statement).this)))
+    rows: list[tuple[str, str, str]] = [(c.name, c.type, "") for c in (*table.columns, *table.partition_keys)]
+    if table.partition_keys:
+        rows += [("", "", ""), ("# Partition Information", "", ""), ("# col_name", "data_type", "comment")]
+        rows += [(c.name, c.type, "") for c in table.partition_keys]
+    return StatementResult("describe", rows=_table_rows(["col_name", "data_type", "comment"], rows))
+
+
+@register_statement(
+    "show_tables",
+    pattern=r"SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+`?(?P<db>\w+)`?)?(?:\s+(?:LIKE\s+)?'(?P<like>[^']*)')?",
+)
+def show_tables(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """SHOW TABLES [IN db] [LIKE 'pattern'] (Hive's ``*`` and ``|`` wildcards)."""
+    import fnmatch
+
+    assert statement.match is not None  # noqa: S101 - pattern-registered
+    database = (statement.match.group("db") or "default").lower()
+    names = context.warehouse.metastore.list_tables(database)
+    like = statement.match.group("like")
+    if like:
+        names = [n for n in names if any(fnmatch.fnmatch(n, p.strip().lower()) for p in like.split("|"))]
+    return StatementResult("show_tables", rows=_table_rows(["tab_name"], [(n,) for n in names]))
+
+
+@register_statement("show_partitions", pattern=r"SHOW\s+PARTITIONS\s+(?P<table>[\w.`]+)")
+def show_partitions(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """SHOW PARTITIONS t."""
+    assert statement.match is not None  # noqa: S101 - pattern-registered
+    partitions = context.warehouse.metastore.list_partitions(statement.match.group("table").replace("`", ""))
+    return StatementResult(
+        "show_partitions", rows=_table_rows(["partition"], [(p.name,) for p in partitions])
+    )
+
+
+@register_statement("show_transactions", pattern=r"SHOW\s+TRANSACTIONS")
+def show_transactions(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """SHOW TRANSACTIONS: open and aborted transactions (Hive's columns; times in epoch ms)."""
+    infos = context.warehouse.metastore.show_transactions()
+    rows = pa.table(
+        {
+            "txnid": pa.array([i.txn_id for i in infos], pa.int64()),
+            "state": pa.array([i.state.value.upper() for i in infos], pa.string()),
+            "startedtime": pa.array([round(i.started * 1000) for i in infos], pa.int64()),
+            "lastheartbeattime": pa.array([round(i.last_heartbeat * 1000) for i in infos], pa.int64()),
+            "user": pa.array([i.user for i in infos], pa.string()),
+            "host": pa.array([i.host for i in infos], pa.string()),
+        }
+    )
+    return StatementResult("show_transactions", rows=rows)
+
+
+@register_statement("abort_transactions", pattern=r"ABORT\s+TRANSACTIONS\s+(?P<ids>\d+(?:[\s,]+\d+)*)")
+def abort_transactions(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """ABORT TRANSACTIONS id [id ..]: their writes become invisible for good."""
+    assert statement.match is not None  # noqa: S101 - pattern-registered
+    ids = [int(t) for t in statement.match.group("ids").replace(",", " ").split()]
+    for txn_id in ids:
+        context.warehouse.metastore.abort_txn(txn_id)
+    return StatementResult(
+        "abort_transactions", message=f"OK: aborted transaction(s) {', '.join(map(str, ids))}"
+    )
+
+
+def _partition_specs(text: str) -> list[list[tuple[str, str | None]]]:
+    """The ``PARTITION (k=v, ..)`` specs of an ALTER TABLE text, read with the Hive tokenizer."""
+    tokens = _DIALECT.tokenize(text)
+    specs: list[list[tuple[str, str | None]]] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (
+            token.text.upper() == "PARTITION"
+            and index + 1 < len(tokens)
+            and tokens[index + 1].token_type is TokenType.L_PAREN
+        ):
+            index += 2
+            spec: list[tuple[str, str | None]] = []
+            while index < len(tokens) and tokens[index].token_type is not TokenType.R_PAREN:
+                key = tokens[index]
+                if index + 2 >= len(tokens) or tokens[index + 1].token_type is not TokenType.EQ:
+                    raise SqlSyntaxError(text, f"partition key {key.text!r} without '=value'")
+                value = tokens[index + 2]
+                spec.append(
+                    (key.text.strip("`").lower(), None if value.token_type is TokenType.NULL else value.text)
+                )
+                index += 3
+                if index < len(tokens) and tokens[index].token_type is TokenType.COMMA:
+                    index += 1
+            specs.append(spec)
+        index += 1
+    if not specs:
+        raise SqlSyntaxError(text, "no PARTITION (k=v, ...) spec")
+    return specs
+
+
+@register_statement(
+    "alter_table_partition",
+    pattern=r"ALTER\s+TABLE\s+(?P<table>[\w.`]+)\s+(?P<action>ADD|DROP)\s+(?P<cond>IF\s+(?:NOT\s+)?EXISTS\s+)?(?P<specs>PARTITION\b.*)",
+)
+def alter_table_partition(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (..) .. / DROP [IF EXISTS] PARTITION (..) .."""
+    match = statement.match
+    assert match is not None  # noqa: S101 - pattern-registered
+    metastore = context.warehouse.metastore
+    table = metastore.get_table(match.group("table").replace("`", ""))
+    adding = match.group("action").upper() == "ADD"
+    kind = StatementKind.ALTER_TABLE_ADD_PARTITION if adding else StatementKind.ALTER_TABLE_DROP_PARTITION
+    done = []
+    for spec in _partition_specs(match.group("specs")):
+        values = dict(spec)
+        shown = format_partition_name(list(values), list(values.values()))
+        lock_values = [(k, v if v is not None else "__HIVE_DEFAULT_PARTITION__") for k, v in spec]
+        with _locked(context, StatementLocks(kind, target=_lock_object(table, lock_values), is_acid=True)):
+            try:
+                if adding:
+                    partition = metastore.add_partition(table.full_name, values)
+                    file_io, path = context.warehouse.table_dir(partition.location)
+                    file_io.mkdirs(path)
+                else:
+                    found = {p.name: p for p in metastore.list_partitions(table.full_name)}
+                    metastore.drop_partition(table.full_name, values)
+                    if shown in found and not table.external:
+                        file_io, path = context.warehouse.table_dir(found[shown].location)
+                        file_io.delete_dir(path)
+            except (PartitionAlreadyExistsError, NoSuchPartitionError):
+                if match.group("cond"):
+                    continue
+                raise
+        done.append(shown)
+    verb = "added" if adding else "dropped"
+    return StatementResult(
+        "alter_table_partition", message=f"OK: {verb} {', '.join(done) or 'nothing'} of {table.full_name}"
+    )
+
+
+# -- queries -------------------------------------------------------------------------------------
+
+
+def _source_locks(bound: dict[str, str], context: StatementContext) -> tuple[LockObject, ...]:
+    return tuple(_lock_object(context.warehouse.metastore.get_table(name)) for name in bound)
+
+
+@register_statement("select", expression_type=exp.Query)
+def select(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """SELECT over the current snapshot; DuckDB runs the query over the tables' Arrow rows."""
+    session = _session(context)
+    query = _expression(statement).copy()
+    with Evaluator(statement.text) as evaluator:
+        names = {_table_name(t) for t in query.find_all(exp.Table) if t.name}
+        ctes = {c.alias_or_name.lower() for c in query.find_all(exp.CTE)}
+        tables = [context.warehouse.metastore.get_table(n) for n in sorted(names - ctes)]
+        locks = StatementLocks(StatementKind.SELECT, sources=tuple(_lock_object(t) for t in tables))
+        if tables:
+            with _locked(context, locks):
+                evaluator.bind_tables(query, session.load_table)
+        rows = evaluator.query(query.sql(dialect="duckdb"))
+    return StatementResult("select", rows=rows)
+
+
+# -- writes --------------------------------------------------------------------------------------
+
+
+def _data_targets(table: Table, names: Sequence[str]) -> list[tuple[str, str]]:
+    by_name = {c.name: c.type for c in (*table.columns, *table.partition_keys)}
+    targets = []
+    for name in names:
+        if name.lower() not in by_name:
+            raise NoSuchColumnError(name, tuple(by_name))
+        targets.append((name.lower(), by_name[name.lower()]))
+    return targets
+
+
+def _complete_rows(table: Table, coerced: pa.Table) -> pa.Table:
+    """Data columns in table order (missing ones null), then the partition columns present."""
+    arrays = []
+    fields = []
+    for column in table.columns:
+        if column.name in coerced.column_names:
+            arrays.append(coerced.column(column.name))
+            fields.append(coerced.schema.field(column.name))
+        else:
+            kind = hive_to_arrow(parse_hive_type(column.type))
+            arrays.append(pa.chunked_array([pa.nulls(coerced.num_rows, kind)]))  # type: ignore[call-overload]
+            fields.append(pa.field(column.name, kind))
+    for key in table.partition_keys:
+        if key.name in coerced.column_names:
+            arrays.append(coerced.column(key.name))
+            fields.append(coerced.schema.field(key.name))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _write_locks(
+    kind: StatementKind, table: Table, sources: Sequence[LockObject], dynamic: bool
+) -> StatementLocks:
+    return StatementLocks(
+        kind,
+        target=_lock_object(table),
+        sources=tuple(s for s in sources if (s.db, s.table) != (table.database, table.name)),
+        is_acid=table.table_type is not TableType.PLAIN,
+        dynamic_partition=dynamic,
+    )
+
+
+def _referenced_tables(context: StatementContext, expression: exp.Expr) -> list[LockObject]:
+    ctes = {c.alias_or_name.lower() for c in expression.find_all(exp.CTE)}
+    names = {_table_name(t) for t in expression.find_all(exp.Table) if t.name} - ctes
+    return [_lock_object(context.warehouse.metastore.get_table(n)) for n in sorted(names)]
+
+
+@register_statement("insert", expression_type=exp.Insert)
+def insert(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """INSERT INTO .. VALUES / SELECT, with static and dynamic partitions."""
+    session = _session(context)
+    node = _expression(statement).copy()
+    if node.args.get("overwrite"):
+        raise UnsupportedStatementError(
+            statement.text, "INSERT OVERWRITE", "INSERT INTO (overwrite is not supported yet)"
+        )
+    target = node.this
+    explicit: list[str] | None = None
+    if isinstance(target, exp.Schema):
+        explicit = [i.name.lower() for i in target.expressions]
+        target = target.this
+    table_node = cast("exp.Table", target)
+    table = context.warehouse.metastore.get_table(_table_name(table_node))
+    static: dict[str, str | None] = {}
+    dynamic: list[str] = []
+    spec = table_node.args.get("partition")
+    key_names = [k.name for k in table.partition_keys]
+    if spec is not None:
+        if not key_names:
+            raise UnsupportedStatementError(
+                statement.text,
+                f"PARTITION on {table.full_name}, which is not partitioned",
+                "no PARTITION clause",
+            )
+        for item in spec.expressions:
+            if isinstance(item, exp.EQ):
+                static[item.this.name.lower()] = _literal_text(item.expression, statement.text)
+            else:
+                dynamic.append(item.name.lower())
+        unknown = [k for k in (*static, *dynamic) if k not in key_names]
+        if unknown:
+            raise NoSuchColumnError(unknown[0], tuple(key_names))
+    dynamic = [k for k in key_names if k not in static]  # Hive: unnamed keys are dynamic, in key order
+    data_names = explicit if explicit is not None else [c.name for c in table.columns]
+    targets = _data_targets(table, [*data_names, *dynamic])
+    source = node.expression
+    sources = _referenced_tables(context, source)
+    with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
+        txn.lock(_write_locks(StatementKind.INSERT, table, sources, bool(dynamic)))
+        if isinstance(source, exp.Values):
+            sql = f"SELECT * FROM ({source.sql(dialect='duckdb')}) AS __acidflow_values"
+        else:
+            query = source.copy()
+            evaluator.bind_tables(query, session.load_table)
+            sql = query.sql(dialect="duckdb")
+        coerced = evaluator.coerce_columns(table.full_name, evaluator.query(sql), targets)
+        rows = _complete_rows(table, coerced)
+        count = txn.insert(table.full_name, rows, static_partition=static or None)
+    return StatementResult(
+        "insert", message=f"OK: {count} row(s) inserted into {table.full_name} (txn {txn.txn_id})"
+    )
+
+
+def _acid_table(context: StatementContext, table_node: exp.Table, statement: str, what: str) -> Table:
+    table = context.warehouse.metastore.get_table(_table_name(table_node))
+    if table.table_type is not TableType.ACID:
+        raise UnsupportedStatementError(
+            statement,
+            f"{what} on {table.full_name}, a {table.table_type.value.replace('_', '-')} table",
+            "a full ACID table: TBLPROPERTIES ('transactional'='true')",
+        )
+    return table
+
+
+def _set_columns(table: Table, assignments: Sequence[exp.Expr], statement: str) -> dict[str, exp.Expr]:
+    sets: dict[str, exp.Expr] = {}
+    names = [c.name for c in table.columns]
+    for assignment in assignments:
+        if not isinstance(assignment, exp.EQ):
+            raise SqlSyntaxError(
+                statement, f"{assignment.sql(dialect=_DIALECT)!r} is not column = expression"
+            )
+        column = assignment.this.name.lower()
+        if column in {k.name for k in table.partition_keys} or column in table.bucket_columns:
+            raise UnsupportedStatementError(
+                statement,
+                f"SET of {'partition' if column not in names else 'bucketing'} column {column!r}",
+                "SET of other columns (Hive cannot update partition or bucketing columns)",
+            )
+        if column not in names:
+            raise NoSuchColumnError(column, tuple(names))
+        sets[column] = assignment.expression
+    return sets
+
+
+def _changed_rows_select(table: Table, alias: str, sets: dict[str, exp.Expr] | None) -> list[exp.Expr]:
+    columns: list[exp.Expr] = [exp.column(ROW_ID_COLUMN, table=alias)]
+    if sets is not None:
+        for column in table.columns:
+            value = sets.get(column.name)
+            columns.append(
+                exp.alias_(
+                    value.copy() if value is not None else exp.column(column.name, table=alias), column.name
+                )
+            )
+    columns.extend(exp.alias_(exp.column(k.name, table=alias), k.name) for k in table.partition_keys)
+    return columns
+
+
+def _coerce_sets(evaluator: Evaluator, table: Table, rows: pa.Table, sets: dict[str, exp.Expr]) -> pa.Table:
+    names = list(sets)
+    coerced = evaluator.coerce_columns(table.full_name, rows.select(names), _data_targets(table, names))
+    for name in names:
+        rows = rows.set_column(
+            rows.column_names.index(name), coerced.schema.field(name), coerced.column(name)
+        )
+    return rows
+
+
+@register_statement("update", expression_type=exp.Update)
+def update(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """UPDATE t SET .. WHERE ..: split-update (delete_delta + delta, one write and statement ID)."""
+    session = _session(context)
+    node = _expression(statement).copy()
+    table_node = cast("exp.Table", node.this)
+    table = _acid_table(context, table_node, statement.text, "UPDATE")
+    sets = _set_columns(table, node.expressions, statement.text)
+    alias = table_node.alias or table_node.name
+    query = exp.select(*_changed_rows_select(table, alias, sets)).from_(table_node.copy())
+    where = node.args.get("where")
+    if where is not None:
+        query = query.where(where.this.copy())
+    sources = _referenced_tables(context, query)
+    with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
+        txn.lock(_write_locks(StatementKind.UPDATE, table, sources, False))
+        evaluator.bind_tables(query, session.load_table)
+        rows = _coerce_sets(evaluator, table, evaluator.query(query.sql(dialect="duckdb")), sets)
+        count = txn.update(table.full_name, rows)
+    return StatementResult(
+        "update", message=f"OK: {count} row(s) updated in {table.full_name} (txn {txn.txn_id})"
+    )
+
+
+@register_statement("delete", expression_type=exp.Delete)
+def delete(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """DELETE FROM t WHERE ..: delete events in delete_delta_w_w_s."""
+    session = _session(context)
+    node = _expression(statement).copy()
+    table_node = cast("exp.Table", node.this)
+    table = _acid_table(context, table_node, statement.text, "DELETE")
+    alias = table_node.alias or table_node.name
+    query = exp.select(*_changed_rows_select(table, alias, None)).from_(table_node.copy())
+    where = node.args.get("where")
+    if where is not None:
+        query = query.where(where.this.copy())
+    sources = _referenced_tables(context, query)
+    with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
+        txn.lock(_write_locks(StatementKind.DELETE, table, sources, False))
+        evaluator.bind_tables(query, session.load_table)
+        count = txn.delete(table.full_name, evaluator.query(query.sql(dialect="duckdb")))
+    return StatementResult(
+        "delete", message=f"OK: {count} row(s) deleted from {table.full_name} (txn {txn.txn_id})"
+    )
+
+
+def _not_true(condition: exp.Expr) -> exp.Expr:
+    return exp.not_(exp.func("COALESCE", exp.paren(condition.copy()), exp.false()))
+
+
+def _is_true(condition: exp.Expr) -> exp.Expr:
+    return exp.func("COALESCE", exp.paren(condition.copy()), exp.false())
+
+
+@register_statement("merge", expression_type=exp.Merge)
+def merge(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """MERGE INTO: each WHEN clause its own statement ID (NOT MATCHED INSERT first, then MATCHED)."""
+    session = _session(context)
+    node = _expression(statement).copy()
+    target_node = cast("exp.Table", node.this)
+    table = _acid_table(context, target_node, statement.text, "MERGE")
+    whens = list(node.args["whens"].expressions)
+    inserts = [w for w in whens if not w.args.get("matched")]
+    matched = [w for w in whens if w.args.get("matched")]
+    if any(w.args.get("source") for w in whens):
+        raise UnsupportedStatementError(
+            statement.text, "WHEN NOT MATCHED BY SOURCE", "WHEN MATCHED / WHEN NOT MATCHED"
+        )
+    sources = _referenced_tables(context, node)
+    counts = {"inserted": 0, "updated": 0, "deleted": 0}
+    with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
+        txn.lock(_write_locks(StatementKind.MERGE, table, sources, False))
+        evaluator.bind_tables(node, session.load_table, with_row_id=True)
+        target = cast("exp.Table", node.this)
+        using = cast("exp.Expr", node.args["using"])
+        on = cast("exp.Expr", node.args["on"])
+        alias = target.alias
+        target_sql = target.sql(dialect="duckdb")
+        using_sql = using.sql(dialect="duckdb")
+        on_sql = on.sql(dialect="duckdb")
+        join = f"FROM {target_sql} JOIN {using_sql} ON {on_sql}"
+        duplicate = evaluator.query(
+            f"SELECT CAST({alias}.row__id AS VARCHAR) AS r {join} GROUP BY {alias}.row__id HAVING count(*) > 1 LIMIT 1"
+        )
+        if duplicate.num_rows:
+            raise SqlExecutionError(
+                statement.text,
+                f"target row {duplicate.column(0)[0].as_py()} of {table.full_name} matches more than one source "
+                "row (Hive's MERGE cardinality check)",
+            )
+        statement_ids = {id(w): i for i, w in enumerate([*inserts, *matched])}
+        earlier: list[exp.Expr] = []
+        for when in matched:
+            condition = when.args.get("condition")
+            filters = [_not_true(c) for c in earlier] + (
+                [_is_true(condition)] if condition is not None else []
+            )
+            where = " AND ".join(f.sql(dialect="duckdb") for f in filters) or "TRUE"
+            earlier.append(condition if condition is not None else exp.true())
+            then = when.args["then"]
+            if isinstance(then, exp.Update):
+                sets = _set_columns(table, then.expressions, statement.text)
+                columns = ", ".join(e.sql(dialect="duckdb") for e in _changed_rows_select(table, alias, sets))
+                rows = evaluator.query(f"SELECT {columns} {join} WHERE {where}")
+                rows = _coerce_sets(evaluator, table, rows, sets)
+                counts["updated"] += txn.update(table.full_name, rows, statement_id=statement_ids[id(when)])
+            else:
+                columns = ", ".join(e.sql(dialect="duckdb") for e in _changed_rows_select(table, alias, None))
+                rows = evaluator.query(f"SELECT {columns} {join} WHERE {where}")
+                counts["deleted"] += txn.delete(table.full_name, rows, statement_id=statement_ids[id(when)])
+        earlier = []
+        for when in inserts:
+            condition = when.args.get("condition")
+            filters = [_not_true(c) for c in earlier] + (
+                [_is_true(condition)] if condition is not None else []
+            )
+            earlier.append(condition if condition is not None else exp.true())
+            then = cast("exp.Insert", when.args["then"])
+            values = cast("exp.Tuple", then.expression)
+            explicit = (
+                [c.name.lower() for c in then.this.expressions] if isinstance(then.this, exp.Tuple) else None
+            )
+            names = (
+                explicit
+                if explicit is not None
+                else [c.name for c in (*table.columns, *table.partition_keys)]
+            )
+            select_list = ", ".join(v.sql(dialect="duckdb") for v in values.expressions)
+            where = " AND ".join(
+                [
+                    f"NOT EXISTS (SELECT 1 FROM {target_sql} WHERE {on_sql})",
+                    *(f.sql(dialect="duckdb") for f in filters),
+                ]
+            )
+            raw = evaluator.query(f"SELECT {select_list} FROM {using_sql} WHERE {where}")
+            coerced = evaluator.coerce_columns(table.full_name, raw, _data_targets(table, names))
+            counts["inserted"] += txn.insert(
+                table.full_name, _complete_rows(table, coerced), statement_id=statement_ids[id(when)]
+            )
+    shown = ", ".join(f"{n} {k}" for k, n in counts.items())
+    return StatementResult("merge", message=f"OK: merged into {table.full_name}: {shown} (txn {txn.txn_id})")
