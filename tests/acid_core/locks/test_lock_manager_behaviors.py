@@ -68,7 +68,7 @@ class Backend:
         else:
             from acid_core.locks.sql import SqlLockManager
 
-            manager = SqlLockManager(self.url, fair=fair, session_timeout=3)
+            manager = SqlLockManager(self.url, fair=fair, session_timeout=10)
         self.managers.append(manager)
         return manager
 
@@ -356,6 +356,7 @@ def test_fair_marker_refuses_new_pure_readers_only(backend):
             reader.release(probe)
             time.sleep(0.01)
     assert refused, "a new reader must queue behind the waiting writer"
+    assert _shown(reader, "db.t") == ["S db.t"], "a waiting marker is not a held lock"
     other = _granted(reader, [req("db.v", "S")], holder="elsewhere")
     assert other is not None, "markers only affect their own objects"
     holder.release(first)
@@ -494,10 +495,10 @@ def test_random_concurrent_workload_in_processes_never_overlaps_incompatible_hol
 
 def test_killed_holder_process_locks_freed_by_session_expiry(process_backend):
     """A holder killed with SIGKILL never releases; its locks vanish when its session expires
-    (ZooKeeper: ephemeral nodes; SQL: no heartbeat for the 1 s session timeout)."""
+    (ZooKeeper: ephemeral nodes; SQL: no heartbeat for the 2 s session timeout)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
-        [sys.executable, str(WORKER), "hold", process_backend.spec(), "db.t/p=1", "X", "1.0"],
+        [sys.executable, str(WORKER), "hold", process_backend.spec(), "db.t/p=1", "X", "2.0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -518,5 +519,5 @@ def test_killed_holder_process_locks_freed_by_session_expiry(process_backend):
         proc.wait(10)
         proc.stdout.close()
         proc.stderr.close()
-    assert freed_after < 10, f"session timeout is 1 s; locks freed only after {freed_after:.1f} s"
+    assert freed_after < 10, f"session timeout is 2 s; locks freed only after {freed_after:.1f} s"
     observer.release(handle)
