@@ -84,6 +84,7 @@ from acid_core.orc.deletes import (
     DeleteRegistry,
     EventChunk,
     SortMergedDeleteRegistry,
+    hide_all,
     lex_search,
     normalize_bucket,
 )
@@ -423,9 +424,10 @@ def _event_chunks(
                 # A delete hides every version; a legacy update hides the versions before it.
                 hide = np.where(operation == OPERATION_DELETE, LONG_MAX, current)
             else:
-                hide = np.full(o.size, LONG_MAX, dtype=np.int64)
+                hide = hide_all(o.size)
             if keep is not None:
-                o, b, r, hide = o[keep], b[keep], r[keep], hide[keep]
+                o, b, r = o[keep], b[keep], r[keep]
+                hide = hide[keep] if non_inserts_only else hide_all(o.size)
             yield o, b, r, hide
     finally:
         opened.close()
@@ -465,11 +467,12 @@ def _build_registry(
     if total == 0:
         return None
     if total <= in_memory_limit:
-        registry = ColumnizedDeleteRegistry(
+        chunks = (
             chunk
             for data_file, non_inserts in sources
             for chunk in _event_chunks(file_io, data_file, write_ids, non_inserts, batch_rows)
         )
+        registry = ColumnizedDeleteRegistry(chunks, capacity=total)
         return registry if len(registry) else None
 
     def open_streams() -> list[Iterator[EventChunk]]:

@@ -10,6 +10,7 @@ from acid_core.orc.deletes import (
     LONG_MAX,
     ColumnizedDeleteRegistry,
     SortMergedDeleteRegistry,
+    hide_all,
     lex_search,
     normalize_bucket,
 )
@@ -49,8 +50,14 @@ def test_columnized_legacy_update_hides_only_older_versions():
 keys = st.tuples(st.integers(0, 40), st.sampled_from([V1, V1 | 1, V1 | (1 << 16)]), st.integers(0, 2**40))
 
 
-@given(deleted=st.sets(keys, max_size=60), probes=st.lists(keys, max_size=60), wide=st.booleans())
-def test_registries_agree_with_a_set(deleted, probes, wide):
+@given(
+    deleted=st.sets(keys, max_size=60),
+    probes=st.lists(keys, max_size=60),
+    wide=st.booleans(),
+    capacity_delta=st.integers(-3, 80),
+    broadcast=st.booleans(),
+)
+def test_registries_agree_with_a_set(deleted, probes, wide, capacity_delta, broadcast):
     # ``wide`` spreads row IDs over 2**62 so the lexsort fallback runs, not the combined key.
     if wide:
         deleted = {(o, b, r * 2**21) for o, b, r in deleted}
@@ -58,12 +65,19 @@ def test_registries_agree_with_a_set(deleted, probes, wide):
     probes = probes + sorted(deleted)[:5]
     expected = [key in deleted for key in probes]
     ordered = sorted(deleted)
-    chunk = (*_arrays(ordered), np.full(len(ordered), LONG_MAX, dtype=np.int64)) if ordered else None
-    chunks = [chunk] if chunk else []
+    hide = hide_all(len(ordered)) if broadcast else np.full(len(ordered), LONG_MAX, dtype=np.int64)
+    # Two chunks, so capacity overflow can happen between them.
+    half = len(ordered) // 2
+    arrays = _arrays(ordered) if ordered else None
+    chunks = (
+        [tuple(a[:half] for a in (*arrays, hide)), tuple(a[half:] for a in (*arrays, hide))] if arrays else []
+    )
+    capacity = max(0, len(ordered) + capacity_delta)
     current = np.zeros(len(probes), dtype=np.int64)
     rows = _arrays(probes) if probes else tuple(np.empty(0, dtype=np.int64) for _ in range(3))
     for registry in (
         ColumnizedDeleteRegistry(chunks),
+        ColumnizedDeleteRegistry(iter(chunks), capacity=capacity),
         SortMergedDeleteRegistry(lambda: [iter(list(chunks))]),
     ):
         hidden = registry.hidden(*rows, current)
