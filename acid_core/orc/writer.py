@@ -22,8 +22,8 @@ Why pyarrow, and how the metadata gets in: ``pyarrow.orc.ORCWriter`` writes Arro
 within ~1.1x of a bare ``pyarrow.orc.write_table``: ``bench/bench_orc_write.py``) but cannot set ORC user metadata. The ORC tail is
 ``... | Metadata | Footer | PostScript | 1 byte`` and the Footer is a protobuf whose ``metadata``
 field (5) is repeated, so appending serialized ``UserMetadataItem`` fields to the footer stream is a
-protobuf merge: the writer holds back the bytes the ORC writer emits on ``close`` (the last stripe and
-the tail), appends the three items to the footer as one more compression chunk (ZLIB-compressed for
+protobuf merge: the writer holds back the last bytes the ORC writer emits on ``close`` (the tail),
+appends the three items to the footer as one more compression chunk (ZLIB-compressed for
 ZLIB files, an "original" uncompressed chunk, which every ORC reader accepts, for the others),
 rewrites the PostScript's ``footerLength``, and writes the result. Stripes, stripe statistics and
 offsets are untouched. Arrow has no varchar/char, so for row types that have them the Footer is
@@ -37,8 +37,8 @@ a stripe at the end of an ``add(batch)`` call, so the writer feeds it slices of 
 the end of a stripe; its last key is the stripe's last key. The final stripe ends on ``close``.
 ``stripe_size`` (bytes, ORC's ``orc.stripe.size``) controls how often that happens.
 
-Invariants: events are *validated*, not sorted: the writer streams (memory stays bounded by about
-two stripes: the one the ORC writer buffers, and the last one, held back with the tail), so it
+Invariants: events are *validated*, not sorted: the writer streams (memory stays bounded by the
+stripe the ORC writer buffers plus the last 8 MiB it wrote, held back to rewrite the tail), so it
 cannot sort; out-of-order keys raise ``InvalidEventError`` naming the first offending
 pair. Equal consecutive keys are allowed (several versions of one row in legacy compacted deltas).
 ``hive.acid.stats`` counts are exact. A file is visible under its final name only when complete: it
@@ -62,6 +62,7 @@ import logging
 import posixpath
 import uuid
 import zlib
+from collections import deque
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
@@ -141,6 +142,7 @@ DEFAULT_COMPRESSION: Final = "zlib"  # OrcConf.COMPRESS default, what Hive write
 DEFAULT_STRIPE_SIZE: Final = 64 * 1024 * 1024  # OrcConf.STRIPE_SIZE default
 _COMPRESSION_BLOCK_SIZE: Final = 256 * 1024  # OrcConf.BUFFER_SIZE default
 _ROW_INDEX_STRIDE: Final = 10_000  # OrcConf.ROW_INDEX_STRIDE default
+_TAIL_HOLD_BYTES: Final = 8 * 1024 * 1024  # Footer + PostScript must fit: kilobytes in practice
 _CHUNK_ROWS: Final = 16 * 1024  # rows per ORCWriter.write call: the granularity of stripe ends
 _MIN_STRIPE_SIZE: Final = 1024
 _ORC_MAGIC: Final = b"ORC"
@@ -823,23 +825,41 @@ def _finish_tail(
 
 
 class _StripeObservingSink:
-    """The file object the ORC writer writes to: passes bytes through, counts them, holds the tail."""
+    """The file object the ORC writer writes to: passes bytes through, counts them, holds the tail.
+
+    While ``holding`` (during the ORC writer's ``close``) it keeps the last ``_TAIL_HOLD_BYTES``
+    and forwards older bytes, so the Footer and PostScript can be rewritten without keeping the
+    last stripe in memory. After ``discard`` (an error) nothing more reaches the output.
+    """
 
     def __init__(self, output: IO[bytes]) -> None:
         self.output = output
         self.written = 0
         self.holding = False
-        self.held: list[bytes] = []
+        self.discarding = False
+        self.held: deque[bytes] = deque()
+        self.held_bytes = 0
         self.closed = False
 
     def write(self, data: bytes | memoryview) -> int:
         size = len(memoryview(data))
         self.written += size
-        if self.holding:
-            self.held.append(bytes(data))
-        else:
+        if self.discarding:
+            return size
+        if not self.holding:
             self.output.write(data)
+            return size
+        self.held.append(bytes(data))
+        self.held_bytes += size
+        while self.held and self.held_bytes - len(self.held[0]) >= _TAIL_HOLD_BYTES:
+            oldest = self.held.popleft()
+            self.held_bytes -= len(oldest)
+            self.output.write(oldest)
         return size
+
+    def tail(self) -> bytes:
+        """The held bytes: at least the last ``_TAIL_HOLD_BYTES`` written (or everything held)."""
+        return b"".join(self.held)
 
     def writable(self) -> bool:
         return True
@@ -898,7 +918,7 @@ def _write_events(
         sink.holding = True
         writer.close()
     except BaseException:
-        sink.holding = True  # nothing more reaches the output; the caller deletes it
+        sink.discarding = True  # nothing more reaches the output; the caller deletes it
         raise
     if pending_rows and checker.last_key is not None:
         stripe_keys.append(checker.last_key)
@@ -967,7 +987,7 @@ def write_event_file(
                 tuple(stripe_keys),
                 compression.lower(),
             )
-            tail = b"".join(sink.held)
+            tail = sink.tail()
             try:
                 output.write(
                     _finish_tail(

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from acid_core.bucket_codec import encode_bucket_property
 from acid_core.errors import (
+    AcidError,
     InvalidBucketPropertyError,
     InvalidEventError,
     InvalidSchemaError,
@@ -32,6 +33,7 @@ from acid_core.errors import (
     StorageError,
 )
 from acid_core.fs import LocalFileIO, PyArrowFileIO
+from acid_core.orc import writer as writer_module
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, RowType, event_orc_type, event_schema
 from acid_core.orc.writer import (
     ACID_VERSION,
@@ -681,3 +683,24 @@ def test_char_columns_of_delete_events_stay_null(tmp_path):
     deletes = delete_events(([1, 1], [536870912] * 2, [0, 1]), write_id=2, row_type=ALL_TYPES)
     write_event_file(LocalFileIO(), str(tmp_path / "bucket_00000"), [deletes], ALL_TYPES)
     assert [event[5] for event in PyorcView(tmp_path / "bucket_00000").rows] == [None, None]
+
+
+# --- only the tail is held back in memory ---------------------------------------------------------------
+
+
+def test_last_stripe_is_streamed_and_only_the_tail_is_held(tmp_path, monkeypatch):
+    monkeypatch.setattr(writer_module, "_TAIL_HOLD_BYTES", 64 * 1024)
+    path = tmp_path / "bucket_00000"
+    # One big stripe, written entirely during close: far more than 64 KiB passes through.
+    write_event_file(LocalFileIO(), str(path), _insert_stream(50_000, 10_000), ROW_TYPE)
+    assert path.stat().st_size > 10 * 64 * 1024
+    view = PyorcView(path)
+    assert view.metadata["hive.acid.stats"] == b"50000,0,0"
+    assert view.metadata["hive.acid.key.index"] == view.key_index_from_stripes().encode()
+
+
+def test_a_tail_larger_than_the_hold_raises_and_leaves_no_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(writer_module, "_TAIL_HOLD_BYTES", 16)
+    with pytest.raises(AcidError, match=r"unexpected ORC tail \(the footer is not in the held tail\)"):
+        write_event_file(LocalFileIO(), str(tmp_path / "bucket_00000"), _insert_stream(10, 10), ROW_TYPE)
+    assert _listing(tmp_path) == []
