@@ -29,7 +29,8 @@ sequential ``wait-`` marker under each of its X objects, kept across its retries
 it is granted or gives up. A request made only of S treats a ``wait-`` child with a lower sequence
 number like a lower ``write-`` child (so it queues behind the waiting writer) whatever its own
 ``fair`` setting; requests that contain an X ignore markers, so no cycle of markers can form.
-Markers are never listed by ``show``.
+Markers are never listed by ``show``; the node of an attempt that is about to be refused can be
+(for a few milliseconds, as in Hive), since ``show`` reads the tree without any lock.
 
 Invariants: lock nodes are ephemeral, so everything a session holds disappears with it; a node is
 deleted exactly by its owner or by the session's end; empty partition znodes are deleted on
