@@ -45,6 +45,7 @@ import functools
 import getpass
 import logging
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -887,7 +888,12 @@ def _create_engine(url: sa.URL) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
         if not memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            # WAL is a property of the file: the first connection sets it for good. Switching needs
+            # an exclusive lock and fails at once (no busy handler) while another process writes,
+            # e.g. migrates a brand-new file; that process's connection has already switched it.
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                with contextlib.suppress(sqlite3.OperationalError):
+                    cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.close()
 
