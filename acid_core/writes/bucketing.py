@@ -10,8 +10,8 @@
         IEEE bits, date its epoch day as int) or of a string's UTF-8 bytes
         (``ObjectInspectorUtils.hashCodeMurmur``); tinyint and boolean hash to themselves.
     bucketing_version 1 (Hive 1/2 tables):  field_hash = the Writable's ``hashCode``: an int is
-        itself, a bigint ``(int)(v ^ v >>> 32)``, a string ``Text.hashCode`` (31 * h + signed byte,
-        from 1), a double ``Double.hashCode``, a boolean 1/0 (``ObjectInspectorUtils.hashCode``).
+        itself, a bigint ``(int)(v ^ v >>> 32)``, a string 31 * h + signed UTF-8 byte from 0
+        (varchar/char: their Text's ``hashCode``, from 1), a double ``Double.hashCode``, a boolean 1/0 (``ObjectInspectorUtils.hashCode``).
 
 A null field hashes to 0 in both versions.
 
@@ -160,7 +160,9 @@ def _legacy_field(value: object, hive_type: str) -> int:
         (bits,) = struct.unpack(">I", struct.pack(">f", float(value)))  # type: ignore[arg-type]
         return _signed(bits)
     if base in _STRING_TYPES:
-        h = 1  # WritableComparator.hashBytes over Text's UTF-8 bytes (signed)
+        # STRING: 31 * r + signed byte from 0 over the UTF-8 bytes; CHAR/VARCHAR: the writable's
+        # Text.hashCode (WritableComparator.hashBytes), the same loop from 1.
+        h = 0 if base == "string" else 1
         for byte in _java_string_bytes(value, hive_type):
             h = (31 * h + (byte - 256 if byte > 127 else byte)) & _MASK
         return _signed(h)
