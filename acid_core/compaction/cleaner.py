@@ -84,6 +84,8 @@ class CleanerOptions:
         retries: attempts per store operation.
         backoff_seconds: first back-off; doubled after each failed attempt.
         sleep: how to wait between attempts (tests pass a fake).
+        on_step: called before each step: ``("ledger", None)``, ``("deleting", path)``,
+            ``("marking", None)`` (progress; fault injection in tests).
     """
 
     retention_seconds: float = 0.0
@@ -92,6 +94,7 @@ class CleanerOptions:
     retries: int = 4
     backoff_seconds: float = 0.2
     sleep: Callable[[float], None] = time.sleep
+    on_step: Callable[[str, str | None], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,9 +311,12 @@ def clean_compaction(
         )
         for path, reason in paths
     ]
+    step = options.on_step or (lambda _step, _path: None)
+    step("ledger", None)
     _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, planned))
     done: list[PathAction] = []
     for item in planned:
+        step("deleting", item.path)
         if item.trash_path is not None:
             trash_path = item.trash_path
 
@@ -326,6 +332,7 @@ def clean_compaction(
             _retry(options, f"delete {item.path}", lambda path=item.path: _delete(io, path))  # type: ignore[misc]
             done.append(action(item.path, item.reason, "deleted"))
     _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
+    step("marking", None)
     metastore.mark_cleaned(compaction.id)
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(done)} path(s)", tuple(done))

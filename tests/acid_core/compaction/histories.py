@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from acid_core.fs import file_io_for
 from acid_core.metastore import Column, TableDefinition
+from acid_core.orc.reader import scan_table
 from acid_core.orc.schema import ROW_ID_COLUMN
 
 if TYPE_CHECKING:
@@ -31,6 +33,17 @@ class History:
     partitioned: bool
     snapshots: list[ValidTxnList] = field(default_factory=list)
     open_txns: list[object] = field(default_factory=list)
+    model: dict[int, tuple] = field(default_factory=dict)  # id -> (v[, p]) of committed rows
+
+
+def model_rows(history: History) -> list[tuple]:
+    """The naive model's rows (id, v[, p]), sorted."""
+    return sorted((key, *value) for key, value in history.model.items())
+
+
+def data_rows(rows: list[Row]) -> list[tuple]:
+    """Rows without their ROW__ID, sorted."""
+    return sorted(row[3:] for row in rows)
 
 
 def rows_of(table: pa.Table) -> list[Row]:
@@ -44,6 +57,24 @@ def rows_of(table: pa.Table) -> list[Row]:
 
 def read_rows(history: History, txns: ValidTxnList | None = None) -> list[Row]:
     return rows_of(history.warehouse.read(history.table, txns, with_row_id=True))
+
+
+def read_rows_at(history: History, write_ids, txns) -> list[Row]:
+    """Rows read with an explicit write-ID list and transaction list (a reader holding an old
+    write-ID snapshot while newer transactions, such as compactions, committed)."""
+    ms = history.warehouse.metastore
+    table = ms.get_table(history.table)
+    io, _ = file_io_for(table.location)
+    schema = pa.schema([("id", pa.int32()), ("v", pa.string())])
+    locations = [(p.values[0], p.location) for p in ms.list_partitions(table.full_name)] or [
+        (None, table.location)
+    ]
+    out: list[Row] = []
+    for value, location in locations:
+        _, path = file_io_for(location)
+        for row in rows_of(scan_table(io, path, write_ids, txns, with_row_id=True, schema=schema)):
+            out.append(row if value is None else (*row, value))
+    return sorted(out, key=repr)
 
 
 def create_table(wh: Warehouse, name: str, *, partitioned: bool, buckets: int, properties=None) -> None:
@@ -89,9 +120,14 @@ def random_history(
         live = wh.read(table, with_row_id=True)
         txn = wh.transaction(heartbeat_seconds=None).begin()
         kind = rng.choice(["insert", "insert", "delete", "update"]) if live.num_rows else "insert"
+        changes: dict[int, tuple | None] = {}
         if kind == "insert":
             count = rng.randint(1, 12)
-            txn.insert(table, _data(list(range(next_id, next_id + count)), f"i{index}", partitioned, rng))
+            data = _data(list(range(next_id, next_id + count)), f"i{index}", partitioned, rng)
+            txn.insert(table, data)
+            for record in data.to_pylist():
+                key = record.pop("id")
+                changes[key] = tuple(record.values())
             next_id += count
         else:
             picked = sorted(rng.sample(range(live.num_rows), rng.randint(1, min(4, live.num_rows))))
@@ -99,12 +135,21 @@ def random_history(
             if kind == "delete":
                 keep = [ROW_ID_COLUMN, "p"] if partitioned else [ROW_ID_COLUMN]
                 txn.delete(table, chosen.select(keep))
+                changes.update(dict.fromkeys(chosen.column("id").to_pylist()))
             else:
                 values = pa.array([f"u{index}-{i}" for i in chosen.column("id").to_pylist()])
                 chosen = chosen.set_column(chosen.schema.get_field_index("v"), "v", values)
                 txn.update(table, chosen)
+                for record in chosen.drop_columns([ROW_ID_COLUMN]).to_pylist():
+                    key = record.pop("id")
+                    changes[key] = tuple(record.values())
         if outcome == "commit":
             txn.commit()
+            for key, value in changes.items():
+                if value is None:
+                    history.model.pop(key, None)
+                else:
+                    history.model[key] = value
         elif outcome == "abort":
             txn.abort()
         else:

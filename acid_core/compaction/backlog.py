@@ -1,0 +1,166 @@
+"""The initiator's shell: gather each table's and partition's facts, decide, and enqueue.
+
+::
+
+    run_initiator(metastore)
+        for each full-ACID or insert-only table, for each partition (or the table):
+            compactor's snapshot -> load_directory_state -> PartitionFacts   (sizes, counts, ages)
+            queue and history of that partition -> CompactionRecord
+            decide_compaction (pure)                                        -> Decision
+            enqueue_compaction(type, initiator_id) unless dry_run
+
+Not here: the rules (``initiator``).
+Errors: a table whose directory cannot be read gets a "did not initiate" history entry and the
+loop goes on (Hive's Initiator marks it failed); bad TBLPROPERTIES raise
+``InvalidCompactionConfigError`` for that table only, recorded the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from acid_core.compaction.initiator import (
+    CompactionRecord,
+    Decision,
+    InitiatorConfig,
+    PartitionFacts,
+    decide_compaction,
+)
+from acid_core.compaction.worker import partition_location
+from acid_core.directory import load_directory_state
+from acid_core.errors import AcidError
+from acid_core.fs import file_io_for
+from acid_core.metastore import CompactionType, TableType
+
+if TYPE_CHECKING:
+    from acid_core.fs import FileIO
+    from acid_core.metastore import CompactionInfo, Metastore, Table
+
+__all__ = ["INITIATOR_ID", "BacklogEntry", "collect_facts", "run_initiator"]
+
+_LOG = logging.getLogger(__name__)
+
+INITIATOR_ID: Final = f"acidflow-initiator@{socket.gethostname()}"
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogEntry:
+    """One line of the backlog: the decision and, when enqueued, the compaction ID."""
+
+    decision: Decision
+    compaction_id: int | None = None
+
+
+def _dir_bytes(io: FileIO, path: str) -> int:
+    return sum(child.size for child in io.list_tree(path) if not child.is_dir)
+
+
+def collect_facts(
+    metastore: Metastore, table: Table, partition: str | None, now: float | None = None
+) -> PartitionFacts:
+    """Measure one table or partition directory at the compactor's snapshot (Hive's ``getAcidState``)."""
+    now = time.time() if now is None else now
+    io, root = file_io_for(partition_location(metastore, table, partition))
+    insert_only = table.table_type is TableType.INSERT_ONLY
+    if io.info(root) is None:
+        return PartitionFacts(table.full_name, partition, 0, 0, 0, insert_only=insert_only)
+    txns = metastore.get_valid_txns()
+    write_ids = metastore.get_compactor_write_ids(table.full_name, txns)
+    state = load_directory_state(io, root, write_ids, txns)
+    base_bytes = 0 if state.base is None else _dir_bytes(io, io.join(root, state.base))
+    for relative in state.original_files:
+        info = io.info(io.join(root, *relative.split("/")))
+        base_bytes += 0 if info is None else info.size
+    delta_bytes = sum(_dir_bytes(io, io.join(root, name)) for name in state.deltas)
+    ages: list[float] = []
+    for name in state.aborted:
+        times = [child.mtime for child in io.list_tree(io.join(root, name)) if not child.is_dir]
+        if times:
+            ages.append(now - min(times))
+    return PartitionFacts(
+        table.full_name,
+        partition,
+        base_bytes,
+        delta_bytes,
+        len(state.deltas),
+        len(state.aborted),
+        max(ages) if ages else None,
+        insert_only,
+    )
+
+
+def _records(history: list[CompactionInfo], partition: str | None) -> list[CompactionRecord]:
+    return [
+        CompactionRecord(entry.id, entry.state.value, entry.end_time)
+        for entry in history
+        if entry.partition == partition
+    ]
+
+
+def run_initiator(
+    metastore: Metastore,
+    *,
+    config: InitiatorConfig | None = None,
+    dry_run: bool = False,
+    tables: list[str] | None = None,
+    now: float | None = None,
+) -> list[BacklogEntry]:
+    """Decide for every ACID table and partition; enqueue what should be compacted unless ``dry_run``.
+
+    Args:
+        metastore: the metastore.
+        config: thresholds (Hive's defaults).
+        dry_run: decide only.
+        tables: ``db.table`` names to look at (default: every table of every database).
+        now: the clock (epoch seconds).
+
+    Returns:
+        The backlog: one entry per table/partition, with its decision.
+    """
+    config = config or InitiatorConfig()
+    now = time.time() if now is None else now
+    names = tables or [
+        f"{database}.{name}"
+        for database in metastore.list_databases()
+        for name in metastore.list_tables(database)
+    ]
+    backlog: list[BacklogEntry] = []
+    for name in names:
+        table = metastore.get_table(name)
+        if table.table_type is TableType.PLAIN:
+            continue
+        history = metastore.show_compactions(table.full_name)
+        partitions: list[str | None] = (
+            [p.name for p in metastore.list_partitions(table.full_name)] if table.partition_keys else [None]
+        )
+        for partition in partitions:
+            try:
+                facts = collect_facts(metastore, table, partition, now)
+                decision = decide_compaction(
+                    facts,
+                    config,
+                    table_properties=table.properties,
+                    history=_records(history, partition),
+                    now=now,
+                )
+            except AcidError as error:
+                _LOG.warning("cannot decide for %s %s: %s", table.full_name, partition, error)
+                if not dry_run:
+                    metastore.record_did_not_initiate(
+                        table.full_name, partition, CompactionType.MAJOR, str(error)
+                    )
+                continue
+            compaction_id = None
+            if decision.compaction_type is not None and not dry_run:
+                compaction_id = metastore.enqueue_compaction(
+                    table.full_name,
+                    partition,
+                    CompactionType(decision.compaction_type.value),
+                    initiator_id=INITIATOR_ID,
+                )
+            backlog.append(BacklogEntry(decision, compaction_id))
+    return backlog
