@@ -124,7 +124,7 @@ _MIX = (
 )
 _WORKER_TIMEOUT_SECONDS: Final = 86400.0  # hive.compactor.worker.timeout
 
-Step = Literal["writing", "verifying", "renaming", "committing", "marking"]
+Step = Literal["writing", "verifying", "renaming", "renamed", "committing", "marking"]
 
 
 def staging_name(compaction_id: int, txn_id: int) -> str:
@@ -594,7 +594,8 @@ def execute_compaction(
         compaction: the claimed queue entry (``find_next_to_compact``).
         options: output and executor options.
         run_tasks: runs the bucket tasks (embedded loop by default; Spark passes its own).
-        on_step: called as each step starts (progress; fault injection in tests).
+        on_step: called as each step starts, and after each output directory is renamed
+            (``renamed``): progress, and fault injection in tests.
 
     Returns:
         The outcome.
@@ -655,6 +656,7 @@ def execute_compaction(
         for name in plan.output_names:
             io.rename(io.join(root, staging, name), io.join(root, name))
             renamed.append(name)
+            step("renamed")
         io.delete_dir(io.join(root, staging))
         step("committing")
         metastore.commit_txn(txn_id)

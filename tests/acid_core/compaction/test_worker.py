@@ -226,4 +226,4 @@ def test_execute_compaction_reports_steps_in_order(wh):
     steps = []
     claimed = wh.metastore.find_next_to_compact("w")
     execute_compaction(wh.metastore, claimed, on_step=steps.append)
-    assert steps == ["writing", "verifying", "renaming", "committing", "marking"]
+    assert steps == ["writing", "verifying", "renaming", "renamed", "committing", "marking"]
