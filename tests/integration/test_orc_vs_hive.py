@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import pyorc
 import pytest
 
-from tests.fixtures.hive import Delete, Insert, Update, hive_txn_list
+from tests.fixtures.hive import Delete, HiveCallError, Insert, Update, hive_txn_list
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -498,3 +498,9 @@ def test_acidflow_reads_hive_original_files_like_hive(hive: HiveOracle, tmp_path
             writeid, bucket_property, rowid = row[0]
             ours.append(((writeid, decode_bucket_property(bucket_property).bucket_id, rowid), *row[1:]))
         assert sorted(ours, key=_row_key) == theirs, high_watermark
+
+
+def test_hive_vectorized_reader_refuses_original_files(hive: HiveOracle, tmp_path: Path) -> None:
+    hive.write_original_file(tmp_path / "000000_0", [(1, "a", 1)])
+    with pytest.raises(HiveCallError, match="cannot read the original file"):
+        hive.read_rows(tmp_path, hive_txn_list(1), vectorized=True)

@@ -34,6 +34,7 @@ import org.apache.hadoop.hive.ql.io.RecordUpdater;
 import org.apache.hadoop.hive.ql.io.orc.OrcFile;
 import org.apache.hadoop.hive.ql.io.orc.OrcInputFormat;
 import org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat;
+import org.apache.hadoop.hive.ql.io.orc.OrcSplit;
 import org.apache.hadoop.hive.ql.io.orc.OrcStruct;
 import org.apache.hadoop.hive.ql.io.orc.VectorizedOrcAcidRowBatchReader;
 import org.apache.hadoop.hive.ql.io.orc.Writer;
@@ -289,6 +290,11 @@ public final class HiveAcidEvents {
   private static List<String> readVectorized(InputSplit split, JobConf job)
       throws IOException, ReflectiveOperationException {
     List<String> rows = new ArrayList<>();
+    if (split instanceof OrcSplit && ((OrcSplit) split).isOriginal()) {
+      // Hive 2.3 sends such splits to VectorizedOrcAcidRowReader (row mode underneath), never here.
+      throw new IllegalArgumentException("The vectorized ACID reader of Hive 2.3 cannot read the original file "
+          + ((OrcSplit) split).getPath() + "; read this table in row mode");
+    }
     VectorizedOrcAcidRowBatchReader reader = new VectorizedOrcAcidRowBatchReader(split, job, Reporter.NULL);
     // Hive 2.3's vectorized reader has no ROW__ID virtual column; the event batch it filters
     // (a private field) holds originalTransaction, bucket and rowId at the same positions.
