@@ -1,0 +1,141 @@
+"""``acidflow sql`` (run in-process through ``cli_sql.main``, and once as ``python -m``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+from acid_core.sql.cli_sql import add_sql_parser, main
+
+CREATE = (
+    "CREATE TABLE employee (id int, name string, salary int) STORED AS ORC "
+    "TBLPROPERTIES ('transactional' = 'true')"
+)
+INSERT = "INSERT INTO employee VALUES (1, 'Jerry', 5000), (2, 'Tom', 8000)"
+
+
+@pytest.fixture
+def warehouse(tmp_path, monkeypatch):
+    monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
+    monkeypatch.delenv("ACIDFLOW_LOCK_MANAGER", raising=False)
+    monkeypatch.delenv("ACIDFLOW_ZOOKEEPER", raising=False)
+    return str(tmp_path / "wh")
+
+
+def test_formats_table_jsonl_csv(warehouse, capsys):
+    assert main(["--warehouse", warehouse, CREATE, INSERT]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "OK: created acid table default.employee",
+        "OK: 2 row(s) inserted into default.employee (txn 1)",
+    ]
+    query = "SELECT row__id, id, name, salary FROM employee ORDER BY id"
+    assert main(["--warehouse", warehouse, "--format", "jsonl", query]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {
+            "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 0},
+            "id": 1,
+            "name": "Jerry",
+            "salary": 5000,
+        },
+        {
+            "row__id": {"writeid": 1, "bucketid": 536870912, "rowid": 1},
+            "id": 2,
+            "name": "Tom",
+            "salary": 8000,
+        },
+    ]
+    assert (
+        main(
+            [
+                "--warehouse",
+                warehouse,
+                "--format",
+                "csv",
+                "SELECT id, name, NULL AS x FROM employee ORDER BY id",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out == "id,name,x\n1,Jerry,\n2,Tom,\n"
+    assert main(["--warehouse", warehouse, query]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "row__id                                       id  name   salary",
+        '{"writeid":1,"bucketid":536870912,"rowid":0}  1   Jerry  5000',
+        '{"writeid":1,"bucketid":536870912,"rowid":1}  2   Tom    8000',
+    ]
+
+
+def test_file_and_environment(warehouse, tmp_path, monkeypatch, capsys):
+    script = tmp_path / "script.sql"
+    script.write_text(f"{CREATE};\n{INSERT};\nSELECT count(*) AS n FROM employee;\n")
+    monkeypatch.setenv("ACIDFLOW_WAREHOUSE", warehouse)
+    monkeypatch.setenv("ACIDFLOW_METASTORE", f"sqlite:///{tmp_path}/ms.sqlite")
+    assert main(["-f", str(script), "--format", "jsonl"]) == 0
+    assert capsys.readouterr().out == '{"n":2}\n'
+    assert (tmp_path / "ms.sqlite").exists()
+
+
+def test_errors_exit_1_with_one_line_and_no_row_change(warehouse, capsys):
+    assert main(["--warehouse", warehouse, CREATE, INSERT]) == 0
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "--warehouse",
+                warehouse,
+                "INSERT INTO employee VALUES (3, 'Kate', 6000)",
+                "UPDATE employee SET salary = 'x'",
+            ]
+        )
+        == 1
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == (
+        "acidflow sql: error: Type mismatch for column 'salary' of 'default.employee': got a value of type "
+        "string (string), expected int; hint: CAST(... AS int) converts explicitly"
+    )
+    assert (
+        main(["--warehouse", warehouse, "--format", "csv", "SELECT id, salary FROM employee ORDER BY id"])
+        == 0
+    )
+    assert capsys.readouterr().out == "id,salary\n1,5000\n2,8000\n3,6000\n"
+    assert main(["--warehouse", warehouse, "SELECT * FROM missing"]) == 1
+    assert capsys.readouterr().err.startswith("acidflow sql: error: No such table 'default.missing'")
+    assert main(["--warehouse", warehouse]) == 2
+
+
+def test_add_sql_parser_sets_the_handler():
+    parser = argparse.ArgumentParser(prog="acidflow")
+    add_sql_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["sql", "--format", "csv", "SHOW TABLES"])
+    assert args.handler.__name__ == "run_sql"
+    assert (args.format, args.statements) == ("csv", ["SHOW TABLES"])
+
+
+def test_python_dash_m_runs_a_script(warehouse):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acid_core.sql.cli_sql",
+            "--warehouse",
+            warehouse,
+            "--format",
+            "jsonl",
+            CREATE,
+            INSERT,
+            "SELECT name FROM employee ORDER BY id",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '{"name":"Jerry"}\n{"name":"Tom"}\n'
