@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+import sqlalchemy as sa
 
 from acid_core.errors import (
     CommitConflictError,
@@ -49,6 +50,7 @@ from acid_core.metastore import (
     TxnType,
     WriteOperation,
 )
+from acid_core.metastore.models import Base, NextCompactionQueueId, NextTxnId
 from acid_core.writeids import LONG_MAX
 
 if TYPE_CHECKING:
@@ -74,8 +76,30 @@ def _sqlite(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) ->
     return SqlMetastore(f"sqlite:///{tmp_path}/metastore.sqlite", warehouse="/warehouse", clock=clock)
 
 
+_MIGRATED: set[str] = set()
+
+
+def _empty_metastore_schema(url: str) -> None:
+    """Empty every metastore table and re-seed the counters as migration 0001 does."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as connection:
+            names = ", ".join(f'"{table.name}"' for table in Base.metadata.sorted_tables)
+            connection.exec_driver_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+            connection.execute(sa.insert(NextTxnId).values(next_txn_id=1))
+            connection.execute(sa.insert(NextCompactionQueueId).values(next_id=1))
+    finally:
+        engine.dispose()
+
+
 def _postgres(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> SqlMetastore:
-    url = request.getfixturevalue("postgres_schema_url")
+    # One migrated schema for the suite, emptied per test: a fresh store without re-running the
+    # DDL each time (migrations themselves are tested in test_migrations.py).
+    url = request.getfixturevalue("postgres_session_schema_url")
+    if url not in _MIGRATED:
+        SqlMetastore(url).close()
+        _MIGRATED.add(url)
+    _empty_metastore_schema(url)
     return SqlMetastore(url, warehouse="/warehouse", clock=clock)
 
 
