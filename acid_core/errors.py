@@ -41,6 +41,7 @@ __all__ = [
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
     "InvalidPathError",
+    "InvalidScanFilterError",
     "InvalidSchemaError",
     "InvalidTableDefinitionError",
     "InvalidTableNameError",
@@ -488,4 +489,15 @@ class SqlExecutionError(AcidError):
         super().__init__(
             f"Cannot evaluate {statement!r}: {problem}; expected expressions over the statement's "
             "tables and columns; hint: DESCRIBE <table> shows the columns"
+        )
+
+
+class InvalidScanFilterError(AcidError, ValueError):
+    """A scan filter that cannot be evaluated on the table's row columns."""
+
+    def __init__(self, expression: str, problem: str, columns: tuple[str, ...]) -> None:
+        self.expression, self.problem, self.columns = expression, problem, columns
+        super().__init__(
+            f"Invalid scan filter {expression!r}: {problem}; expected a boolean pyarrow.compute "
+            f"Expression over the row columns {list(columns)!r}"
         )
