@@ -80,12 +80,13 @@ _MIGRATED: set[str] = set()
 
 
 def _empty_metastore_schema(url: str) -> None:
-    """Empty every metastore table and re-seed the counters as migration 0001 does."""
+    """Empty every metastore table and re-seed the counters as migration 0001 does (IDs of other rows go on)."""
     engine = sa.create_engine(url)
     try:
         with engine.begin() as connection:
-            names = ", ".join(f'"{table.name}"' for table in Base.metadata.sorted_tables)
-            connection.exec_driver_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+            # DELETE, not TRUNCATE: on a handful of rows it is ~100x faster (no new files to fsync).
+            for table in reversed(Base.metadata.sorted_tables):
+                connection.execute(table.delete())
             connection.execute(sa.insert(NextTxnId).values(next_txn_id=1))
             connection.execute(sa.insert(NextCompactionQueueId).values(next_id=1))
     finally:
