@@ -54,7 +54,8 @@ Invariants: peak memory is the delete registry plus one batch of ``batch_rows`` 
 size (``ordered`` keeps one batch per data file open); the result equals applying the history's events in write-ID order to a dictionary.
 Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
-``NoSuchColumnError`` (projection), ``StorageError`` (missing directory or unreadable original
+``NoSuchColumnError`` (projection), ``InvalidScanFilterError`` (a filter that does not evaluate on
+the row columns), ``StorageError`` (missing directory or unreadable original
 file), and whatever ``load_directory_state`` raises.
 Concurrency: reads only; a file deleted by a cleaner during the scan raises ``StorageError``.
 """
@@ -77,7 +78,7 @@ import pyarrow.orc as paorc
 
 from acid_core.bucket_codec import BucketCodec
 from acid_core.directory import load_directory_state
-from acid_core.errors import NoSuchColumnError, NotAnAcidFileError, StorageError
+from acid_core.errors import InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError, StorageError
 from acid_core.orc.deletes import (
     LONG_MAX,
     ColumnizedDeleteRegistry,
@@ -314,11 +315,11 @@ class _OpenFile:
             self.close()
             if data_file.kind is FileKind.ORIGINAL:
                 raise StorageError(
-                    f"Cannot read original file {data_file.path!r} as ORC: {e}; expected an ORC file "
+                    f"Cannot read original file {data_file.path!r} as ORC: {_one_line(e)}; expected an ORC file "
                     "of a table converted to ACID"
                 ) from e
             raise NotAnAcidFileError(
-                f"File {data_file.path!r} is not an ACID event file: it is not ORC ({e}); expected an "
+                f"File {data_file.path!r} is not an ACID event file: it is not ORC ({_one_line(e)}); expected an "
                 "ORC file of ACID events; hint: remove or move files that Hive did not write"
             ) from e
         self.is_acid = data_file.kind is not FileKind.ORIGINAL
@@ -372,6 +373,11 @@ class _OpenFile:
 
     def close(self) -> None:
         self._stream.close()
+
+
+def _one_line(error: Exception) -> str:
+    # acidflow prints an error as one line; pyarrow's messages may span several.
+    return ", ".join(part.strip() for part in str(error).splitlines() if part.strip())
 
 
 def _stats_non_inserts(stats: bytes) -> bool:
@@ -819,6 +825,16 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
 
 
+def _check_filter(expression: pc.Expression, row_fields: tuple[pa.Field[Any], ...]) -> None:
+    """Evaluate the filter on no rows, so a bad column or type fails before any data is read."""
+    empty = pa.schema(list(row_fields)).empty_table()
+    try:
+        result = empty.filter(expression)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError) as e:
+        raise InvalidScanFilterError(str(expression), _one_line(e), tuple(f.name for f in row_fields)) from e
+    del result
+
+
 def _row_struct_of_plan(plan: ScanPlan, facts: dict[str, _Facts]) -> pa.StructType | None:
     # The newest file's row columns: after ALTER TABLE ADD COLUMNS it has them all.
     for candidates in (plan.data_files, plan.delete_files):
@@ -869,6 +885,7 @@ def scan(
     Raises:
         NotAnAcidFileError: a base or delta file without the event schema.
         NoSuchColumnError: a requested column is not a row column.
+        InvalidScanFilterError: the filter names an unknown column or compares mismatched types.
         StorageError: ``table_dir`` is missing or a file cannot be read.
     """
     plan = plan_scan(file_io, table_dir, write_ids, txns)
@@ -876,6 +893,8 @@ def scan(
     facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
     row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)
     output = _choose_output(row_struct, schema, columns, filter, with_row_id)
+    if filter is not None:
+        _check_filter(filter, output.row_fields)
     registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory, batch_rows)
     scanner = _Scanner(file_io, plan, write_ids, output, registry, limit, batch_rows)
     return pa.RecordBatchReader.from_batches(output.schema, scanner.batches(ordered))

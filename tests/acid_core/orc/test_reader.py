@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from acid_core.errors import NoSuchColumnError, NotAnAcidFileError
+from acid_core.errors import InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError
 from acid_core.fs import LocalFileIO
 from acid_core.orc.reader import scan, scan_table
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
@@ -243,3 +243,27 @@ def test_scan_no_columns_still_counts_rows(tmp_path):
     write_events(tmp_path / "delete_delta_0000002_0000002_0000/bucket_00000", deletes(2, [(1, B0, 0)]))
     table = _read(tmp_path, columns=[])
     assert (table.num_rows, table.num_columns) == (2, 0)
+
+
+def test_scan_filter_on_unknown_column_raises_before_reading(tmp_path):
+    write_events(tmp_path / "delta_0000001_0000001_0000/bucket_00000", inserts(1, 0, [(1, "a")]))
+    with pytest.raises(
+        InvalidScanFilterError, match=r"No match for FieldRef.Name\(x\).*row columns \['k', 'v'\]"
+    ):
+        _read(tmp_path, filter=pc.field("x") > 1)
+
+
+def test_scan_filter_on_column_outside_projection(tmp_path):
+    write_events(tmp_path / "delta_0000001_0000001_0000/bucket_00000", inserts(1, 0, [(1, "a"), (2, "b")]))
+    assert _read(tmp_path, columns=["v"], filter=pc.field("k") == 2).to_pylist() == [{"v": "b"}]
+
+
+def test_scan_garbage_in_delta_is_not_an_acid_file(tmp_path):
+    target = tmp_path / "delta_0000001_0000001_0000" / "bucket_00000"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"not an orc file at all")
+    with pytest.raises(
+        NotAnAcidFileError, match=r"bucket_00000' is not an ACID event file: it is not ORC"
+    ) as raised:
+        _read(tmp_path)
+    assert "\n" not in str(raised.value)
