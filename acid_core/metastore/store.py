@@ -59,6 +59,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import delete, event, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -934,7 +935,12 @@ class SqlMetastore:
     """
 
     def __init__(self, url: str, *, warehouse: str = "warehouse", clock: Clock = time.time) -> None:
-        self._url = sa.make_url(url)
+        try:
+            self._url = sa.make_url(url)
+        except SQLAlchemyError as e:
+            raise MetastoreError(
+                "open", url, f"not a SQLAlchemy URL ({e}); expected e.g. sqlite:///path"
+            ) from e
         self._shown_url = self._url.render_as_string(hide_password=True)
         self._warehouse = warehouse.rstrip("/") or "/"
         self._clock = clock
@@ -947,6 +953,8 @@ class SqlMetastore:
             _upgrade_schema(self._engine)
         except SQLAlchemyError as e:
             raise MetastoreError("open", self._shown_url, _db_problem(e)) from e
+        except CommandError as e:  # e.g. the database is at a revision this code does not know
+            raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
         self._ensure_default_database()
 
     # -- plumbing ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from acid_core.errors import MetastoreError
 from acid_core.metastore import SqlMetastore, open_metastore
 from acid_core.metastore.models import Base
 from acid_core.metastore.store import _MIGRATIONS_DIR
@@ -66,3 +67,31 @@ def test_open_metastore_defaults_to_a_hidden_sqlite_file_in_wal_mode(tmp_path):
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     finally:
         raw.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("not a url", r"Metastore operation 'open' failed on 'not a url': not a SQLAlchemy URL"),
+        (
+            "postgresql+psycopg2://postgres@127.0.0.1:1/x",
+            r"Metastore operation 'open' failed .*OperationalError",
+        ),
+    ],
+    ids=["garbage", "unreachable"],
+)
+def test_open_failures_are_metastore_errors(url, match):
+    with pytest.raises(MetastoreError, match=match) as info:
+        SqlMetastore(url)
+    assert info.value.__cause__ is not None
+
+
+def test_unknown_revision_is_a_metastore_error(tmp_path):
+    url = f"sqlite:///{tmp_path}/future.sqlite"
+    SqlMetastore(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = 'ffff'")
+    engine.dispose()
+    with pytest.raises(MetastoreError, match=r"Metastore operation 'migrate' failed .*ffff"):
+        SqlMetastore(url)
