@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from acid_core.errors import InvalidPathError, NotEnoughHistoryError
@@ -49,6 +47,7 @@ from acid_core.paths import (
     BASE_PREFIX,
     DELETE_DELTA_PREFIX,
     DELTA_PREFIX,
+    LONG_MAX,
     LONG_MIN,
     METADATA_FILE,
     BaseDir,
@@ -66,18 +65,10 @@ if TYPE_CHECKING:
 __all__ = ["AcidDirectoryState", "ListingEntry", "ListingRow", "is_compacted_metadata"]
 
 _ALL_COMMITTED = ValidTxnList()
-_FAST_DIGITS = 18  # up to 18 digits always fit a signed 64-bit long
+_INT_MAX = 2**31 - 1
+# int() accepts surrounding whitespace and a sign, which Hive's parseLong of a name never sees.
+_INT_LENIENCY = (" ", "\t", "\n", "\r", "\x0b", "\x0c", "+", "-")
 _DELTA_PREFIXES = (DELTA_PREFIX, DELETE_DELTA_PREFIX)
-
-
-_MIN_KEY = itemgetter(0)
-
-
-def _full_key(delta: tuple[int, int, int, str]) -> tuple[int, int, int, str]:
-    return (delta[0], -delta[1], delta[2], delta[3])
-
-
-_FULL_KEY = _full_key
 
 
 class ListingEntry(NamedTuple):
@@ -223,7 +214,8 @@ class _Builder:
         self.aborted_write_ids: set[int] = set()
         self.uncompacted_aborts = False
         self.ignored: list[str] = []
-        # (min, max, statement or -1, name) of every delta with something visible
+        # (min, -max, statement or -1, name) of every delta with something visible: plain tuple
+        # order is exactly ParsedDeltaLight.compareTo (min asc, max desc, statement asc, path)
         self.current: list[tuple[int, int, int, str]] = []
 
     def _is_compacted(self, base: BaseDir, name: str) -> bool:
@@ -301,70 +293,62 @@ class _Builder:
             if abort_range is RangeResponse.SOME:
                 self.uncompacted_aborts = True
         if write_ids.is_write_id_range_valid(low, high) is not RangeResponse.NONE:
-            self.current.append((low, high, statement, name))
+            self.current.append((low, -high, statement, name))
         else:
             self.ignored.append(name)  # open or above the high watermark: not visible yet
 
     def _process_deltas_fast(self, names: list[str]) -> None:
         """``_process_delta`` for every name, with the common shapes parsed by ``str.split``.
 
-        ``delta_<a>_<b>[_<s>]`` and ``delete_delta_<a>_<b>[_<s>]`` with ASCII digits only; every
-        other shape (``_v`` suffixes, very long numbers, anything malformed) goes through
-        ``parse_delta_key``, which validates fully and raises the precise error. In a snapshot with
-        no open or aborted IDs, a delta is visible iff its min write ID is <= the high watermark.
-        Measured in bench/bench_state.py: this loop is most of the cost of a big partition.
+        ``delta_<a>_<b>[_<s>]`` and ``delete_delta_<a>_<b>[_<s>]``; every other shape (``_v``
+        suffixes, huge numbers, anything malformed) goes through ``parse_delta_key``, which
+        validates fully and raises the precise error. ``int()`` alone would also accept spaces,
+        signs and non-ASCII digits, so the names are first checked in bulk (C-speed scans of one
+        joined string); when that check fails every name takes the validating path. In a snapshot
+        with no open or aborted IDs a delta is visible iff its min write ID is <= the high
+        watermark. Measured in bench/bench_state.py: this loop is a third of a big partition's cost.
         """
+        joined = "/".join(names)
+        if not joined.isascii() or any(char in joined for char in _INT_LENIENCY):
+            for name in names:
+                self._process_delta(name)
+            return
         write_ids = self.write_ids
         # The reader's list without exceptions: visible iff min <= hwm. The compactor's list
         # overrides range validity (ALL iff max <= hwm), so it never takes this shortcut.
         simple = not write_ids.exceptions and not isinstance(write_ids, ValidCompactorWriteIdList)
         high_watermark = write_ids.high_watermark
-        current, ignored = self.current, self.ignored
-        append, ignore = current.append, ignored.append
+        append, ignore = self.current.append, self.ignored.append
         classify, slow = self._classify_delta, self._process_delta
         for name in names:
             parts = name.split("_")
-            if parts[0] == "delete":
-                del parts[0]
-            count = len(parts)
-            if (
-                3 <= count <= 4
-                and parts[1].isdigit()
-                and parts[2].isdigit()
-                and name.isascii()
-                and len(parts[1]) <= _FAST_DIGITS
-                and len(parts[2]) <= _FAST_DIGITS
-                and (count == 3 or (parts[3].isdigit() and len(parts[3]) <= 9))
-                and parts[0] == "delta"
-            ):
-                low, high = int(parts[1]), int(parts[2])
-                if low <= high:
-                    statement = int(parts[3]) if count == 4 else -1
-                    if not simple:
-                        classify(name, low, high, statement, 0)
-                    elif low <= high_watermark:
-                        append((low, high, statement, name))
+            try:
+                if parts[0] == "delete":
+                    if len(parts) == 5 and parts[1] == "delta":
+                        low, high, statement = int(parts[2]), int(parts[3]), int(parts[4])
+                    elif len(parts) == 4 and parts[1] == "delta":
+                        low, high, statement = int(parts[2]), int(parts[3]), -1
                     else:
-                        ignore(name)
+                        slow(name)
+                        continue
+                elif len(parts) == 4:
+                    low, high, statement = int(parts[1]), int(parts[2]), int(parts[3])
+                elif len(parts) == 3:
+                    low, high, statement = int(parts[1]), int(parts[2]), -1
+                else:
+                    slow(name)
                     continue
-            slow(name)
-
-    def _sorted_current(self) -> list[tuple[int, int, int, str]]:
-        # ParsedDeltaLight.compareTo: min asc, max desc, statement asc (-1 first), then path.
-        # Sorting by min alone is much faster (small ints compare natively); runs of equal min
-        # (twins, statements of one transaction, overlapping compactions) are then sorted fully.
-        current = self.current
-        current.sort(key=_MIN_KEY)
-        lows = [delta[0] for delta in current]
-        if len(set(lows)) == len(lows):
-            return current
-        result: list[tuple[int, int, int, str]] = []
-        for _, run in groupby(current, key=_MIN_KEY):
-            group = list(run)
-            if len(group) > 1:
-                group.sort(key=_FULL_KEY)
-            result.extend(group)
-        return result
+            except ValueError:
+                slow(name)  # "_v" suffixes and malformed names: parse_delta_key decides
+                continue
+            if low > high or high > LONG_MAX or statement > _INT_MAX:
+                slow(name)  # raises the precise error
+            elif not simple:
+                classify(name, low, high, statement, 0)
+            elif low <= high_watermark:
+                append((low, -high, statement, name))
+            else:
+                ignore(name)
 
     def _best_working_deltas(self) -> list[str]:
         # AcidUtils.findBestWorkingDeltas, over tuples for speed.
@@ -375,25 +359,28 @@ class _Builder:
         high_watermark = write_ids.high_watermark
         none = RangeResponse.NONE
         chosen: list[str] = []
+        choose = chosen.append
         obsolete = self.obsolete
         current = 0 if self.base is None else self.base.write_id
         last_statement = -1
         prev: tuple[int, int, int, str] | None = None
-        for delta in self._sorted_current():
-            low, high, statement, name = delta
+        self.current.sort()
+        for delta in self.current:
+            low, negative_high, statement, name = delta
+            high = -negative_high
             if high > current:
                 if (current < high_watermark) if simple else (range_valid(current + 1, high) is not none):
-                    chosen.append(name)
+                    choose(name)
                     current, last_statement, prev = high, statement, delta
                 else:
                     # Hive drops it without calling it obsolete: its new write IDs are all open
                     # (or above the high watermark), so it is still needed once they commit.
                     self.ignored.append(name)
             elif high == current and last_statement >= 0:
-                chosen.append(name)  # another statement of the same multi-statement transaction
+                choose(name)  # another statement of the same multi-statement transaction
                 prev = delta
-            elif prev is not None and high == prev[1] and low == prev[0] and statement == prev[2]:
-                chosen.append(name)  # the twin: delta_x_y and delete_delta_x_y
+            elif prev is not None and negative_high == prev[1] and low == prev[0] and statement == prev[2]:
+                choose(name)  # the twin: delta_x_y and delete_delta_x_y
                 prev = delta
             else:
                 obsolete.append(name)
@@ -402,16 +389,16 @@ class _Builder:
     def build(self, entries: Iterable[ListingRow], ignore_empty_files: bool) -> AcidDirectoryState:
         if not isinstance(entries, list):
             entries = list(entries)
-        # Deltas are nearly all of a big partition: pick them out in one tight pass.
+        # Deltas are nearly all of a big partition: split them off with two tight comprehensions
+        # rather than one Python loop over every entry.
         delta_names = [e[0] for e in entries if e[1] and e[0].startswith(_DELTA_PREFIXES)]
+        rest = [e for e in entries if not (e[1] and e[0].startswith(_DELTA_PREFIXES))]
         top_files: list[ListingRow] = []
         original_dirs: list[str] = []
         nested_files: list[ListingRow] = []
         bases: list[str] = []
-        for entry in entries:
+        for entry in rest:
             path, is_dir = entry[0], entry[1]
-            if is_dir and path.startswith(_DELTA_PREFIXES):
-                continue
             if "/" in path:
                 if not is_dir and not any(is_hidden_name(part) for part in path.split("/")):
                     nested_files.append(entry)
