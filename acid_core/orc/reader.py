@@ -1,26 +1,38 @@
 """Merge-on-read of a Hive full-ACID table or partition at a snapshot, streamed as Arrow batches.
 
-::
+API::
 
-    scan(file_io, "/warehouse/db/t", write_ids)                      -> pyarrow.RecordBatchReader
+    scan(file_io, table_dir, write_ids, txns=None, *, columns=None, filter=None, with_row_id=False,
+         limit=None, ordered=False, ...)                         -> pyarrow.RecordBatchReader
+    scan_table(...same arguments...)                            -> pyarrow.Table
+    load_delete_events(file_io, table_dir, write_ids, txns=None) -> pyarrow.Table (the delete set)
+
+    >>> scan_table(LocalFileIO(), "/wh/db/t", parse_valid_write_id_list("db.t:12:9223372036854775807::"),
+    ...            columns=["a"], filter=pc.field("a") > 1, with_row_id=True)     # doctest: +SKIP
+    row__id: struct<writeid: int64, bucketid: int32, rowid: int64>
+    a: int64
+
+How a scan works::
+
+    scan(file_io, "/warehouse/db/t", write_ids)
         1. load_directory_state            which base, deltas, delete deltas, original files
         2. delete registry                 valid delete events (operation 2) of the delete deltas,
                                            plus legacy update/delete events found in insert deltas
-               in memory (ColumnizedDeleteRegistry)       <= delete_events_in_memory events
-               streamed  (SortMergedDeleteRegistry)        above that (Hive's two registries)
+               in memory (ColumnizedDeleteRegistry)    <= delete_events_in_memory events
+               streamed  (SortMergedDeleteRegistry)    above that (Hive's two registries)
         3. for each data file, bucket by bucket        originals -> base -> deltas, Hive's order
-               for each batch (columns projected)      a pyarrow.dataset ORC fragment, batch_rows rows
+               for each batch of batch_rows rows       a pyarrow.dataset ORC fragment, projected
                    keep events whose currentTransaction is valid in the snapshot
-                   drop rows the registry hides         binary search on (origTxn, bucket, rowId)
-                   flatten ``row``, add ``row__id``, apply the filter, stop at the limit
+                   drop rows the registry hides        binary search on (origTxn, bucket, rowId)
+                   take the ``row`` fields, add ``row__id``, apply the filter, stop at the limit
                                   |
                                   v
-                row__id {writeid, bucketid, rowid} | a | b | ...     one batch per batch read
+                row__id {writeid, bucketid, rowid} | a | b | ...      (one output batch per batch)
 
-    base_0000010/bucket_00000              rows of write IDs <= 10 (compacted)
-    delta_0000011_0000011_0000/bucket_00000  inserts of write ID 11
+    base_0000010/bucket_00000                       rows of write IDs <= 10 (compacted)
+    delta_0000011_0000011_0000/bucket_00000         inserts of write ID 11
     delete_delta_0000012_0000012_0000/bucket_00000  deletes of write ID 12 (keys of rows above)
-    000000_0, 000000_0_copy_1             original files (no base yet): synthetic row IDs
+    000000_0, 000000_0_copy_1                       original files (no base yet): synthetic row IDs
 
 Rules (Hive's ``OrcRawRecordMerger`` and ``VectorizedOrcAcidRowBatchReader``):
 
@@ -50,13 +62,14 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 (not normalized) bucket property. Batches come bucket by bucket, or with ``ordered=True`` in
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
-Invariants: peak memory is the delete registry plus one batch of ``batch_rows`` rows per open file, whatever the table
-size (``ordered`` keeps one batch per data file open); the result equals applying the history's events in write-ID order to a dictionary.
+Invariants: peak memory is the delete set (24 bytes per event) plus about one batch of
+``batch_rows`` rows, whatever the table size (``ordered`` keeps one batch per data file open); the
+result equals applying the history's events in write-ID order to a dictionary.
 Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
 ``NoSuchColumnError`` (projection), ``InvalidScanFilterError`` (a filter that does not evaluate on
-the row columns), ``StorageError`` (missing directory or unreadable original
-file), and whatever ``load_directory_state`` raises.
+the row columns), ``StorageError`` (missing directory or unreadable original file), and whatever
+``load_directory_state`` raises.
 Concurrency: reads only; a file deleted by a cleaner during the scan raises ``StorageError``.
 """
 
