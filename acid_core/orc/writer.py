@@ -98,7 +98,7 @@ from acid_core.orc.schema import (
 from acid_core.paths import ACID_FORMAT_FILE, BaseDir, DeleteDeltaDir, DeltaDir, format_bucket_file
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     from acid_core.fs import FileIO
 
@@ -1040,7 +1040,6 @@ def write_acid_dir(
     *,
     compression: str = DEFAULT_COMPRESSION,
     stripe_size: int = DEFAULT_STRIPE_SIZE,
-    on_file: Callable[[EventFileStats], None] | None = None,
 ) -> list[EventFileStats]:
     """Write a base, delta or delete delta directory: ``_orc_acid_version`` and one file per bucket.
 
@@ -1056,7 +1055,6 @@ def write_acid_dir(
         row_type: the table's row columns.
         compression: as ``write_event_file``.
         stripe_size: as ``write_event_file``.
-        on_file: called after each file is complete (progress reporting).
 
     Returns:
         One ``EventFileStats`` per bucket file, in bucket order.
@@ -1087,6 +1085,4 @@ def write_acid_dir(
             bucket_id=bucket_id,
         )
         written.append(stats)
-        if on_file is not None:
-            on_file(stats)
     return written
