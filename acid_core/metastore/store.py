@@ -1664,13 +1664,13 @@ class SqlMetastore:
             select(CompactionQueueEntry).where(CompactionQueueEntry.id == compaction_id).with_for_update()
         ).one_or_none()
         if row is None:
-            if s.get(CompletedCompaction, compaction_id) is not None:
-                done = s.get(CompletedCompaction, compaction_id)
-                state = _COMPACTION_STATE_BY_CODE[done.state].value if done is not None else "?"
-                raise CompactionStateError(
-                    compaction_id, state, "change", "initiated, working or ready_for_cleaning"
-                )
-            raise NoSuchCompactionError(compaction_id)
+            done = s.get(CompletedCompaction, compaction_id)
+            if done is None:
+                raise NoSuchCompactionError(compaction_id)
+            state = _COMPACTION_STATE_BY_CODE[done.state].value
+            raise CompactionStateError(
+                compaction_id, state, "change", "initiated, working or ready_for_cleaning"
+            )
         return row
 
     @staticmethod
