@@ -1,0 +1,251 @@
+"""``acidflow initiate``, ``acidflow compact`` and ``acidflow clean``: the compaction commands.
+
+::
+
+    acidflow initiate [--dry-run] [--table T ...] [--json]      the backlog: one decision per table/partition
+    acidflow compact [--table T [--partition P] --type minor|major] [--max N]
+                     [--executor embedded|spark|auto] [--spark-master M] [--spark-threshold-bytes N]
+    acidflow clean [--dry-run] [--quarantine] [--retention SECONDS] [--json]
+    acidflow clean --purge-trash TABLE [--older-than SECONDS]
+    acidflow clean --restore TABLE --compaction ID
+
+Every command takes ``--metastore URL`` (default ``$ACIDFLOW_METASTORE``, else the embedded SQLite
+file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``, else
+``./warehouse``). ``compact`` first recovers compactions whose worker died, then runs queued ones
+(a ``--table`` compaction is queued first, as ALTER TABLE ... COMPACT does). With ``--executor
+auto`` compactions whose inputs reach ``--spark-threshold-bytes`` run on Spark.
+
+Not here: the rules (``initiator``, ``planner``), the work (``worker``, ``cleaner``); the top-level
+parser (``acid_core.cli`` calls ``add_compaction_parsers``; handlers are ``run_initiate``,
+``run_compact``, ``run_clean``).
+Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acid_core.metastore import SqlMetastore
+
+__all__ = ["add_compaction_parsers", "run_clean", "run_compact", "run_initiate"]
+
+METASTORE_ENV = "ACIDFLOW_METASTORE"
+WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+_DEFAULT_WAREHOUSE = "./warehouse"
+_DEFAULT_SPARK_THRESHOLD = 1 << 30
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a non-negative number")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a positive integer")
+    return int(text)
+
+
+def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``initiate``, ``compact`` and ``clean`` (handlers ``run_initiate``/``run_compact``/``run_clean``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--metastore", metavar="URL", default=None, help=f"metastore URL (default: ${METASTORE_ENV})"
+    )
+    common.add_argument(
+        "--warehouse",
+        metavar="DIR",
+        default=None,
+        help=f"warehouse directory (default: ${WAREHOUSE_ENV}, else ./warehouse)",
+    )
+    common.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    initiate = subparsers.add_parser(
+        "initiate",
+        parents=[common],
+        help="decide which tables/partitions need compaction (Hive's Initiator) and queue them",
+        description="Print the backlog: the initiator's decision, reason and numbers per table and partition.",
+    )
+    initiate.add_argument("--dry-run", action="store_true", help="decide only; queue nothing")
+    initiate.add_argument("--table", action="append", default=None, metavar="TABLE", help="only these tables")
+    initiate.set_defaults(handler=run_initiate)
+
+    compact = subparsers.add_parser(
+        "compact",
+        parents=[common],
+        help="run queued compactions (recovering those whose worker died)",
+        description="Run queued compactions: minor or major, embedded or on Spark.",
+    )
+    compact.add_argument("--table", default=None, help="queue a compaction of this table first")
+    compact.add_argument("--partition", default=None, help="its partition, k=v[/k2=v2]")
+    compact.add_argument(
+        "--type", choices=("minor", "major"), default="major", help="for --table (default major)"
+    )
+    compact.add_argument(
+        "--max", type=_positive_int, default=None, metavar="N", help="run at most N compactions"
+    )
+    compact.add_argument(
+        "--executor",
+        choices=("embedded", "spark", "auto"),
+        default="auto",
+        help="where the merge runs (auto: Spark from --spark-threshold-bytes of input; default auto)",
+    )
+    compact.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
+    compact.add_argument(
+        "--spark-threshold-bytes",
+        type=int,
+        default=_DEFAULT_SPARK_THRESHOLD,
+        metavar="N",
+        help=f"input bytes from which auto uses Spark (default {_DEFAULT_SPARK_THRESHOLD})",
+    )
+    compact.set_defaults(handler=run_compact)
+
+    clean = subparsers.add_parser(
+        "clean",
+        parents=[common],
+        help="delete directories made obsolete by compactions, once no reader needs them",
+        description="Hive's Cleaner: waits for older transactions and reader leases; keeps a ledger.",
+    )
+    clean.add_argument("--dry-run", action="store_true", help="list what would be deleted; change nothing")
+    clean.add_argument(
+        "--quarantine", action="store_true", help="move into the table's trash instead of deleting"
+    )
+    clean.add_argument(
+        "--retention", type=_non_negative, default=0.0, metavar="SECONDS", help="wait after commit"
+    )
+    clean.add_argument(
+        "--purge-trash", default=None, metavar="TABLE", help="purge TABLE's quarantined directories"
+    )
+    clean.add_argument(
+        "--older-than", type=_non_negative, default=0.0, metavar="SECONDS", help="with --purge-trash"
+    )
+    clean.add_argument(
+        "--restore", default=None, metavar="TABLE", help="restore TABLE's quarantined directories"
+    )
+    clean.add_argument("--compaction", type=_positive_int, default=None, metavar="ID", help="with --restore")
+    clean.set_defaults(handler=run_clean)
+
+
+def _open(args: argparse.Namespace) -> SqlMetastore:
+    from acid_core.metastore import open_metastore
+
+    url = args.metastore or os.environ.get(METASTORE_ENV) or None
+    warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    return open_metastore(url, warehouse)
+
+
+def run_initiate(args: argparse.Namespace) -> int:
+    """``acidflow initiate``: print the backlog (and queue compactions unless ``--dry-run``)."""
+    from acid_core.compaction.backlog import run_initiator
+
+    with _open(args) as metastore:
+        backlog = run_initiator(metastore, dry_run=args.dry_run, tables=args.table)
+    for entry in backlog:
+        decision = entry.decision
+        if args.json:
+            print(json.dumps({**decision.to_json_dict(), "compaction_id": entry.compaction_id}))
+            continue
+        what = decision.compaction_type.value if decision.compaction_type else "none"
+        queued = f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
+        print(f"{what}\t{decision.reason.value}\t{decision.message}{queued}")
+    return 0
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
+    from acid_core.compaction.spark_runner import SparkSubmitRunner
+    from acid_core.compaction.worker import WorkerOptions, run_worker
+    from acid_core.metastore import CompactionState, CompactionType
+
+    runner = SparkSubmitRunner(master=args.spark_master)
+    if args.executor == "embedded":
+        options = WorkerOptions()
+    else:
+        threshold = 0 if args.executor == "spark" else args.spark_threshold_bytes
+        options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
+    with _open(args) as metastore:
+        if args.table is not None:
+            metastore.enqueue_compaction(
+                args.table, args.partition, CompactionType(args.type), initiator_id="manual"
+            )
+        before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
+        outcomes = run_worker(metastore, max_compactions=args.max, options=options)
+        failed = [
+            c
+            for c in metastore.show_compactions()
+            if c.state is CompactionState.FAILED and c.id not in before
+        ]
+    for outcome in outcomes:
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "compaction_id": outcome.compaction_id,
+                        "status": outcome.status,
+                        "message": outcome.message,
+                        "outputs": list(outcome.outputs),
+                        "events": outcome.events,
+                        "input_bytes": outcome.input_bytes,
+                        "executor": outcome.executor,
+                        "seconds": round(outcome.seconds, 3),
+                    }
+                )
+            )
+        else:
+            print(
+                f"compaction {outcome.compaction_id}: {outcome.status}: {outcome.message} ({outcome.seconds:.2f} s)"
+            )
+    for entry in failed:
+        print(f"compaction {entry.id}: failed: {entry.error_message}")
+    return 1 if failed else 0
+
+
+def run_clean(args: argparse.Namespace) -> int:
+    """``acidflow clean``: clean ready compactions, or purge / restore a table's trash."""
+    from acid_core.compaction.cleaner import CleanerOptions, purge_trash, restore_from_trash, run_cleaner
+
+    with _open(args) as metastore:
+        if args.purge_trash is not None:
+            location = metastore.get_table(args.purge_trash).location
+            for path in purge_trash(location, args.older_than):
+                print(f"purged {path}")
+            return 0
+        if args.restore is not None:
+            if args.compaction is None:
+                print("acidflow clean: error: --restore needs --compaction ID")
+                return 2
+            location = metastore.get_table(args.restore).location
+            for path in restore_from_trash(location, args.compaction):
+                print(f"restored {path}")
+            return 0
+        options = CleanerOptions(
+            retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
+        )
+        results = run_cleaner(metastore, options)
+    for result in results:
+        if args.json:
+            actions = [{"path": a.path, "reason": a.reason, "action": a.action} for a in result.actions]
+            print(
+                json.dumps(
+                    {
+                        "compaction_id": result.compaction_id,
+                        "status": result.status,
+                        "message": result.message,
+                        "actions": actions,
+                    }
+                )
+            )
+            continue
+        print(f"compaction {result.compaction_id}: {result.status}: {result.message}")
+        for action in result.actions:
+            print(f"  {action.action}\t{action.reason}\t{action.path}")
+    return 0

@@ -1,0 +1,107 @@
+"""acidflow initiate / compact / clean, run in-process through their argparse parsers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import pytest
+
+from acid_core.compaction.cli_compaction import add_compaction_parsers
+from acid_core.writes.transaction import Warehouse
+from tests.acid_core.compaction.histories import random_history, read_rows
+
+
+def run(argv):
+    parser = argparse.ArgumentParser(prog="acidflow")
+    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture
+def warehouse(tmp_path):
+    location = str(tmp_path / "wh")
+    wh = Warehouse.open(location, heartbeat_seconds=None)
+    history = random_history(
+        wh,
+        31,
+        partitioned=True,
+        buckets=2,
+        txns=10,
+        properties={"compactorthreshold.hive.compactor.delta.num.threshold": "2"},
+    )
+    expected = read_rows(history)
+    wh.close()
+    return location, history, expected
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_cli_initiate_compact_clean_end_to_end(warehouse, capsys):
+    location, history, expected = warehouse
+    assert run(["initiate", "--dry-run", "--json", "--warehouse", location]) == 0
+    backlog = json_lines(capsys.readouterr().out)
+    assert [(d["table"], d["partition"]) for d in backlog] == [("default.t", "p=a"), ("default.t", "p=b")]
+    assert all(d["compaction_id"] is None for d in backlog)
+    assert all(d["compaction_type"] in ("minor", "major") for d in backlog)
+    assert all("delta_count" in d["numbers"] for d in backlog)
+
+    assert run(["initiate", "--json", "--warehouse", location]) == 0
+    queued = json_lines(capsys.readouterr().out)
+    assert [d["compaction_id"] for d in queued] == [1, 2]
+
+    assert run(["compact", "--executor", "embedded", "--json", "--warehouse", location]) == 0
+    outcomes = json_lines(capsys.readouterr().out)
+    assert [o["status"] for o in outcomes] == ["compacted", "compacted"]
+    assert {o["executor"] for o in outcomes} == {"embedded"}
+
+    assert run(["clean", "--dry-run", "--warehouse", location]) == 0
+    out = capsys.readouterr().out
+    assert "dry_run: would delete" in out
+    assert run(["clean", "--json", "--warehouse", location]) == 0
+    results = json_lines(capsys.readouterr().out)
+    assert {r["status"] for r in results} == {"cleaned"}
+    assert all(a["action"] == "deleted" for r in results for a in r["actions"])
+    with Warehouse.open(location, heartbeat_seconds=None) as wh:
+        history.warehouse = wh
+        assert read_rows(history) == expected
+
+
+def test_cli_compact_table_and_quarantine_restore(warehouse, capsys):
+    location, history, expected = warehouse
+    args = ["--warehouse", location]
+    assert (
+        run(
+            [
+                "compact",
+                "--table",
+                "t",
+                "--partition",
+                "p=a",
+                "--type",
+                "major",
+                "--executor",
+                "embedded",
+                *args,
+            ]
+        )
+        == 0
+    )
+    assert "compacted: major compaction wrote base_" in capsys.readouterr().out
+    assert run(["clean", "--quarantine", *args]) == 0
+    assert "quarantined" in capsys.readouterr().out
+    trash = os.path.join(location, "t", "_acidflow_trash", "c1", "p=a")
+    moved = sorted(os.listdir(trash))
+    assert moved
+    assert run(["clean", "--restore", "t", "--compaction", "1", *args]) == 0
+    restored = capsys.readouterr().out.splitlines()
+    assert sorted(os.path.basename(line.split()[-1]) for line in restored) == moved
+    assert run(["clean", "--purge-trash", "t", *args]) == 0
+    assert capsys.readouterr().out == ""  # restored: nothing left in the trash
+    with Warehouse.open(location, heartbeat_seconds=None) as wh:
+        history.warehouse = wh
+        assert read_rows(history) == expected
