@@ -35,6 +35,8 @@ Stripe boundaries (for the key index) are *observed*, not guessed: the ORC C++ w
 a stripe at the end of an ``add(batch)`` call, so the writer feeds it slices of at most
 ``_CHUNK_ROWS`` rows, one slice per call, and a call during which bytes reach the output stream is
 the end of a stripe; its last key is the stripe's last key. The final stripe ends on ``close``.
+Before the file is kept, the observed stripe row counts are checked against the Footer's stripes,
+so a change in that ORC behaviour fails loudly instead of writing a wrong key index.
 ``stripe_size`` (bytes, ORC's ``orc.stripe.size``) controls how often that happens.
 
 Invariants: events are *validated*, not sorted: the writer streams (memory stays bounded by the
@@ -145,7 +147,6 @@ _ROW_INDEX_STRIDE: Final = 10_000  # OrcConf.ROW_INDEX_STRIDE default
 _TAIL_HOLD_BYTES: Final = 8 * 1024 * 1024  # Footer + PostScript must fit: kilobytes in practice
 _CHUNK_ROWS: Final = 16 * 1024  # rows per ORCWriter.write call: the granularity of stripe ends
 _MIN_STRIPE_SIZE: Final = 1024
-_ORC_MAGIC: Final = b"ORC"
 _LONG_MAX: Final = 2**63 - 1
 _BUCKET_VERSION_SHIFT: Final = 29
 
@@ -154,7 +155,9 @@ _BUCKET_VERSION_SHIFT: Final = 29
 _PS_FOOTER_LENGTH: Final = 1
 _PS_COMPRESSION: Final = 2
 _FOOTER_METADATA: Final = 5
+_FOOTER_STRIPES: Final = 3
 _FOOTER_TYPES: Final = 4
+_STRIPE_NUMBER_OF_ROWS: Final = 5
 _TYPE_KIND: Final = 1
 _TYPE_MAXIMUM_LENGTH: Final = 4
 # CompressionKind and Type.Kind enum values.
@@ -736,6 +739,14 @@ def _decompress_stream(data: bytes, compression_kind: int, block_size: int) -> b
     return bytes(out)
 
 
+def _stripe_row_count(payload: bytes) -> int:
+    """``StripeInformation.numberOfRows`` of a length-delimited StripeInformation."""
+    for field, wire, value in _proto_fields(_without_length(payload)):
+        if field == _STRIPE_NUMBER_OF_ROWS and wire == 0:
+            return _read_varint(value, 0)[0]
+    return 0
+
+
 def _without_length(payload: bytes) -> bytes:
     length, start = _read_varint(payload, 0)
     return payload[start : start + length]
@@ -790,12 +801,15 @@ def _finish_tail(
     metadata: Mapping[str, bytes],
     block_size: int,
     type_overrides: Mapping[int, tuple[int, int]],
+    stripe_rows: Sequence[int],
 ) -> bytes:
     """Add user metadata (and varchar/char types) to the Footer at the end of ``tail``.
 
     ``tail`` holds at least the whole Footer and PostScript. Without type overrides the Footer
     stream is left as written and the metadata items are appended as one more chunk (a protobuf
-    merge); with overrides the Footer is decoded, its types rewritten and re-encoded.
+    merge); with overrides the Footer is decoded, its types rewritten and re-encoded. Either way
+    the Footer's stripes must have the row counts observed while writing (``stripe_rows``), which
+    checks that the key index has one entry per stripe, each at the stripe's end.
     """
     postscript_length = tail[-1]
     postscript = tail[-1 - postscript_length : -1]
@@ -807,8 +821,15 @@ def _finish_tail(
     footer_start = footer_end - footer_length
     if footer_start < 0:
         raise ValueError("the footer is not in the held tail")
+    plain = _decompress_stream(tail[footer_start:footer_end], compression_kind, block_size)
+    written_rows = [
+        _stripe_row_count(payload)
+        for field, wire, payload in _proto_fields(plain)
+        if field == _FOOTER_STRIPES
+    ]
+    if written_rows != list(stripe_rows):
+        raise ValueError(f"stripes of {written_rows} rows, but {list(stripe_rows)} were observed")
     if type_overrides:
-        plain = _decompress_stream(tail[footer_start:footer_end], compression_kind, block_size)
         plain = _retype_strings(plain, type_overrides) + _metadata_items(metadata)
         footer = _compression_chunks(plain, compression_kind, block_size)
     else:
@@ -885,7 +906,8 @@ def _write_events(
     checker: _EventChecker,
     compression: _ArrowCompression,
     stripe_size: int,
-) -> list[RowKey]:
+) -> tuple[list[RowKey], list[int]]:
+    """Write the events; return the last key and the row count of each stripe, as observed."""
     import pyarrow.orc as orc
 
     writer = orc.ORCWriter(
@@ -898,6 +920,7 @@ def _write_events(
         row_index_stride=_ROW_INDEX_STRIDE,
     )
     stripe_keys: list[RowKey] = []
+    stripe_rows: list[int] = []
     try:
         # An empty write creates the ORC writer, which writes the 3-byte header: afterwards any byte
         # reaching the sink during a write is a stripe flush.
@@ -914,6 +937,7 @@ def _write_events(
                 pending_rows += chunk.num_rows
                 if sink.written != before:
                     stripe_keys.append(_last_key(chunk))
+                    stripe_rows.append(pending_rows)
                     pending_rows = 0
         sink.holding = True
         writer.close()
@@ -922,7 +946,8 @@ def _write_events(
         raise
     if pending_rows and checker.last_key is not None:
         stripe_keys.append(checker.last_key)
-    return stripe_keys
+        stripe_rows.append(pending_rows)
+    return stripe_keys, stripe_rows
 
 
 def _last_key(chunk: pa.RecordBatch) -> RowKey:
@@ -978,7 +1003,7 @@ def write_event_file(
     try:
         try:
             sink = _StripeObservingSink(output)
-            stripe_keys = _write_events(sink, batches, checker, arrow_compression, stripe_size)
+            stripe_keys, stripe_rows = _write_events(sink, batches, checker, arrow_compression, stripe_size)
             stats = EventFileStats(
                 path,
                 checker.counts[0],
@@ -991,7 +1016,11 @@ def write_event_file(
             try:
                 output.write(
                     _finish_tail(
-                        tail, stats.user_metadata(), _COMPRESSION_BLOCK_SIZE, _string_type_overrides(row_type)
+                        tail,
+                        stats.user_metadata(),
+                        _COMPRESSION_BLOCK_SIZE,
+                        _string_type_overrides(row_type),
+                        stripe_rows,
                     )
                 )
             except ValueError as e:  # the ORC writer produced a tail we cannot parse: a bug, not input
