@@ -575,16 +575,31 @@ class Transaction:
             self._write_plain(file_io, directory, data)
             return
         row_type = row_type_of(table)
+        if table.num_buckets <= 0 or not table.bucket_columns:
+            parts = {0: data}  # one writer, bucket_00000 (no per-row work)
+        else:
+            parts = {
+                bucket: data.take(pa.array(indices, pa.int64()))
+                for bucket, indices in _group_indices(assign_buckets(table, data)).items()
+            }
         batches: dict[int, list[pa.RecordBatch]] = {}
-        for bucket, indices in _group_indices(assign_buckets(table, data)).items():
-            part = data.take(pa.array(indices, pa.int64())).combine_chunks()
-            batch = part.to_batches()[0] if part.num_rows else None
-            if batch is None:
-                continue
-            events = insert_events(
-                batch, write_id=write_id, bucket_id=int(bucket), statement_id=statement, row_type=row_type
-            )
-            batches[int(bucket)] = [events]
+        for bucket, part in sorted(parts.items()):
+            events, first_row_id = [], 0
+            for batch in part.to_batches():
+                if batch.num_rows:
+                    events.append(
+                        insert_events(
+                            batch,
+                            write_id=write_id,
+                            bucket_id=bucket,
+                            statement_id=statement,
+                            first_row_id=first_row_id,
+                            row_type=row_type,
+                        )
+                    )
+                    first_row_id += batch.num_rows
+            if events:
+                batches[bucket] = events
         self.written.append(file_io.join(path, delta.to_name()))
         write_acid_dir(
             file_io,
