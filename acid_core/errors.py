@@ -36,11 +36,13 @@ __all__ = [
     "DatabaseNotEmptyError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
+    "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
     "InvalidEventError",
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
     "InvalidPathError",
+    "InvalidPlatformConfigError",
     "InvalidScanFilterError",
     "InvalidSchemaError",
     "InvalidTableDefinitionError",
@@ -500,4 +502,27 @@ class InvalidScanFilterError(AcidError, ValueError):
         super().__init__(
             f"Invalid scan filter {expression!r}: {problem}; expected a boolean pyarrow.compute "
             f"Expression over the row columns {list(columns)!r}"
+        )
+
+
+class InvalidPlatformConfigError(AcidError, ValueError):
+    """A setting of the Airflow platform (``acidflow.yaml``, an ``ACIDFLOW_*`` variable) that is invalid."""
+
+    def __init__(self, source: str, key: str, value: object, expected: str) -> None:
+        self.source, self.key, self.value, self.expected = source, key, value, expected
+        super().__init__(
+            f"Invalid acidflow setting {key}={value!r} in {source}; expected {expected}; hint: see "
+            "acidflow.yaml.example for every setting and its default"
+        )
+
+
+class InvalidCompactStatementError(AcidError, ValueError):
+    """A manual compaction request (``ALTER TABLE ... COMPACT``, or table/partition/type) that is invalid."""
+
+    def __init__(self, statement: str, problem: str) -> None:
+        self.statement, self.problem = statement, problem
+        super().__init__(
+            f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
+            "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
+            "nothing was queued"
         )
