@@ -17,6 +17,14 @@ The tree::
     ├── InvalidLockRequestError (ValueError)   a bad lock object, mode or statement description
     ├── InvalidLockConfigError (ValueError)    a bad ACIDFLOW_LOCK_MANAGER / ACIDFLOW_ZOOKEEPER
     ├── LockServiceUnavailableError            ZooKeeper / the metastore cannot be reached
+    ├── MetastoreError                         the metastore database failed (cause chained)
+    ├── InvalidTableNameError, InvalidTableDefinitionError, InvalidPartitionError,
+    │   InvalidMetastoreRequestError (ValueError)   bad catalog input or metastore argument
+    ├── NoSuchDatabaseError / DatabaseAlreadyExistsError / DatabaseNotEmptyError
+    ├── NoSuchPartitionError / PartitionAlreadyExistsError
+    ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
+    ├── NoSuchCompactionError / CompactionStateError   a queue transition Hive does not allow
+    ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
     └── MissingDependencyError (ImportError)   an optional extra is not installed
 
 Invariants: every message names what failed, the offending value (``!r``), what was expected,
