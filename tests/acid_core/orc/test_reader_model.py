@@ -5,7 +5,9 @@ style, over several buckets, on top of optional original files) is written as Hi
 ``delta_w_w_0000/bucket_b`` and ``delete_delta_w_w_0000/bucket_b`` per write ID, some consecutive
 write IDs merged into one minor-compacted-like ``delta_a_c`` / ``delete_delta_a_c`` (spanning
 aborted and open write IDs, as streaming and compacted deltas do). Each transaction ends committed,
-aborted or open. The model is a dict from row ID to row, built by applying the valid write IDs'
+aborted or open. Half the histories are *legacy* (Hive 2 without split-update): an update is an
+operation-1 event under the same row ID and deletes sit in the insert deltas, so the newest valid
+version of each row ID must win. The model is a dict from row ID to row, built by applying the valid write IDs'
 events in write-ID order; the reader must return exactly its items, with the same row IDs.
 """
 
@@ -32,6 +34,7 @@ class Txn:
     status: str  # committed | aborted | open
     inserts: dict[Key, tuple[int, str]] = field(default_factory=dict)
     deletes: set[Key] = field(default_factory=set)
+    updates: dict[Key, tuple[int, str]] = field(default_factory=dict)  # legacy: same row ID
 
 
 @dataclass
@@ -41,11 +44,13 @@ class History:
     original_files: list[tuple[str, list[tuple[int, str]]]]
     txns: list[Txn]
     merged: list[tuple[int, int]]  # write-ID ranges written as one delta
+    legacy: bool  # Hive 2 without split-update: updates (operation 1) and deletes in the deltas
 
 
 @st.composite
 def histories(draw) -> History:
     buckets = draw(st.integers(1, 3))
+    legacy = draw(st.booleans())
     counter = iter(range(1, 10**6))
     originals: dict[Key, tuple[int, str]] = {}
     original_files: list[tuple[str, list[tuple[int, str]]]] = []
@@ -65,21 +70,26 @@ def histories(draw) -> History:
         candidates = sorted(live)
         doomed = draw(st.sets(st.sampled_from(candidates), max_size=4)) if candidates else set()
         updated = draw(st.sets(st.sampled_from(sorted(doomed)), max_size=2)) if doomed else set()
-        txn.deletes = set(doomed)
         next_row = dict.fromkeys(range(buckets), 0)
         new_rows: list[tuple[int, tuple[int, str]]] = []
         for bucket in range(buckets):
             for _ in range(draw(st.integers(0, 3))):
                 new_rows.append((bucket, (next(counter), f"w{write_id}")))
-        for key in sorted(updated):  # the new version of an updated row: same bucket, new row ID
-            bucket = (key[1] >> 16) & 0xFFF
-            new_rows.append((bucket, (live[key][0], f"u{write_id}")))
+        if legacy:  # an update keeps the row ID: a new version of the same key
+            txn.deletes = doomed - updated
+            txn.updates = {key: (live[key][0], f"u{write_id}") for key in updated}
+        else:  # split-update: delete the old version, insert the new one under a new row ID
+            txn.deletes = set(doomed)
+            for key in sorted(updated):
+                bucket = (key[1] >> 16) & 0xFFF
+                new_rows.append((bucket, (live[key][0], f"u{write_id}")))
         for bucket, row in new_rows:
             txn.inserts[(write_id, bucket_property(bucket), next_row[bucket])] = row
             next_row[bucket] += 1
         if txn.status == "committed":
             for key in txn.deletes:
                 del live[key]
+            live.update(txn.updates)
             live.update(txn.inserts)
         txns.append(txn)
     merged: list[tuple[int, int]] = []
@@ -88,7 +98,7 @@ def histories(draw) -> History:
         high = draw(st.integers(low, min(len(txns), low + 2)))
         merged.append((low, high))
         low = high + 1
-    return History(buckets, originals, original_files, txns, merged)
+    return History(buckets, originals, original_files, txns, merged, legacy)
 
 
 def _write(history: History, root: Path) -> None:
@@ -108,6 +118,15 @@ def _write(history: History, root: Path) -> None:
             delete_events = sorted(
                 (2, *key, w, None) for w in range(low, high + 1) for key in by_id[w].deletes if key[1] == prop
             )
+            if history.legacy:  # one file of events in key order, as Hive 2's writer sorts them
+                updates = [
+                    (1, *key, w, row)
+                    for w in range(low, high + 1)
+                    for key, row in by_id[w].updates.items()
+                    if key[1] == prop
+                ]
+                insert_events = sorted(insert_events + updates + delete_events, key=lambda e: (e[1:5], e[0]))
+                delete_events = []
             if insert_events:
                 write_events(root / f"delta_{suffix}" / f"bucket_{bucket:05d}", insert_events)
             if delete_events:
@@ -127,6 +146,7 @@ def _model(history: History, high_watermark: int) -> dict[Key, tuple[int, str]]:
         if txn.write_id <= high_watermark and txn.status == "committed":
             for key in txn.deletes:
                 rows.pop(key, None)
+            rows.update(txn.updates)
             rows.update(txn.inserts)
     return rows
 
