@@ -86,7 +86,7 @@ def _lock_object(table: Table, partition: Sequence[tuple[str, str]] = ()) -> Loc
 def _locked(context: StatementContext, statement: StatementLocks) -> Iterator[None]:
     # For statements outside a transaction (DDL, SELECT): hold the locks while the statement runs.
     manager = context.warehouse.lock_manager
-    handle = manager.acquire(plan_statement_locks(statement), holder=context.warehouse.user)
+    handle = context.warehouse.acquire_locks(plan_statement_locks(statement))
     try:
         yield
     finally:

@@ -60,7 +60,7 @@ from acid_core.errors import (
     UnsupportedStatementError,
 )
 from acid_core.fs import file_io_for
-from acid_core.locks import LockManager, NoLockManager
+from acid_core.locks import DEFAULT_RETRIES, DEFAULT_WAIT_SECONDS, LockManager, NoLockManager
 from acid_core.locks.planner import StatementLocks, plan_statement_locks
 from acid_core.metastore import (
     Metastore,
@@ -82,6 +82,7 @@ from acid_core.orc.writer import (
     write_acid_dir,
 )
 from acid_core.paths import DeleteDeltaDir, DeltaDir, is_hidden_name
+from acid_core.types import TxnId
 from acid_core.writes.bucketing import bucket_hash_code, bucket_number, bucketing_version_of
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping, Sequence
 
     from acid_core.fs import FileIO
-    from acid_core.locks import LockHandle
+    from acid_core.locks import LockHandle, LockRequest
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
@@ -185,6 +186,22 @@ class Warehouse:
     heartbeat_seconds: float | None = DEFAULT_HEARTBEAT_SECONDS
     compression: str = DEFAULT_COMPRESSION
     stripe_size: int = DEFAULT_STRIPE_SIZE
+    lock_retries: int = DEFAULT_RETRIES
+    lock_wait_seconds: float = DEFAULT_WAIT_SECONDS
+
+    def acquire_locks(self, requests: Sequence[LockRequest], txn_id: int | None = None) -> LockHandle:
+        """Take locks through the lock manager with this warehouse's retry settings.
+
+        Raises:
+            LockRefusedError: still refused after ``lock_retries`` retries.
+        """
+        return self.lock_manager.acquire(
+            requests,
+            holder=f"{self.user}@{socket.gethostname()}",
+            txn_id=None if txn_id is None else TxnId(txn_id),
+            retries=self.lock_retries,
+            wait_seconds=self.lock_wait_seconds,
+        )
 
     @classmethod
     def open(
@@ -462,12 +479,7 @@ class Transaction:
             LockRefusedError: a conflicting holder did not release in time.
         """
         requests = plan_statement_locks(statement)
-        handle = self.warehouse.lock_manager.acquire(
-            requests,
-            holder=f"{self.warehouse.user}@{socket.gethostname()}",
-            txn_id=self.txn_id,  # type: ignore[arg-type]
-        )
-        self._locks.append(handle)
+        self._locks.append(self.warehouse.acquire_locks(requests, self.txn_id))
 
     def write_ids(self, table_name: str) -> ValidWriteIdList:
         """The snapshot of a table this transaction reads (its own writes included)."""

@@ -220,3 +220,21 @@ def test_commit_after_the_reaper_aborted_the_transaction_fails(warehouse):
     with pytest.raises(TxnNotOpenError):
         txn.commit()
     assert _visible(warehouse) == []
+
+
+def test_heartbeat_thread_keeps_the_transaction_alive(tmp_path):
+    import time
+
+    from acid_core.writes import Warehouse
+
+    root = str(tmp_path / "hb")
+    with Warehouse.open(root, heartbeat_seconds=0.05) as wh:
+        create(wh)
+        txn = wh.transaction().begin()
+        started = wh.metastore.get_txn(txn.txn_id).last_heartbeat
+        deadline = time.monotonic() + 10
+        while wh.metastore.get_txn(txn.txn_id).last_heartbeat == started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert wh.metastore.get_txn(txn.txn_id).last_heartbeat > started
+        txn.commit()
+        assert wh.metastore.get_txn(txn.txn_id).state.value == "committed"
