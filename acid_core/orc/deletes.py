@@ -31,7 +31,7 @@ row) still matches.
 
 Invariants: ``hidden`` depends only on the set of events, never on their order across files.
 Not here: choosing files or snapshots (``reader``), decoding ORC (``reader``).
-Errors: none of its own; arrays are assumed to be the key columns of valid ACID event files.
+Errors: ``InvalidEventError`` when the sort-merge registry meets a delete file out of key order.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from acid_core.errors import InvalidEventError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -291,10 +293,17 @@ def _match_lexsort(ro: I64, rb: I64, rr: I64, rh: I64, o: I64, b: I64, r: I64, c
     return hidden if hidden.any() else None
 
 
+def _non_decreasing(o: I64, b: I64, r: I64) -> bool:
+    do, db, dr = o[1:] - o[:-1], b[1:] - b[:-1], r[1:] - r[:-1]
+    return bool(np.all((do > 0) | ((do == 0) & ((db > 0) | ((db == 0) & (dr >= 0))))))
+
+
 class _Stream:
     """One delete file's valid events in key order, with a buffered window."""
 
-    def __init__(self, chunks: Iterator[EventChunk]) -> None:
+    def __init__(self, label: str, chunks: Iterator[EventChunk]) -> None:
+        self.label = label
+        self.last: tuple[int, int, int] | None = None
         self.chunks = chunks
         self.buffer: EventChunk = (_empty(), _empty(), _empty(), _empty())
         self.exhausted = False
@@ -314,6 +323,7 @@ class _Stream:
                 break
             if chunk[0].size == 0:
                 continue
+            self._check_sorted(chunk)
             self.buffer = tuple(  # type: ignore[assignment]
                 np.concatenate([old, new]) for old, new in zip(self.buffer, chunk, strict=True)
             )
@@ -325,16 +335,33 @@ class _Stream:
         stop = lex_search(o, b, r, high, right=True)
         return o[:stop], b[:stop], r[:stop], h[:stop]
 
+    def _check_sorted(self, chunk: EventChunk) -> None:
+        # Streaming relies on key order (so does Hive's SortMergedDeleteEventRegistry); a file out
+        # of order would silently lose deletes, so it is an error here.
+        o, b, r, _ = chunk
+        first = (int(o[0]), int(b[0]), int(r[0]))
+        if (self.last is not None and first < self.last) or not _non_decreasing(o, b, r):
+            raise InvalidEventError(
+                self.label,
+                "delete events are not sorted by (originalTransaction, bucket, rowId)",
+                "sorted delete deltas, as Hive writes them; hint: raise "
+                "reader.delete-events-in-memory so the in-memory registry (which sorts) is used",
+            )
+        self.last = (int(o[-1]), int(b[-1]), int(r[-1]))
+
 
 class SortMergedDeleteRegistry(DeleteRegistry):
     """Overrides streamed from sorted delete files; only the current batch's key window in memory.
 
     Args:
-        open_streams: opens one iterator of sorted ``EventChunk`` per delete file; called again to
-            restart when a batch's keys go below the current window.
+        open_streams: opens ``(file name, iterator of sorted EventChunk)`` per delete file; called
+            again to restart when a batch's keys go below the current window.
+
+    Raises:
+        InvalidEventError: (from ``hidden``) a delete file whose events are not in key order.
     """
 
-    def __init__(self, open_streams: Callable[[], list[Iterator[EventChunk]]]) -> None:
+    def __init__(self, open_streams: Callable[[], list[tuple[str, Iterator[EventChunk]]]]) -> None:
         self._open_streams = open_streams
         self._streams: list[_Stream] | None = None
         self._floor: tuple[int, int, int] | None = None
@@ -349,7 +376,7 @@ class SortMergedDeleteRegistry(DeleteRegistry):
             if self._streams is not None:
                 self.restarts += 1
             self.close()
-            self._streams = [_Stream(chunks) for chunks in self._open_streams()]
+            self._streams = [_Stream(label, chunks) for label, chunks in self._open_streams()]
         self._floor = low
         windows = [stream.window(low, high) for stream in self._streams]
         registry = ColumnizedDeleteRegistry(w for w in windows if w[0].size)

@@ -494,8 +494,11 @@ def _build_registry(
         registry = ColumnizedDeleteRegistry(chunks, capacity=total)
         return registry if len(registry) else None
 
-    def open_streams() -> list[Iterator[EventChunk]]:
-        return [_event_chunks(file_io, f, write_ids, non_inserts, batch_rows) for f, non_inserts in sources]
+    def open_streams() -> list[tuple[str, Iterator[EventChunk]]]:
+        return [
+            (f.path, _event_chunks(file_io, f, write_ids, non_inserts, batch_rows))
+            for f, non_inserts in sources
+        ]
 
     return SortMergedDeleteRegistry(open_streams)
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acid_core.errors import InvalidEventError
 from acid_core.orc.deletes import (
     LONG_MAX,
     ColumnizedDeleteRegistry,
@@ -78,8 +80,16 @@ def test_registries_agree_with_a_set(deleted, probes, wide, capacity_delta, broa
     for registry in (
         ColumnizedDeleteRegistry(chunks),
         ColumnizedDeleteRegistry(iter(chunks), capacity=capacity),
-        SortMergedDeleteRegistry(lambda: [iter(list(chunks))]),
+        SortMergedDeleteRegistry(lambda: [("deletes", iter(list(chunks)))]),
     ):
         hidden = registry.hidden(*rows, current)
         got = [False] * len(probes) if hidden is None else hidden.tolist()
         assert got == expected
+
+
+def test_sort_merged_registry_rejects_unsorted_delete_file():
+    o, b, r = _arrays([(5, V1, 0), (1, V1, 0)])
+    registry = SortMergedDeleteRegistry(lambda: [("dd/bucket_00000", iter([(o, b, r, hide_all(2))]))])
+    rows = _arrays([(1, V1, 0)])
+    with pytest.raises(InvalidEventError, match=r"'dd/bucket_00000': delete events are not sorted"):
+        registry.hidden(*rows, np.zeros(1, dtype=np.int64))
