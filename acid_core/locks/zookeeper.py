@@ -183,6 +183,7 @@ class KazooLockManager:
         self.host = host or default_host()
         self._guard = threading.Lock()
         self._held: dict[str, tuple[LockHandle, list[str]]] = {}
+        self._loss_generation = 0
         self._client = KazooClient(
             hosts=hosts,
             timeout=session_timeout,
@@ -207,6 +208,7 @@ class KazooLockManager:
         # Runs on kazoo's event thread: only flip flags; listeners run on their own thread.
         if state == KazooState.LOST:
             with self._guard:
+                self._loss_generation += 1
                 lost, self._held = list(self._held.values()), {}
             for handle, _ in lost:
                 handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired")
@@ -282,7 +284,7 @@ class KazooLockManager:
     ) -> tuple[LockHandle | None, list[LockInfo]]:
         created: list[str] = []
         acquired_at = _now()
-        session = self._client.client_id
+        generation = self._loss_generation
         data = json.loads(state.data)
         data["acquired_at"] = acquired_at.isoformat()
         try:
@@ -311,12 +313,12 @@ class KazooLockManager:
             raise
         handle = LockHandle(state.planned, holder=holder, txn_id=txn_id, acquired_at=acquired_at)
         with self._guard:
-            self._held[handle.handle_id] = (handle, created)
-        if self._client.client_id != session:
-            # The session was replaced while we were creating nodes (LOST fired before the handle
-            # was registered): the nodes are gone, so the handle must not look alive.
-            with self._guard:
-                self._held.pop(handle.handle_id, None)
+            # kazoo reports LOST before any operation of the next session can run, so an unchanged
+            # generation means every node above belongs to the live session.
+            survived = generation == self._loss_generation
+            if survived:
+                self._held[handle.handle_id] = (handle, created)
+        if not survived:
             handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired while locking")
         return handle, []
 
