@@ -91,7 +91,13 @@ import pyarrow.orc as paorc
 
 from acid_core.bucket_codec import BucketCodec
 from acid_core.directory import load_directory_state
-from acid_core.errors import InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError, StorageError
+from acid_core.errors import (
+    InvalidPathError,
+    InvalidScanFilterError,
+    NoSuchColumnError,
+    NotAnAcidFileError,
+    StorageError,
+)
 from acid_core.orc.deletes import (
     LONG_MAX,
     ColumnizedDeleteRegistry,
@@ -113,6 +119,7 @@ from acid_core.orc.schema import (
 from acid_core.paths import (
     DELETE_DELTA_PREFIX,
     SIDE_FILE_SUFFIX,
+    is_acid_dir_name,
     is_hidden_name,
     try_parse_bucket_file,
     try_parse_original_file,
@@ -240,10 +247,21 @@ def plan_scan(
 
     Raises:
         StorageError: ``table_dir`` does not exist.
+        InvalidPathError: ``table_dir`` holds ACID directories below non-ACID subdirectories (it is
+            the root of a partitioned table).
     """
     state = load_directory_state(file_io, table_dir, write_ids, txns)
     by_bucket: dict[int, list[DataFile]] = {}
     for relative in state.original_files:
+        parents = relative.split("/")[:-1]
+        if any(is_acid_dir_name(part) for part in parents):
+            # e.g. TABLE_DIR is a partitioned table's root and this is p=1/delta_1_1/bucket_00000
+            raise InvalidPathError(
+                relative,
+                "an ACID directory below a non-ACID subdirectory (a partition directory?)",
+                "a table or partition directory whose base_/delta_ directories are its children; "
+                "hint: read each partition directory",
+            )
         name = posixpath.basename(relative)
         parsed = try_parse_original_file(name)
         path = file_io.join(table_dir, *relative.split("/"))

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from acid_core.errors import InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError
+from acid_core.errors import InvalidPathError, InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError
 from acid_core.fs import LocalFileIO
 from acid_core.orc.reader import scan, scan_table
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
@@ -267,3 +267,10 @@ def test_scan_garbage_in_delta_is_not_an_acid_file(tmp_path):
     ) as raised:
         _read(tmp_path)
     assert "\n" not in str(raised.value)
+
+
+def test_scan_partitioned_table_root_is_rejected(tmp_path):
+    write_events(tmp_path / "p=1" / "delta_0000001_0000001_0000" / "bucket_00000", inserts(1, 0, [(1, "a")]))
+    with pytest.raises(InvalidPathError, match=r"'p=1/delta_0000001_0000001_0000/bucket_00000'.*partition"):
+        _read(tmp_path)
+    assert _read(tmp_path / "p=1").column("k").to_pylist() == [1]
