@@ -2,37 +2,43 @@
 
 Public names are re-exported from ``store``; sqlalchemy and alembic are imported only in this
 package. See ``store`` for the model and the rules (Hive's ``TxnHandler``).
+
+The re-exports load lazily (PEP 562), so importing ``acid_core.metastore.cli_lease`` to build the
+``acidflow`` parser does not pay for sqlalchemy and alembic (about a second) on every command.
 """
 
 from __future__ import annotations
 
-from acid_core.metastore.store import (
-    DEFAULT_DATABASE,
-    METASTORE_DIR_NAME,
-    Clock,
-    Column,
-    CompactionInfo,
-    CompactionState,
-    CompactionType,
-    Database,
-    InMemoryMetastore,
-    Lease,
-    Metastore,
-    Partition,
-    SqlMetastore,
-    Table,
-    TableDefinition,
-    TableType,
-    TxnInfo,
-    TxnState,
-    TxnType,
-    WriteOperation,
-    default_metastore_url,
-    format_partition_name,
-    open_metastore,
-    split_table_name,
-    table_type_from_properties,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acid_core.metastore.store import (
+        DEFAULT_DATABASE,
+        METASTORE_DIR_NAME,
+        Clock,
+        Column,
+        CompactionInfo,
+        CompactionState,
+        CompactionType,
+        Database,
+        InMemoryMetastore,
+        Lease,
+        Metastore,
+        Partition,
+        SqlMetastore,
+        Table,
+        TableDefinition,
+        TableType,
+        TxnInfo,
+        TxnState,
+        TxnType,
+        WriteOperation,
+        default_metastore_url,
+        format_partition_name,
+        open_metastore,
+        split_table_name,
+        table_type_from_properties,
+    )
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -61,3 +67,11 @@ __all__ = [
     "split_table_name",
     "table_type_from_properties",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from acid_core.metastore import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
