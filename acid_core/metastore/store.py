@@ -404,7 +404,7 @@ def table_type_from_properties(properties: Mapping[str, str]) -> TableType:
 
 
 # FileUtils.charToEscape: control characters and the characters that mean something in a path.
-_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+_ESCAPED = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
 
 
 def _escape_path_name(value: str) -> str:
