@@ -59,6 +59,7 @@ Concurrency: managers are thread-safe; one handle must not be released from two 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -74,6 +75,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from acid_core.errors import (
+    AcidError,
     InvalidLockConfigError,
     InvalidLockRequestError,
     LockLostError,
@@ -584,18 +586,25 @@ def retry_acquire(
     """Run ``attempt(number)`` until it grants or ``retries`` retries are used up (adapters' shell).
 
     ``attempt`` returns ``(handle, [])`` when granted, ``(None, conflicts)`` when refused, and must
-    hold nothing after a refusal. ``give_up`` runs once after the last refusal (fair-mode cleanup).
+    hold nothing after a refusal. ``give_up`` runs once after the last refusal, or when ``attempt``
+    raises (fair-mode cleanup; its own ``AcidError`` is then suppressed in favour of the first error).
 
     Raises:
         LockRefusedError: after the last refusal, naming the conflicts of the last attempt.
     """
     conflicts: list[LockInfo] = []
-    for number in range(retries + 1):
-        if number:
-            sleep(wait_seconds * random.uniform(0.5, 1.0))
-        handle, conflicts = attempt(number)
-        if handle is not None:
-            return handle
+    try:
+        for number in range(retries + 1):
+            if number:
+                sleep(wait_seconds * random.uniform(0.5, 1.0))
+            handle, conflicts = attempt(number)
+            if handle is not None:
+                return handle
+    except BaseException:
+        # A failed attempt (service down, interrupt) must not leave fair-mode markers behind.
+        with contextlib.suppress(AcidError):
+            give_up()
+        raise
     give_up()
     holders = tuple(dict.fromkeys(c.describe() for c in sorted(conflicts, key=LockInfo.sort_key)))
     raise LockRefusedError(_describe_requests(requests), holders, retries + 1)

@@ -148,3 +148,50 @@ def test_plan_lock_set_closed_under_parents_sorted_one_per_object(pairs):
         assert all(p in objects for p in r.object.parents())
     wanted_x = {o for o, m in pairs if m is X}
     assert {r.object for r in planned if r.mode is X} == wanted_x
+
+
+def test_retry_acquire_gives_up_once_after_last_refusal_and_sleeps_between_attempts():
+    from acid_core.errors import LockRefusedError
+    from acid_core.locks import LockInfo, retry_acquire
+
+    calls, sleeps, gave_up = [], [], []
+    conflict = LockInfo(parse_lock_object("db.t"), X, holder="h")
+
+    def attempt(number):
+        calls.append(number)
+        return None, [conflict]
+
+    with pytest.raises(LockRefusedError) as info:
+        retry_acquire(
+            [LockRequest(parse_lock_object("db.t"), S)],
+            attempt,
+            retries=2,
+            wait_seconds=1.0,
+            give_up=lambda: gave_up.append(True),
+            sleep=sleeps.append,
+        )
+    assert calls == [0, 1, 2]
+    assert len(sleeps) == 2
+    assert all(0.5 <= s <= 1.0 for s in sleeps)
+    assert gave_up == [True]
+    assert info.value.holders == ("db.t held in exclusive mode by 'h'",)
+
+
+def test_retry_acquire_gives_up_when_an_attempt_raises():
+    from acid_core.errors import LockServiceUnavailableError
+    from acid_core.locks import retry_acquire
+
+    gave_up = []
+
+    def attempt(number):
+        raise LockServiceUnavailableError("down")
+
+    with pytest.raises(LockServiceUnavailableError, match="down"):
+        retry_acquire(
+            [LockRequest(parse_lock_object("db.t"), X)],
+            attempt,
+            retries=3,
+            wait_seconds=0,
+            give_up=lambda: gave_up.append(True),
+        )
+    assert gave_up == [True]
