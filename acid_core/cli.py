@@ -3,8 +3,11 @@
 ::
 
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST] [--compactor] [--json]
-    acidflow lock acquire OBJECT... --mode S|X [--hold S] [--retries N] [--wait S]
-    acidflow lock show [OBJECT] [--extended]
+    acidflow read TABLE_DIR [--write-ids LIST] [--row-id] [--columns a,b] [--format ...] [--limit N]
+    acidflow sql [--warehouse DIR] [--metastore URL] [--format ...] STATEMENT... | -f FILE
+    acidflow initiate [--dry-run] | compact ... | clean [--dry-run]
+    acidflow lease take TABLE [--ttl SECONDS] [--json] | release ID | list
+    acidflow lock acquire OBJECT... --mode S|X [--hold S] [--retries N] [--wait S] | show
 
 Every subcommand returns an exit code; an ``AcidError`` becomes one line on stderr
 (``acidflow: error: ...``) and exit code 1, never a traceback. Usage errors exit 2 (argparse).
@@ -114,8 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_state_parser(subparsers)
     # Each subsystem owns its subcommand's arguments; the modules import their heavy
     # dependencies (kazoo, sqlalchemy, pyarrow) only when the subcommand runs.
+    from acid_core.compaction.cli_compaction import add_compaction_parsers
     from acid_core.locks.cli_lock import add_lock_parser
+    from acid_core.metastore.cli_lease import add_lease_parser
+    from acid_core.orc.cli_read import add_read_parser
+    from acid_core.sql.cli_sql import add_sql_parser
 
+    add_read_parser(subparsers)
+    add_sql_parser(subparsers)
+    add_compaction_parsers(subparsers)
+    add_lease_parser(subparsers)
     add_lock_parser(subparsers)
     return parser
 
