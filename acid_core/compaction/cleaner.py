@@ -36,7 +36,7 @@ import json
 import logging
 import posixpath
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from acid_core.compaction.worker import partition_location
@@ -235,6 +235,27 @@ def _write_ledger(io: FileIO, table_root: str, compaction_id: int, actions: Sequ
     io.write_bytes_atomic(_ledger_path(io, table_root, compaction_id), payload)
 
 
+def _previous_actions(io: FileIO, table_root: str, compaction_id: int) -> list[PathAction]:
+    """What an earlier (possibly killed) run of this compaction's cleaning already did."""
+    path = _ledger_path(io, table_root, compaction_id)
+    if io.info(path) is None:
+        return []
+    finished: list[PathAction] = []
+    for item in (PathAction(**entry) for entry in json.loads(io.read_bytes(path))):
+        if item.action != "planned":
+            finished.append(item)
+        elif io.info(item.path) is None:  # the killed run got to it
+            moved = item.trash_path is not None and io.info(item.trash_path) is not None
+            finished.append(
+                replace(
+                    item,
+                    action="quarantined" if moved else "deleted",
+                    trash_path=item.trash_path if moved else None,
+                )
+            )
+    return finished
+
+
 def read_ledger(table_location: str) -> list[PathAction]:
     """Every ledger line of a table, by compaction ID then path."""
     io, table_root = file_io_for(table_location)
@@ -312,9 +333,13 @@ def clean_compaction(
         for path, reason in paths
     ]
     step = options.on_step or (lambda _step, _path: None)
+    done = [
+        a for a in _previous_actions(io, table_root, compaction.id) if a.path not in {p.path for p in planned}
+    ]
     step("ledger", None)
-    _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, planned))
-    done: list[PathAction] = []
+    _retry(
+        options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, [*done, *planned])
+    )
     for item in planned:
         step("deleting", item.path)
         if item.trash_path is not None:
@@ -335,7 +360,7 @@ def clean_compaction(
     step("marking", None)
     metastore.mark_cleaned(compaction.id)
     verb = "quarantined" if options.quarantine else "deleted"
-    return CleanResult(compaction.id, "cleaned", f"{verb} {len(done)} path(s)", tuple(done))
+    return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
 
 
 def _delete(io: FileIO, path: str) -> None:
