@@ -60,6 +60,7 @@ __all__ = [
 LONG_MAX: Final = 2**63 - 1
 _V1_FLAG: Final = 1 << 29
 _COMBINED_LIMIT: Final = 2**62
+_CHECK_BLOCK: Final = 1 << 16
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -140,9 +141,18 @@ def _sort_unique(chunks: Iterable[EventChunk], capacity: int | None = None) -> E
 
 
 def _strictly_increasing(o: I64, b: I64, r: I64) -> bool:
-    """Whether consecutive keys strictly increase (so the arrays are sorted and unique)."""
-    if o.size < 2:
-        return True
+    """Whether consecutive keys strictly increase (so the arrays are sorted and unique).
+
+    Checked in overlapping blocks so the temporaries stay small next to a large delete set.
+    """
+    for start in range(0, max(o.size - 1, 0), _CHECK_BLOCK):
+        part = slice(start, start + _CHECK_BLOCK + 1)
+        if not _block_increasing(o[part], b[part], r[part]):
+            return False
+    return True
+
+
+def _block_increasing(o: I64, b: I64, r: I64) -> bool:
     omin, bmin, rmin = int(o.min()), int(b.min()), int(r.min())
     b_span, r_span = int(b.max()) - bmin + 1, int(r.max()) - rmin + 1
     if (int(o.max()) - omin + 1) * b_span * r_span < _COMBINED_LIMIT:

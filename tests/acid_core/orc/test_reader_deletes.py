@@ -93,3 +93,16 @@ def test_sort_merged_registry_rejects_unsorted_delete_file():
     rows = _arrays([(1, V1, 0)])
     with pytest.raises(InvalidEventError, match=r"'dd/bucket_00000': delete events are not sorted"):
         registry.hidden(*rows, np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize("at", [1, 65535, 65536, 65537, 131072, 199_999])
+def test_sortedness_check_finds_a_duplicate_at_any_block_boundary(at):
+    from acid_core.orc.deletes import _strictly_increasing
+
+    n = 200_000
+    o = np.repeat(np.arange(4, dtype=np.int64), n // 4)
+    b = np.full(n, V1, dtype=np.int64)
+    r = np.tile(np.arange(n // 4, dtype=np.int64), 4)
+    assert _strictly_increasing(o, b, r)
+    o[at], r[at] = o[at - 1], r[at - 1]  # a duplicate key across the pair (at - 1, at)
+    assert not _strictly_increasing(o, b, r)
