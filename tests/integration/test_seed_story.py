@@ -61,8 +61,13 @@ def layout(table_dir):
 def test_seed_story_update_path(tmp_path):
     warehouse = tmp_path / "warehouse"
     table_dir = warehouse / "employee"
-    acidflow_sql(warehouse, CREATE)
-    acidflow_sql(warehouse, INSERT)
+    shown = acidflow_sql(warehouse, CREATE, INSERT, SELECT).splitlines()
+    assert [" ".join(line.split()) for line in shown] == [
+        "row__id id name salary",
+        '{"writeid":1,"bucketid":536870912,"rowid":0} 1 Jerry 5000',
+        '{"writeid":1,"bucketid":536870912,"rowid":1} 2 Tom 8000',
+        '{"writeid":1,"bucketid":536870912,"rowid":2} 3 Kate 6000',
+    ]
     assert layout(table_dir) == [
         "delta_0000001_0000001_0000/_orc_acid_version",
         "delta_0000001_0000001_0000/bucket_00000",
@@ -73,23 +78,17 @@ def test_seed_story_update_path(tmp_path):
         (0, 1, B0, 1, 1, (2, "Tom", 8000)),
         (0, 1, B0, 2, 1, (3, "Kate", 6000)),
     ]
-    shown = acidflow_sql(warehouse, SELECT).splitlines()
-    assert [" ".join(line.split()) for line in shown] == [
-        "row__id id name salary",
-        '{"writeid":1,"bucketid":536870912,"rowid":0} 1 Jerry 5000',
-        '{"writeid":1,"bucketid":536870912,"rowid":1} 2 Tom 8000',
-        '{"writeid":1,"bucketid":536870912,"rowid":2} 3 Kate 6000',
-    ]
-    acidflow_sql(warehouse, UPDATE)
+    shown = acidflow_sql(warehouse, "--format", "jsonl", UPDATE, SELECT).splitlines()
     assert sorted(os.listdir(table_dir)) == [
         "delete_delta_0000002_0000002_0000",
         "delta_0000001_0000001_0000",
         "delta_0000002_0000002_0000",
     ]
     assert (table_dir / "delete_delta_0000002_0000002_0000" / "_orc_acid_version").read_text() == "2"
+    assert (table_dir / "delta_0000002_0000002_0000" / "_orc_acid_version").read_text() == "2"
     assert events(table_dir, "delete_delta_0000002_0000002_0000") == [(2, 1, B0, 1, 2, None)]
     assert events(table_dir, "delta_0000002_0000002_0000") == [(0, 2, B0, 0, 2, (2, "Tom", 7000))]
-    rows = [json.loads(line) for line in acidflow_sql(warehouse, "--format", "jsonl", SELECT).splitlines()]
+    rows = [json.loads(line) for line in shown]
     assert sorted(
         (r["row__id"]["writeid"], r["row__id"]["rowid"], r["id"], r["name"], r["salary"]) for r in rows
     ) == [
@@ -102,8 +101,17 @@ def test_seed_story_update_path(tmp_path):
 def test_seed_story_merge_path(tmp_path):
     warehouse = tmp_path / "warehouse"
     table_dir = warehouse / "employee"
-    acidflow_sql(warehouse, CREATE, INSERT, CREATE_UPDATES, INSERT_UPDATES)
-    acidflow_sql(warehouse, MERGE)
+    shown = acidflow_sql(
+        warehouse,
+        "--format",
+        "jsonl",
+        CREATE,
+        INSERT,
+        CREATE_UPDATES,
+        INSERT_UPDATES,
+        MERGE,
+        SELECT + " ORDER BY id",
+    )
     assert sorted(os.listdir(table_dir)) == [
         "delete_delta_0000002_0000002_0001",
         "delta_0000001_0000001_0000",
@@ -117,10 +125,7 @@ def test_seed_story_merge_path(tmp_path):
     assert events(table_dir, "delta_0000002_0000002_0001") == [(0, 2, B0 | 1, 0, 2, (2, "Tom", 7000))]
     for name in os.listdir(table_dir):
         assert (table_dir / name / "_orc_acid_version").read_text() == "2"
-    rows = [
-        json.loads(line)
-        for line in acidflow_sql(warehouse, "--format", "jsonl", SELECT + " ORDER BY id").splitlines()
-    ]
+    rows = [json.loads(line) for line in shown.splitlines()]
     assert [(r["id"], r["name"], r["salary"]) for r in rows] == [
         (1, "Jerry", 5000),
         (2, "Tom", 7000),
