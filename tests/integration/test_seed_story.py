@@ -1,4 +1,4 @@
-"""The seed story of issue 4, run verbatim through ``acidflow sql`` (``python -m acid_core.sql.cli_sql``).
+"""The seed story of issue 4, run verbatim through ``acidflow sql`` (``python -m acid_core.cli sql``).
 
 The expected layout, events and rows are the ones the issue documents (Hive's own output for the
 story); the events are read back with pyorc, independently of acidflow's reader, and Hive 2.3.10's
@@ -36,7 +36,7 @@ B0 = 536870912  # BucketCodec V1: bucket 0, statement 0
 
 def acidflow_sql(warehouse, *args):
     result = subprocess.run(
-        [sys.executable, "-m", "acid_core.sql.cli_sql", "--warehouse", str(warehouse), *args],
+        [sys.executable, "-m", "acid_core.cli", "sql", "--warehouse", str(warehouse), *args],
         capture_output=True,
         text=True,
         timeout=90,
