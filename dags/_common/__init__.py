@@ -1,0 +1,1 @@
+"""Shared wiring for the acidflow DAG files."""

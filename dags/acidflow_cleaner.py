@@ -1,0 +1,30 @@
+"""Clean what compactions made obsolete, with Hive's cleaner rules (old readers, leases, retention)."""
+
+from __future__ import annotations
+
+from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
+from acidflow_airflow.config import load_config
+from acidflow_airflow.operators import AcidCleanerOperator
+from airflow.sdk import dag
+
+CONFIG = load_config()
+
+
+@dag(
+    dag_id="acidflow_cleaner",
+    schedule=CONFIG.cleaner_schedule,
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    tags=[*TAGS, "cleaner"],
+    doc_md=(
+        "Deletes obsolete and aborted directories of compactions ready for cleaning, once no open "
+        "transaction or reader lease still reads them; alerts when cleaning is stuck behind an old reader."
+    ),
+)
+def acidflow_cleaner() -> None:
+    AcidCleanerOperator(task_id="clean_obsolete")
+
+
+acidflow_cleaner()

@@ -1,0 +1,125 @@
+"""Compact the tables the sensor hands over (Asset event), or one table by hand (a validated form)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
+from acidflow_airflow.config import load_config
+from acidflow_airflow.operators import AcidCompactionOperator, spark_application
+from acidflow_airflow.sensors import COMPACTION_REQUESTS
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Param, dag, task
+
+CONFIG = load_config()
+_ROOT = str(Path(spark_application()).resolve().parents[1])
+
+PARAMS = {
+    "statement": Param(
+        "",
+        type="string",
+        title="ALTER TABLE ... COMPACT statement",
+        description="e.g. ALTER TABLE sales.orders PARTITION (ds='2024-01-01') COMPACT 'major'. "
+        "Leave empty to use the fields below.",
+        maxLength=2000,
+    ),
+    "table": Param(
+        "",
+        type="string",
+        title="Table",
+        description="db.table (when no statement is given)",
+        pattern=r"^$|^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
+    ),
+    "partition": Param("", type=["string", "null"], title="Partition", description="k=v[/k2=v2], optional"),
+    "type": Param("major", type="string", enum=["minor", "major"], title="Compaction type"),
+    "executor": Param("auto", type="string", enum=["auto", "embedded", "spark"], title="Executor"),
+}
+
+
+@dag(
+    dag_id="acidflow_compaction",
+    schedule=COMPACTION_REQUESTS,
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params=PARAMS,
+    tags=[*TAGS, "compaction"],
+    doc_md=(
+        "Runs the compactions the sensor asked for, or the one in the form. Small tables run in the "
+        "embedded worker (one mapped task per table/partition, in the pool); large ones on Spark "
+        "through the provider's SparkSubmitOperator. A bad statement or unknown table fails `plan` "
+        "before anything is queued."
+    ),
+)
+def acidflow_compaction() -> None:
+    @task
+    def plan(**context: object) -> dict:
+        from acidflow_airflow.operators import plan_compactions
+        from acidflow_airflow.requests import request_from_params
+        from airflow.exceptions import AirflowFailException
+
+        from acid_core.errors import AcidError
+
+        events = context.get("triggering_asset_events") or {}
+        targets = [t for evs in events.values() for ev in evs for t in (ev.extra or {}).get("targets", [])]
+        params = dict(context["params"])
+        if (
+            not targets
+            and not (params.get("statement") or "").strip()
+            and not (params.get("table") or "").strip()
+        ):
+            # An empty form: compact whatever the initiator says is due now (every group).
+            from acidflow_airflow.hooks import AcidWarehouseHook
+            from acidflow_airflow.sensors import targets_of
+
+            targets = targets_of(AcidWarehouseHook(load_config()).backlog())
+            if not targets:
+                from airflow.exceptions import AirflowSkipException
+
+                raise AirflowSkipException(
+                    "nothing to compact: every table is below the initiator's thresholds"
+                )
+        if not targets:
+            try:
+                targets = [request_from_params(params).to_dict()]
+            except AcidError as error:
+                raise AirflowFailException(f"compaction request refused: {error}") from error
+        return plan_compactions(load_config(), targets, params.get("executor") or None)
+
+    @task
+    def embedded_targets(planned: dict) -> list:
+        return planned["embedded"]
+
+    @task
+    def spark_jobs(planned: dict) -> list:
+        return planned["spark"]
+
+    planned = plan()
+    embedded = AcidCompactionOperator.partial(task_id="compact_embedded", pool=CONFIG.pool).expand_kwargs(
+        embedded_targets(planned)
+    )
+    spark = SparkSubmitOperator.partial(
+        task_id="compact_on_spark",
+        application=spark_application(),
+        conn_id=CONFIG.spark_conn_id,
+        name="acidflow-compact",
+        pool=CONFIG.pool,
+        env_vars={
+            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+            "PYTHONPATH": _ROOT,
+        },
+    ).expand(application_args=spark_jobs(planned))
+
+    @task(trigger_rule="all_done")
+    def check(planned: dict) -> dict:
+        from acidflow_airflow.operators import check_compactions
+
+        return check_compactions(load_config(), list(planned["ids"]))
+
+    [embedded, spark] >> check(planned)
+
+
+acidflow_compaction()

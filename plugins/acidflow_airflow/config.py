@@ -1,0 +1,531 @@
+"""The platform's configuration: ``acidflow.yaml`` plus ``ACIDFLOW_*`` environment variables.
+
+::
+
+    defaults (work on a laptop) < acidflow.yaml ($ACIDFLOW_CONFIG) < ACIDFLOW_* variables
+        < per table: TBLPROPERTIES (compactorthreshold.hive.compactor.*, acidflow.backlog.*)
+
+The file (every key optional; see ``acidflow.yaml.example``)::
+
+    warehouse: ./warehouse                  # $ACIDFLOW_WAREHOUSE
+    metastore: null                         # $ACIDFLOW_METASTORE (SQLAlchemy URL; null: embedded SQLite)
+    groups:                                 # one sensor per group; tables "db.t" or whole databases "db.*"
+      - {name: all, tables: ["*.*"]}
+    thresholds: {delta_num: 10, delta_pct: 0.1, aborted: 1000, aborted_time: 12h}
+    backlog:    {warning_deltas: 20, critical_deltas: 50, critical_enqueue_age: 6h,
+                 critical_cleaning_age: 24h}
+    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly"}
+    compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
+                 spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
+    cleaner:    {retention: 0, quarantine: false}
+    alerts:
+      default: [log]                        # channels: log, webhook:<url>, email:<address>
+      routes:  [{owner: alice, channels: ["email:alice@example.com"]},
+                {tables: ["sales.*"], channels: ["webhook:https://hooks.example.com/x"]}]
+
+Invariants: ``load_config`` returns a fully validated frozen value; durations accept ``43200``,
+``30s``, ``15m``, ``12h``, ``7d``.
+Not here: reading tables (``hooks``), deciding (``acid_core.compaction.initiator``).
+Errors: ``InvalidPlatformConfigError`` naming the file or variable, the key, the value and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from acid_core.errors import InvalidPlatformConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "CONFIG_ENV",
+    "AcidflowConfig",
+    "AlertRoute",
+    "BacklogLevels",
+    "TableGroup",
+    "load_config",
+    "parse_duration",
+]
+
+CONFIG_ENV: Final = "ACIDFLOW_CONFIG"
+WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
+METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
+EXECUTOR_ENV: Final = "ACIDFLOW_COMPACTION_EXECUTOR"
+SPARK_THRESHOLD_ENV: Final = "ACIDFLOW_SPARK_THRESHOLD_BYTES"
+ALERTS_ENV: Final = "ACIDFLOW_ALERT_CHANNELS"
+# Table-level overrides of the backlog levels (TBLPROPERTIES, any case).
+CRITICAL_DELTAS_PROPERTY: Final = "acidflow.backlog.critical-deltas"
+WARNING_DELTAS_PROPERTY: Final = "acidflow.backlog.warning-deltas"
+ALERT_CHANNELS_PROPERTY: Final = "acidflow.alert.channels"
+
+_UNITS: Final = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_EXECUTORS: Final = ("auto", "embedded", "spark")
+_TOP_KEYS: Final = frozenset(
+    {
+        "warehouse",
+        "metastore",
+        "groups",
+        "thresholds",
+        "backlog",
+        "schedules",
+        "compaction",
+        "cleaner",
+        "alerts",
+    }
+)
+
+
+def parse_duration(source: str, key: str, value: object) -> float:
+    """Seconds from ``43200``, ``30s``, ``15m``, ``12h`` or ``7d``.
+
+    Raises:
+        InvalidPlatformConfigError: anything else, or a negative duration.
+    """
+    if isinstance(value, bool):
+        raise InvalidPlatformConfigError(source, key, value, "a duration such as 3600, 15m, 12h or 7d")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        text = str(value).strip().lower()
+        unit = text[-1:] if text[-1:].isalpha() else ""
+        try:
+            seconds = float(text[: len(text) - len(unit)]) * _UNITS[unit]
+        except (KeyError, ValueError):
+            raise InvalidPlatformConfigError(
+                source, key, value, "a duration such as 3600, 15m, 12h or 7d"
+            ) from None
+    if seconds < 0:
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative duration")
+    return seconds
+
+
+def _channel(source: str, key: str, value: object) -> str:
+    text = str(value).strip()
+    kind, _, target = text.partition(":")
+    if kind == "log" and not target:
+        return text
+    if kind == "webhook" and target.startswith(("http://", "https://")):
+        return text
+    if kind == "email" and "@" in target:
+        return text
+    raise InvalidPlatformConfigError(
+        source, key, value, "a channel: log, webhook:<http(s) URL> or email:<address>"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TableGroup:
+    """Tables watched by one sensor: ``db.table`` names or patterns (``db.*``, ``*.*``)."""
+
+    name: str
+    tables: tuple[str, ...] = ("*.*",)
+
+    def matches(self, table: str) -> bool:
+        """Whether ``db.table`` belongs to this group."""
+        return any(fnmatch.fnmatchcase(table.lower(), pattern.lower()) for pattern in self.tables)
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogLevels:
+    """When a table's backlog is a warning or critical (alerts fire at critical)."""
+
+    warning_deltas: int = 20
+    critical_deltas: int = 50
+    critical_enqueue_age_seconds: float = 6 * 3600.0
+    critical_cleaning_age_seconds: float = 24 * 3600.0
+
+    def for_table(self, properties: Mapping[str, str], table: str) -> BacklogLevels:
+        """These levels with the table's ``acidflow.backlog.*`` TBLPROPERTIES applied."""
+        lowered = {key.lower(): value for key, value in properties.items()}
+        changes: dict[str, int] = {}
+        for key, attribute in (
+            (WARNING_DELTAS_PROPERTY, "warning_deltas"),
+            (CRITICAL_DELTAS_PROPERTY, "critical_deltas"),
+        ):
+            if key in lowered:
+                changes[attribute] = _non_negative_int(f"TBLPROPERTIES of {table}", key, lowered[key])
+        return replace(self, **changes) if changes else self  # type: ignore[arg-type]
+
+    def level(self, delta_count: int) -> str:
+        """``ok``, ``warning`` or ``critical`` for this many deltas."""
+        if delta_count > self.critical_deltas:
+            return "critical"
+        if delta_count > self.warning_deltas:
+            return "warning"
+        return "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class AlertRoute:
+    """Where alerts of matching tables go: by table owner and/or table pattern."""
+
+    channels: tuple[str, ...]
+    owner: str | None = None
+    tables: tuple[str, ...] = ()
+
+    def matches(self, table: str, owner: str | None) -> bool:
+        """Whether an alert about ``table`` (owned by ``owner``) takes this route."""
+        if self.owner is not None and (owner or "").lower() != self.owner.lower():
+            return False
+        return not self.tables or any(fnmatch.fnmatchcase(table.lower(), p.lower()) for p in self.tables)
+
+
+@dataclass(frozen=True, slots=True)
+class AcidflowConfig:
+    """The validated configuration (see the module docstring for the file format)."""
+
+    warehouse: str = "./warehouse"
+    metastore: str | None = None
+    groups: tuple[TableGroup, ...] = (TableGroup("all"),)
+    delta_num_threshold: int = 10
+    delta_pct_threshold: float = 0.1
+    aborted_threshold: int = 1000
+    aborted_time_threshold_seconds: float = 12 * 3600.0
+    levels: BacklogLevels = field(default_factory=BacklogLevels)
+    sensor_schedule: str | None = "*/30 * * * *"
+    cleaner_schedule: str | None = "@hourly"
+    sensor_poke_seconds: float = 60.0
+    sensor_timeout_seconds: float = 25 * 60.0
+    pool: str = "acidflow_compaction"
+    pool_slots: int = 2
+    executor: str = "auto"
+    spark_threshold_bytes: int = 1 << 30
+    spark_conn_id: str = "spark_default"
+    cleaner_retention_seconds: float = 0.0
+    cleaner_quarantine: bool = False
+    default_channels: tuple[str, ...] = ("log",)
+    routes: tuple[AlertRoute, ...] = ()
+    source: str = "defaults"
+
+    def initiator_config(self) -> Any:  # noqa: ANN401 - acid_core.compaction.initiator.InitiatorConfig
+        """The initiator's thresholds (imported lazily: DAG files stay light)."""
+        from acid_core.compaction.initiator import InitiatorConfig
+
+        return InitiatorConfig(
+            delta_num_threshold=self.delta_num_threshold,
+            delta_pct_threshold=self.delta_pct_threshold,
+            aborted_threshold=self.aborted_threshold,
+            aborted_time_threshold_seconds=self.aborted_time_threshold_seconds,
+        )
+
+    def group(self, name: str) -> TableGroup:
+        """The group called ``name``."""
+        for group in self.groups:
+            if group.name == name:
+                return group
+        raise InvalidPlatformConfigError(
+            self.source, "groups", name, f"one of {[g.name for g in self.groups]}"
+        )
+
+    def channels_for(
+        self, table: str, owner: str | None, properties: Mapping[str, str] | None = None
+    ) -> tuple[str, ...]:
+        """Alert channels of a table: its TBLPROPERTIES, else matching routes, else the default."""
+        lowered = {key.lower(): value for key, value in (properties or {}).items()}
+        if ALERT_CHANNELS_PROPERTY in lowered:
+            source = f"TBLPROPERTIES of {table}"
+            return tuple(
+                _channel(source, ALERT_CHANNELS_PROPERTY, c)
+                for c in lowered[ALERT_CHANNELS_PROPERTY].split(",")
+                if c.strip()
+            )
+        routed = [c for route in self.routes if route.matches(table, owner) for c in route.channels]
+        return tuple(dict.fromkeys(routed)) or self.default_channels
+
+
+def _non_negative_int(source: str, key: str, value: object) -> int:
+    if isinstance(value, bool):
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer") from None
+    if number < 0:
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+    return number
+
+
+def _non_negative_float(source: str, key: str, value: object) -> float:
+    if isinstance(value, bool):
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative number")
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative number") from None
+    if not number >= 0:
+        raise InvalidPlatformConfigError(source, key, value, "a non-negative number")
+    return number
+
+
+def _section(source: str, data: Mapping[str, Any], key: str, allowed: set[str]) -> dict[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise InvalidPlatformConfigError(source, key, value, f"a mapping with keys {sorted(allowed)}")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise InvalidPlatformConfigError(
+            source, f"{key}.{unknown[0]}", value[unknown[0]], f"one of the keys {sorted(allowed)}"
+        )
+    return value
+
+
+def _string_list(source: str, key: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidPlatformConfigError(source, key, value, "a list of non-empty strings")
+    return tuple(v.strip() for v in value)
+
+
+def _table_patterns(source: str, key: str, value: object) -> tuple[str, ...]:
+    patterns = _string_list(source, key, value)
+    for pattern in patterns:
+        database, dot, table = pattern.partition(".")
+        if not dot or not database or not table:
+            raise InvalidPlatformConfigError(source, key, pattern, "db.table, db.* or *.*")
+    return patterns
+
+
+def _schedule(source: str, key: str, value: object) -> str | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+        return None
+    if not isinstance(value, str):
+        raise InvalidPlatformConfigError(
+            source, key, value, "a cron expression, a preset like @hourly, or null"
+        )
+    text = value.strip()
+    if text.startswith("@"):
+        if text not in {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous"}:
+            raise InvalidPlatformConfigError(source, key, value, "a cron preset such as @hourly or @daily")
+        return text
+    if len(text.split()) != 5:
+        raise InvalidPlatformConfigError(
+            source, key, value, "a five-field cron expression such as '*/30 * * * *'"
+        )
+    return text
+
+
+def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InvalidPlatformConfigError(
+            source, unknown[0], data[unknown[0]], f"one of the keys {sorted(_TOP_KEYS)}"
+        )
+    changes: dict[str, Any] = {"source": source}
+    if data.get("warehouse") is not None:
+        changes["warehouse"] = str(data["warehouse"])
+    if data.get("metastore") is not None:
+        changes["metastore"] = str(data["metastore"])
+    if "groups" in data:
+        raw = data["groups"]
+        if not isinstance(raw, list) or not raw:
+            raise InvalidPlatformConfigError(source, "groups", raw, "a non-empty list of {name, tables}")
+        groups = []
+        for index, item in enumerate(raw):
+            key = f"groups[{index}]"
+            if not isinstance(item, dict) or set(item) - {"name", "tables"} or not item.get("name"):
+                raise InvalidPlatformConfigError(
+                    source, key, item, "a mapping {name: str, tables: [db.t|db.*]}"
+                )
+            name = str(item["name"])
+            if not name.replace("_", "").replace("-", "").isalnum():
+                raise InvalidPlatformConfigError(source, f"{key}.name", name, "letters, digits, '_' or '-'")
+            groups.append(
+                TableGroup(name, _table_patterns(source, f"{key}.tables", item.get("tables", ["*.*"])))
+            )
+        if len({g.name for g in groups}) != len(groups):
+            raise InvalidPlatformConfigError(source, "groups", [g.name for g in groups], "unique group names")
+        changes["groups"] = tuple(groups)
+    thresholds = _section(source, data, "thresholds", {"delta_num", "delta_pct", "aborted", "aborted_time"})
+    if "delta_num" in thresholds:
+        changes["delta_num_threshold"] = _non_negative_int(
+            source, "thresholds.delta_num", thresholds["delta_num"]
+        )
+    if "delta_pct" in thresholds:
+        changes["delta_pct_threshold"] = _non_negative_float(
+            source, "thresholds.delta_pct", thresholds["delta_pct"]
+        )
+    if "aborted" in thresholds:
+        changes["aborted_threshold"] = _non_negative_int(source, "thresholds.aborted", thresholds["aborted"])
+    if "aborted_time" in thresholds:
+        changes["aborted_time_threshold_seconds"] = parse_duration(
+            source, "thresholds.aborted_time", thresholds["aborted_time"]
+        )
+    backlog = _section(
+        source,
+        data,
+        "backlog",
+        {"warning_deltas", "critical_deltas", "critical_enqueue_age", "critical_cleaning_age"},
+    )
+    levels = BacklogLevels()
+    if "warning_deltas" in backlog:
+        levels = replace(
+            levels,
+            warning_deltas=_non_negative_int(source, "backlog.warning_deltas", backlog["warning_deltas"]),
+        )
+    if "critical_deltas" in backlog:
+        levels = replace(
+            levels,
+            critical_deltas=_non_negative_int(source, "backlog.critical_deltas", backlog["critical_deltas"]),
+        )
+    if "critical_enqueue_age" in backlog:
+        levels = replace(
+            levels,
+            critical_enqueue_age_seconds=parse_duration(
+                source, "backlog.critical_enqueue_age", backlog["critical_enqueue_age"]
+            ),
+        )
+    if "critical_cleaning_age" in backlog:
+        levels = replace(
+            levels,
+            critical_cleaning_age_seconds=parse_duration(
+                source, "backlog.critical_cleaning_age", backlog["critical_cleaning_age"]
+            ),
+        )
+    if levels.warning_deltas > levels.critical_deltas:
+        raise InvalidPlatformConfigError(
+            source,
+            "backlog.warning_deltas",
+            levels.warning_deltas,
+            f"at most critical_deltas ({levels.critical_deltas})",
+        )
+    changes["levels"] = levels
+    schedules = _section(source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout"})
+    if "sensor" in schedules:
+        changes["sensor_schedule"] = _schedule(source, "schedules.sensor", schedules["sensor"])
+    if "cleaner" in schedules:
+        changes["cleaner_schedule"] = _schedule(source, "schedules.cleaner", schedules["cleaner"])
+    if "sensor_poke" in schedules:
+        changes["sensor_poke_seconds"] = parse_duration(
+            source, "schedules.sensor_poke", schedules["sensor_poke"]
+        )
+    if "sensor_timeout" in schedules:
+        changes["sensor_timeout_seconds"] = parse_duration(
+            source, "schedules.sensor_timeout", schedules["sensor_timeout"]
+        )
+    compaction = _section(
+        source,
+        data,
+        "compaction",
+        {"pool", "pool_slots", "executor", "spark_threshold_bytes", "spark_conn_id"},
+    )
+    if "pool" in compaction:
+        changes["pool"] = _string_list(source, "compaction.pool", compaction["pool"])[0]
+    if "pool_slots" in compaction:
+        slots = _non_negative_int(source, "compaction.pool_slots", compaction["pool_slots"])
+        if slots < 1:
+            raise InvalidPlatformConfigError(source, "compaction.pool_slots", slots, "at least 1")
+        changes["pool_slots"] = slots
+    if "executor" in compaction:
+        changes["executor"] = _executor(source, "compaction.executor", compaction["executor"])
+    if "spark_threshold_bytes" in compaction:
+        changes["spark_threshold_bytes"] = _non_negative_int(
+            source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"]
+        )
+    if "spark_conn_id" in compaction:
+        changes["spark_conn_id"] = _string_list(
+            source, "compaction.spark_conn_id", compaction["spark_conn_id"]
+        )[0]
+    cleaner = _section(source, data, "cleaner", {"retention", "quarantine"})
+    if "retention" in cleaner:
+        changes["cleaner_retention_seconds"] = parse_duration(
+            source, "cleaner.retention", cleaner["retention"]
+        )
+    if "quarantine" in cleaner:
+        if not isinstance(cleaner["quarantine"], bool):
+            raise InvalidPlatformConfigError(
+                source, "cleaner.quarantine", cleaner["quarantine"], "true or false"
+            )
+        changes["cleaner_quarantine"] = cleaner["quarantine"]
+    alerts = _section(source, data, "alerts", {"default", "routes"})
+    if "default" in alerts:
+        changes["default_channels"] = tuple(
+            _channel(source, "alerts.default", c)
+            for c in _string_list(source, "alerts.default", alerts["default"])
+        )
+    if "routes" in alerts:
+        raw_routes = alerts["routes"]
+        if not isinstance(raw_routes, list):
+            raise InvalidPlatformConfigError(
+                source, "alerts.routes", raw_routes, "a list of {owner, tables, channels}"
+            )
+        routes = []
+        for index, item in enumerate(raw_routes):
+            key = f"alerts.routes[{index}]"
+            if (
+                not isinstance(item, dict)
+                or set(item) - {"owner", "tables", "channels"}
+                or "channels" not in item
+            ):
+                raise InvalidPlatformConfigError(
+                    source, key, item, "a mapping {owner?, tables?, channels: [...]}"
+                )
+            channels = tuple(
+                _channel(source, f"{key}.channels", c)
+                for c in _string_list(source, f"{key}.channels", item["channels"])
+            )
+            tables = _table_patterns(source, f"{key}.tables", item["tables"]) if "tables" in item else ()
+            owner = None if item.get("owner") is None else str(item["owner"])
+            routes.append(AlertRoute(channels, owner, tables))
+        changes["routes"] = tuple(routes)
+    return replace(AcidflowConfig(), **changes)
+
+
+def _executor(source: str, key: str, value: object) -> str:
+    text = str(value).strip().lower()
+    if text not in _EXECUTORS:
+        raise InvalidPlatformConfigError(source, key, value, " or ".join(_EXECUTORS))
+    return text
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> AcidflowConfig:
+    """Load ``path`` (default ``$ACIDFLOW_CONFIG``; none: the defaults) and apply ``ACIDFLOW_*`` variables.
+
+    Raises:
+        InvalidPlatformConfigError: a missing file, bad YAML, an unknown key or an invalid value.
+    """
+    env = os.environ if environ is None else environ
+    path = path or env.get(CONFIG_ENV) or None
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        import yaml  # Airflow's own dependency
+
+        source = str(path)
+        file = Path(path)
+        if not file.is_file():
+            raise InvalidPlatformConfigError(CONFIG_ENV, "path", str(path), "an existing YAML file")
+        try:
+            loaded = yaml.safe_load(file.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise InvalidPlatformConfigError(
+                source, "<file>", str(error).splitlines()[0], "valid YAML"
+            ) from error
+        if not isinstance(loaded, dict):
+            raise InvalidPlatformConfigError(source, "<file>", loaded, "a YAML mapping of settings")
+        data = loaded
+    config = _parse(data, source)
+    overrides: dict[str, Any] = {}
+    if env.get(WAREHOUSE_ENV, "").strip():
+        overrides["warehouse"] = env[WAREHOUSE_ENV].strip()
+    if env.get(METASTORE_ENV, "").strip():
+        overrides["metastore"] = env[METASTORE_ENV].strip()
+    if env.get(EXECUTOR_ENV, "").strip():
+        overrides["executor"] = _executor(EXECUTOR_ENV, EXECUTOR_ENV, env[EXECUTOR_ENV])
+    if env.get(SPARK_THRESHOLD_ENV, "").strip():
+        overrides["spark_threshold_bytes"] = _non_negative_int(
+            SPARK_THRESHOLD_ENV, SPARK_THRESHOLD_ENV, env[SPARK_THRESHOLD_ENV]
+        )
+    if env.get(ALERTS_ENV, "").strip():
+        overrides["default_channels"] = tuple(
+            _channel(ALERTS_ENV, ALERTS_ENV, c) for c in env[ALERTS_ENV].split(",") if c.strip()
+        )
+    return replace(config, **overrides) if overrides else config
