@@ -101,8 +101,8 @@ def run_sql(args: argparse.Namespace) -> int:
     metastore_url = args.metastore or os.environ.get(METASTORE_ENV) or None
     try:
         lock_manager = _lock_manager()
-        with Warehouse.open(warehouse_dir, metastore_url, lock_manager) as warehouse:
-            try:
+        try:
+            with Warehouse.open(warehouse_dir, metastore_url, lock_manager) as warehouse:
                 session = SqlSession(warehouse)
                 for result in session.iter_execute(script):
                     if result.rows is not None:
@@ -110,8 +110,8 @@ def run_sql(args: argparse.Namespace) -> int:
                         sys.stdout.flush()
                     if result.message:
                         print(result.message, file=sys.stderr)
-            finally:
-                lock_manager.close()
+        finally:
+            lock_manager.close()
     except AcidError as e:
         print(f"acidflow sql: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 1

@@ -97,7 +97,7 @@ def _parse(text: str) -> PreparedStatement:
     try:
         expression = sqlglot.parse_one(text, read=_DIALECT)
     except ParseError as e:
-        problem = " ".join(str(e).split("\n")[0].split())
+        problem = " ".join(str(e).split("\n")[0].split()).rstrip(".")
         raise SqlSyntaxError(text, problem) from e
     except TokenError as e:
         raise SqlSyntaxError(text, str(e).strip().splitlines()[0]) from e

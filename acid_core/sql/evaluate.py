@@ -31,7 +31,7 @@ from acid_core.errors import (
     UnsupportedStatementError,
     ValueOutOfRangeError,
 )
-from acid_core.orc.schema import hive_to_arrow, parse_hive_type
+from acid_core.orc.schema import ROW_ID_COLUMN, hive_to_arrow, parse_hive_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -155,7 +155,6 @@ class Evaluator:
         name = f"__acidflow_t{self._count}"
         self._count += 1
         self.connection.register(name, rows)
-        self.columns[name] = tuple(rows.column_names)
         return name
 
     def bind_tables(
@@ -184,7 +183,9 @@ class Evaluator:
                 continue
             full = f"{table.db}.{table.name}".lower() if table.db else table.name.lower()
             if full not in bound:
-                bound[full] = self.register(load(full, with_row_id))
+                rows = load(full, with_row_id)
+                bound[full] = self.register(rows)
+                self.columns[bound[full]] = tuple(rows.column_names)
             alias = table.alias or table.name
             table.replace(
                 exp.Table(
@@ -207,7 +208,7 @@ class Evaluator:
             missing = _MISSING_COLUMN.search(str(e))
             if missing:
                 available = tuple(
-                    dict.fromkeys(c for cols in self.columns.values() for c in cols if c != "__acidflow_pos")
+                    dict.fromkeys(c for cols in self.columns.values() for c in cols if c != ROW_ID_COLUMN)
                 )
                 raise NoSuchColumnError(missing.group(1), available) from e
             raise SqlExecutionError(self.statement, _first_line(e)) from e
