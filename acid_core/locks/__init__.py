@@ -794,13 +794,21 @@ class InMemoryLockManager:
                 del self.table.held[key]
 
 
-def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = False) -> LockManager:
+def open_lock_manager(
+    environ: Mapping[str, str] | None = None,
+    *,
+    fair: bool = False,
+    metastore_url: str | None = None,
+    warehouse: str | None = None,
+) -> LockManager:
     """Build the lock manager chosen by ``ACIDFLOW_LOCK_MANAGER`` (``zookeeper``, ``sql``, ``none``).
 
     ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. ``sql`` uses the
     metastore database: ``ACIDFLOW_METASTORE`` (a SQLAlchemy URL), else the embedded SQLite file of
     ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``). Unset means ``zookeeper`` when
-    ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default).
+    ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default). A caller that already
+    knows its metastore passes ``metastore_url`` (and ``warehouse``), which win over the environment,
+    so that its locks live in the same database as its transactions.
 
     Raises:
         InvalidLockConfigError: an unknown manager, a missing or malformed ZooKeeper address.
@@ -829,11 +837,11 @@ def open_lock_manager(environ: Mapping[str, str] | None = None, *, fair: bool = 
         from acid_core.locks.sql import SqlLockManager  # sqlalchemy is an optional extra
         from acid_core.metastore import METASTORE_DIR_NAME, default_metastore_url
 
-        url = env.get(METASTORE_ENV, "").strip()
+        url = metastore_url or env.get(METASTORE_ENV, "").strip()
         if not url:
-            warehouse = Path(env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
-            (warehouse.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
-            url = default_metastore_url(str(warehouse))
+            root = Path(warehouse or env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
+            (root.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
+            url = default_metastore_url(str(root))
         sql_manager: LockManager = SqlLockManager(url, fair=fair)
         return sql_manager
     raise InvalidLockConfigError(LOCK_MANAGER_ENV, name, "zookeeper, sql or none")

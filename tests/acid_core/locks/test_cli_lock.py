@@ -96,6 +96,18 @@ def test_open_lock_manager_sql_defaults_to_the_warehouse_sqlite_file(tmp_path):
         manager.close()
 
 
+def test_open_lock_manager_explicit_metastore_url_wins_over_the_environment(tmp_path):
+    from acid_core.locks.sql import SqlLockManager
+
+    environ = {"ACIDFLOW_LOCK_MANAGER": "sql", "ACIDFLOW_METASTORE": "postgresql://nobody@127.0.0.1:1/none"}
+    manager = open_lock_manager(environ, metastore_url=f"sqlite:///{tmp_path}/explicit.sqlite")
+    try:
+        assert isinstance(manager, SqlLockManager)
+        assert (tmp_path / "explicit.sqlite").is_file()
+    finally:
+        manager.close()
+
+
 @pytest.fixture(
     params=[
         pytest.param("zookeeper", marks=pytest.mark.integration("zookeeper")),
