@@ -17,7 +17,8 @@ Timed, best of --repeat, interleaved:
   measured): no snapshot check, no delete, no row__id;
 - ``read_stripe``: the same with ``pyarrow.orc.ORCFile.read_stripe`` (whole stripes), for reference;
 - ``scan``: ``acid_core.orc.reader.scan`` at "everything committed", all row columns, the batches
-  consumed and dropped (``scan+row__id`` adds the row__id column).
+  consumed and dropped (``scan+row__id`` adds the row__id column; ``scan-sort-merged`` forces the
+  streaming delete registry with ``delete_events_in_memory=0``).
 
 Peak memory: one subprocess per size runs ``scan`` (batches dropped) and reports its peak RSS
 (``VmHWM``) and
@@ -149,11 +150,22 @@ def stripe_read(table_dir: Path) -> int:
     return rows
 
 
-def scan_read(table_dir: Path, with_row_id: bool = False) -> int:
+def scan_read(table_dir: Path, with_row_id: bool = False, in_memory: int = 10_000_000) -> int:
     rows = 0
-    for batch in scan(LocalFileIO(), str(table_dir), ValidWriteIdList(), with_row_id=with_row_id):
+    reader = scan(
+        LocalFileIO(),
+        str(table_dir),
+        ValidWriteIdList(),
+        with_row_id=with_row_id,
+        delete_events_in_memory=in_memory,
+    )
+    for batch in reader:
         rows += batch.num_rows
     return rows
+
+
+def sort_merged_read(table_dir: Path) -> int:
+    return scan_read(table_dir, in_memory=0)
 
 
 def _timed(function, *args) -> tuple[float, float, int]:
@@ -164,7 +176,13 @@ def _timed(function, *args) -> tuple[float, float, int]:
 
 def _child(mode: str, table_dir: str) -> int:
     path = Path(table_dir)
-    rows = {"bare": bare_read, "read_stripe": stripe_read, "scan": scan_read}[mode](path)
+    modes = {
+        "bare": bare_read,
+        "read_stripe": stripe_read,
+        "scan": scan_read,
+        "scan-sort-merged": sort_merged_read,
+    }
+    rows = modes[mode](path)
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss over execve from the forking parent.
     status = Path("/proc/self/status").read_text()
     peak_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
@@ -192,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-rows", default="1000000,10000000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", default=None, help="where to keep generated tables (default: a temp dir)")
-    parser.add_argument("--child", choices=["bare", "read_stripe", "scan"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=["bare", "read_stripe", "scan", "scan-sort-merged"], help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.child:
         return _child(args.child, args.dir)
@@ -219,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("read_stripe", stripe_read, ()),
                 ("scan", scan_read, ()),
                 ("scan+row__id", scan_read, (True,)),
+                ("scan-sort-merged", sort_merged_read, ()),
             ):
                 wall, cpu, count = _timed(function, table_dir, *extra)
                 results[name] = count
@@ -229,15 +250,15 @@ def main(argv: list[str] | None = None) -> int:
             ratio_wall = wall / best["bare"][0]
             ratio_cpu = cpu / best["bare"][1]
             print(
-                f"  {name:<13} {results[name]:>11,} rows  wall {wall:6.2f}s ({ratio_wall:4.2f}x)  "
+                f"  {name:<16} {results[name]:>11,} rows  wall {wall:6.2f}s ({ratio_wall:4.2f}x)  "
                 f"cpu {cpu:6.2f}s ({ratio_cpu:4.2f}x)"
             )
         print("\npeak memory (one subprocess per run):")
         for rows in sizes:
-            for mode in ("bare", "read_stripe", "scan"):
+            for mode in ("bare", "read_stripe", "scan", "scan-sort-merged"):
                 m = _measure_memory(mode, tables[rows])
                 print(
-                    f"  {mode:<5} {rows:>11,} rows -> {m['rows']:>11,} rows  peak RSS {m['peak_rss_mib']:7.1f} MiB  "
+                    f"  {mode:<16} {rows:>11,} rows -> {m['rows']:>11,} rows  peak RSS {m['peak_rss_mib']:7.1f} MiB  "
                     f"arrow pool max {m['pool_max_mib']:7.1f} MiB"
                 )
     finally:
