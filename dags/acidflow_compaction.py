@@ -113,7 +113,7 @@ def acidflow_compaction() -> None:
         },
     ).expand(application_args=spark_jobs(planned))
 
-    @task(trigger_rule="all_done")
+    @task(trigger_rule="all_done_min_one_success")
     def check(planned: dict) -> dict:
         from acidflow_airflow.operators import check_compactions
 
