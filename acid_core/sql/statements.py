@@ -6,6 +6,7 @@
         [STORED AS ORC] [LOCATION '..'] [TBLPROPERTIES ('transactional'='true'
         [, 'transactional_properties'='insert_only'])]            full ACID / insert-only / plain
     DROP TABLE [IF EXISTS] t                                      X lock; data directory removed
+    CREATE DATABASE [IF NOT EXISTS] db | DROP DATABASE [IF EXISTS] db [CASCADE] | SHOW DATABASES
     DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
     ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [PARTITION (..)] | DROP [IF EXISTS] PARTITION (..)
     INSERT INTO [TABLE] t [PARTITION (k='v' | k, ..)] [(cols)] VALUES (..), .. | SELECT ..
@@ -37,7 +38,9 @@ from sqlglot import TokenType, exp
 from sqlglot.dialects.hive import Hive
 
 from acid_core.errors import (
+    DatabaseAlreadyExistsError,
     NoSuchColumnError,
+    NoSuchDatabaseError,
     NoSuchPartitionError,
     NoSuchTableError,
     PartitionAlreadyExistsError,
@@ -218,6 +221,73 @@ def drop_table(context: StatementContext, statement: ParsedStatement) -> Stateme
                 file_io.delete_dir(path)
         dropped.append(table.full_name)
     return StatementResult("drop_table", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
+
+
+@register_statement(
+    "create_database",
+    expression_type=exp.Create,
+    predicate=lambda e: str(e.args.get("kind", "")).upper() in ("DATABASE", "SCHEMA"),
+)
+def create_database(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """CREATE DATABASE [IF NOT EXISTS] db [COMMENT '..'] [LOCATION '..'] (default ``<warehouse>/db.db``)."""
+    create = _expression(statement)
+    name = create.this.name.lower()
+    location = description = None
+    props = create.args.get("properties")
+    for prop in props.expressions if props is not None else []:
+        if isinstance(prop, exp.LocationProperty):
+            location = str(prop.this.this)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            description = str(prop.this.this)
+    try:
+        database = context.warehouse.metastore.create_database(
+            name, location, description, context.warehouse.user
+        )
+    except DatabaseAlreadyExistsError:
+        if create.args.get("exists"):
+            return StatementResult("create_database", message=f"OK: database {name} already exists")
+        raise
+    file_io, path = context.warehouse.table_dir(database.location)
+    file_io.mkdirs(path)
+    return StatementResult("create_database", message=f"OK: created database {name} at {database.location}")
+
+
+@register_statement(
+    "drop_database",
+    expression_type=exp.Drop,
+    predicate=lambda e: str(e.args.get("kind", "")).upper() in ("DATABASE", "SCHEMA"),
+)
+def drop_database(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """DROP DATABASE [IF EXISTS] db [CASCADE] (its tables' data go with CASCADE, as in Hive)."""
+    drop = _expression(statement)
+    metastore = context.warehouse.metastore
+    dropped = []
+    for target in drop.args.get("tables") or [drop.this]:
+        name = target.name.lower()
+        try:
+            database = metastore.get_database(name)
+        except NoSuchDatabaseError:
+            if drop.args.get("exists"):
+                continue
+            raise
+        tables = [metastore.get_table(f"{name}.{t}") for t in metastore.list_tables(name)]
+        metastore.drop_database(name, cascade=bool(drop.args.get("cascade")))
+        for table in tables:
+            if not table.external:
+                file_io, path = context.warehouse.table_dir(table.location)
+                file_io.delete_dir(path)
+        if name != "default":
+            file_io, path = context.warehouse.table_dir(database.location)
+            file_io.delete_dir(path)
+        dropped.append(name)
+    return StatementResult("drop_database", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
+
+
+@register_statement("show_databases", pattern=r"SHOW\s+(?:DATABASES|SCHEMAS)")
+def show_databases(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """SHOW DATABASES."""
+    names = context.warehouse.metastore.list_databases()
+    return StatementResult("show_databases", rows=_table_rows(["database_name"], [(n,) for n in names]))
 
 
 def _table_rows(header: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:

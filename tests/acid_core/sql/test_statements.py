@@ -280,3 +280,19 @@ def test_registry_dispatches_a_registered_pattern_statement(session, monkeypatch
 
     assert rows(session, "show answer 42") == [(42,)]
     assert "show_answer" in [s.name for s in registry.registered_statements()]
+
+
+def test_databases_and_qualified_tables(session):
+    session.execute(
+        f"CREATE DATABASE sales; CREATE TABLE sales.orders (id int) {ACID}; INSERT INTO sales.orders VALUES (1), (2)"
+    )
+    root = session.warehouse.location
+    assert os.path.isdir(os.path.join(root, "sales.db", "orders", "delta_0000001_0000001_0000"))
+    assert rows(session, "SHOW DATABASES") == [("default",), ("sales",)]
+    assert rows(session, "SHOW TABLES IN sales") == [("orders",)]
+    assert rows(session, "SELECT o.id FROM sales.orders o WHERE o.id > 1") == [(2,)]
+    session.execute(
+        "CREATE DATABASE IF NOT EXISTS sales; DROP DATABASE sales CASCADE; DROP DATABASE IF EXISTS nope"
+    )
+    assert rows(session, "SHOW DATABASES") == [("default",)]
+    assert not os.path.exists(os.path.join(root, "sales.db"))
