@@ -182,9 +182,9 @@ def _random_history(hive: HiveOracle, table_dir: Path, rng: random.Random) -> tu
 def test_random_hive_histories_read_like_hive(hive: HiveOracle, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     total = 0
-    for index in range(6):
+    for index in range(10):
         table_dir = tmp_path / f"h{index}"
         table_dir.mkdir()
         top, aborted = _random_history(hive, table_dir, rng)
         total += _compare_everywhere(hive, table_dir, top, aborted)
-    assert total >= 30, total
+    assert total >= 50, total

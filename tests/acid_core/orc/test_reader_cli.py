@@ -111,3 +111,27 @@ def test_read_through_acidflow_main_prints_one_line_and_exits_1(capsys):
     err = capsys.readouterr().err
     assert err.startswith("acidflow: error: File ")
     assert err.count("\n") == 1
+
+
+def test_read_jsonl_values_of_every_kind(tmp_path, capsys):
+    import datetime as dt
+    import decimal
+
+    row_type = "struct<d:decimal(10,2),dt:date,ts:timestamp,bin:binary,m:map<string,int>,l:array<int>>"
+    row = (
+        decimal.Decimal("1.50"),
+        dt.date(2024, 1, 2),
+        dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+        b"\x00\x01",
+        {"a": 1},
+        [1, 2],
+    )
+    write_events(
+        tmp_path / "delta_0000001_0000001_0000/bucket_00000", [(0, 1, B0, 0, 1, row)], row_type=row_type
+    )
+    assert _run([str(tmp_path)]) == 0
+    # Decimals as strings (no precision lost), ISO dates and times, base64 binary, maps as pairs.
+    assert capsys.readouterr().out == (
+        '{"d": "1.50", "dt": "2024-01-02", "ts": "2024-01-02T03:04:05", "bin": "AAE=", "m": [["a", 1]], '
+        '"l": [1, 2]}\n'
+    )
