@@ -1,1 +1,25 @@
-"""The SQL front end: Hive SQL parsed with sqlglot, executed against the ACID engine."""
+"""The SQL front end: Hive SQL parsed with sqlglot, evaluated by DuckDB over Arrow, written as ACID.
+
+::
+
+    acidflow sql "UPDATE employee SET salary = 7000 WHERE id = 2"
+        cli_sql      arguments, output format (table | jsonl | csv), exit status
+        engine       split on ';', parse every statement (sqlglot, dialect hive), dispatch
+        registry     statement name -> handler; the extension point for SHOW LOCKS / EXPLAIN LOCKS
+                     (issue 5) and ALTER TABLE .. COMPACT / SHOW COMPACTIONS (issue 6)
+        statements   the handlers: locks, snapshot reads, DuckDB evaluation, writes in a transaction
+        evaluate     DuckDB over the reader's Arrow tables; type checks and casts to the column types
+        output       printing result sets
+
+Import from the submodules (``acid_core.sql.engine.SqlSession``, ``acid_core.sql.registry``):
+this package imports nothing, so ``acidflow`` builds its parser without loading sqlglot or DuckDB.
+
+Not here: files and transactions (``acid_core.writes``), the metastore, the lock manager.
+Errors: every failure is an ``AcidError`` (``SqlSyntaxError``, ``NoSuchTableError``,
+``NoSuchColumnError``, ``SqlTypeError``, ``ValueOutOfRangeError``, ``SqlExecutionError``,
+``UnsupportedStatementError``, ``CommitConflictError``, lock errors).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
