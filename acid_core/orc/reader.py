@@ -910,7 +910,8 @@ def scan(
         delete_events_in_memory: above this many delete events (counted from file footers) the
             sort-merge registry streams them instead of loading them.
         ordered: return rows in Hive's row-ID order ``(writeid, bucketid, rowid)`` by a k-way
-            merge of the files (one open batch per file) instead of file by file.
+            merge of the files instead of file by file; every data file is then open at once,
+            with one batch each (mind the open-file limit for partitions with thousands of files).
         batch_rows: rows decoded per batch (and the largest output batch).
 
     Returns:
