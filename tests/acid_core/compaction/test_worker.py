@@ -22,6 +22,7 @@ from acid_core.compaction.worker import (
     BucketResult,
     BucketTask,
     execute_compaction,
+    is_key_ordered,
     run_tasks_embedded,
     run_worker,
 )
@@ -227,3 +228,26 @@ def test_execute_compaction_reports_steps_in_order(wh):
     claimed = wh.metastore.find_next_to_compact("w")
     execute_compaction(wh.metastore, claimed, on_step=steps.append)
     assert steps == ["writing", "verifying", "renaming", "renamed", "committing", "marking"]
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["base_5", "delta_6_6_0000", "delta_7_9", "delete_delta_3_3_0000"], True),
+        (["delta_1_1_0000", "delta_1_1_0001", "delta_2_2_0000"], True),
+        (["000000_0", "delta_1_1_0000"], True),
+        (["base_5", "delta_3_7"], False),
+        (["delta_1_5", "delta_3_3_0000"], False),
+        (["delta_2_2", "delta_2_2"], False),
+    ],
+    ids=[
+        "base_then_deltas",
+        "statements_in_order",
+        "originals_first",
+        "delta_overlaps_base",
+        "nested",
+        "twins",
+    ],
+)
+def test_is_key_ordered(names, expected):
+    assert is_key_ordered(names) is expected
