@@ -136,6 +136,10 @@ def _is_conflict(child: str, own_sequence: int, mode: LockMode, *, pure_read: bo
     return pure_read  # a fair-mode waiting writer's marker blocks later pure readers
 
 
+class _SessionReplacedError(Exception):
+    """Internal: the session expired during an attempt; the attempt is retried (never escapes)."""
+
+
 class _Attempt:
     """The mutable state of one ``acquire`` call across its attempts."""
 
@@ -254,7 +258,7 @@ class KazooLockManager:
         def attempt(_number: int) -> tuple[LockHandle | None, list[LockInfo]]:
             try:
                 result = self._attempt(state, holder, txn_id)
-            except _CONNECTION_ERRORS as e:
+            except (*_CONNECTION_ERRORS, _SessionReplacedError) as e:
                 state.last_error = e
                 return None, []
             state.last_error = None
@@ -319,7 +323,9 @@ class KazooLockManager:
             if survived:
                 self._held[handle.handle_id] = (handle, created)
         if not survived:
-            handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired while locking")
+            # The nodes died with the old session; with retries left, try again on the new one
+            # rather than hand back a handle that is lost at birth.
+            raise _SessionReplacedError(f"the ZooKeeper session to {self.hosts!r} expired while locking")
         return handle, []
 
     def _create(self, prefix: str, data: bytes, token: str) -> str:
