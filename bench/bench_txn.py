@@ -137,8 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         TableDefinition(name, (Column("a", "int"),), properties={"transactional": "true"})
                     )
             dialect = store.dialect
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
-            f"metastore: {dialect}, {args.seconds:g} s per run, tables: {args.tables}, cpus: {os.cpu_count()}"
+            f"metastore: {dialect}, {args.seconds:g} s per run, tables: {args.tables}, "
+            f"cpus: {os.cpu_count()}, load average before: {load}"
         )
         print(f"{'clients':>8} {'txn/s':>10} {'vs 1 client':>12}")
         baseline = None
