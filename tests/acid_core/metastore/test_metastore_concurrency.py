@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
@@ -219,3 +220,38 @@ def test_threads_sharing_one_store_race_for_one_commit(shared_store):
     assert sorted(txn for txn, _, _ in outcomes) == list(range(1, _PROCESSES + 1))
     assert sorted(w for _, w, _ in outcomes) == list(range(1, _PROCESSES + 1))
     assert [outcome for _, _, outcome in outcomes].count("committed") == 1
+
+
+def _doomed_writer(queue: Any, url: str) -> None:
+    try:
+        store = SqlMetastore(url)
+        txn = store.open_txn("doomed", "test", now=1000.0)
+        write_id = store.allocate_write_id(txn, "t")
+        queue.put(("ok", (txn, write_id)))
+    except BaseException:
+        queue.put(("error", traceback.format_exc()))
+        return
+    time.sleep(_TIMEOUT_SECONDS)  # heartbeats never come; the parent kills this process
+
+
+def test_killed_writer_is_reaped_and_its_write_id_stays_invalid(url):
+    """A writer killed mid-transaction stops heartbeating; the reaper aborts it (AcidHouseKeeperService)."""
+    _create_table(url)
+    queue = _CONTEXT.Queue()
+    writer = _CONTEXT.Process(target=_doomed_writer, args=(queue, url))
+    writer.start()
+    kind, payload = queue.get(timeout=_TIMEOUT_SECONDS)
+    assert kind == "ok", payload
+    txn, write_id = payload
+    writer.kill()
+    writer.join(timeout=_TIMEOUT_SECONDS)
+
+    with SqlMetastore(url) as store:
+        assert store.abort_timed_out_txns(300, now=1000.0 + 299) == []
+        assert store.abort_timed_out_txns(300, now=1000.0 + 301) == [txn]
+        later = store.open_txn()
+        store.allocate_write_id(later, "t")
+        store.commit_txn(later)
+        snapshot = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert snapshot.aborted_ids == (write_id,)
+        assert snapshot.is_write_id_valid(write_id + 1)
