@@ -1,0 +1,172 @@
+"""The sensor, compaction (embedded and Spark) and cleaner DAGs through real Airflow (``airflow dags test``).
+
+The warehouse is built through ``acid_core.sql`` with the PostgreSQL metastore and ZooKeeper
+locks; Airflow runs on SQLite in the session's AIRFLOW_HOME. Expected facts come from the
+warehouse itself (rows read before any DAG ran) and from Hive's rules (a major compaction leaves
+one ``base_N_vT`` per partition; the cleaner removes every input directory).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from acid_core.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows
+from tests.fixtures.airflow import run_airflow
+
+pytestmark = [pytest.mark.integration("airflow"), pytest.mark.slow]
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    received: list[dict] = []  # noqa: RUF012 - the test server's shared inbox
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def webhook():
+    _Hook.received = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/alerts", _Hook.received
+    finally:
+        server.shutdown()
+
+
+def _dirs(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def _snapshot(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".acidflow" not in p.parts)
+
+
+@pytest.mark.timeout(900)
+def test_platform_dags_compact_and_clean_on_postgres_and_zookeeper(
+    tmp_path, airflow_env, postgres_schema_url, zookeeper_server, webhook
+):
+    from acid_core.locks import open_lock_manager
+    from acid_core.metastore import open_metastore
+
+    hook_url, alerts = webhook
+    warehouse = str(tmp_path / "warehouse")
+    locks = open_lock_manager(
+        {"ACIDFLOW_LOCK_MANAGER": "zookeeper", "ACIDFLOW_ZOOKEEPER": zookeeper_server.hosts}
+    )
+    try:
+        build_demo_warehouse(warehouse, postgres_schema_url, locks)
+    finally:
+        locks.close()
+    before = {table: read_rows(warehouse, table, postgres_schema_url) for table in DEMO_TABLES}
+    assert len(before["default.web_events"]) > 90
+    config = tmp_path / "acidflow.yaml"
+    config.write_text(
+        "backlog: {warning_deltas: 5, critical_deltas: 12}\n"
+        "alerts:\n"
+        "  default: [log]\n"
+        f"  routes: [{{tables: ['default.web_events'], channels: ['log', 'webhook:{hook_url}']}}]\n"
+    )
+    env = airflow_env(
+        warehouse,
+        postgres_schema_url,
+        ACIDFLOW_CONFIG=str(config),
+        ACIDFLOW_LOCK_MANAGER="zookeeper",
+        ACIDFLOW_ZOOKEEPER=zookeeper_server.hosts,
+        AIRFLOW__LOGGING__LOGGING_LEVEL="INFO",
+        AIRFLOW__METRICS__OTEL_ON="True",
+        AIRFLOW__METRICS__OTEL_DEBUGGING_ON="True",
+        AIRFLOW__METRICS__OTEL_INTERVAL_MILLISECONDS="200",
+    )
+
+    sensor = run_airflow(env, "dags", "test", "acidflow_sensor")
+    output = sensor.stdout + sensor.stderr
+    # The initiator's decision for each web_events partition: no base and 15 deltas > 10 -> major.
+    for ds in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        assert f"'table': 'default.web_events', 'partition': 'ds={ds}', 'compaction_type': 'major'" in output
+    assert "'table': 'default.employee'" not in output.split("to compact:", 1)[-1].split("\n", 1)[0]
+    # Hive's metric names went through Airflow's stats (OpenTelemetry console exporter).
+    for name in (
+        "compaction_num_initiated",
+        "compaction_oldest_enqueue_age_in_sec",
+        "compaction_oldest_cleaning_age_in_sec",
+        "compaction_num_obsolete_deltas",
+        "compaction_num_active_deltas.default.web_events",
+    ):
+        assert name in output, name
+    # 15 deltas and delete deltas > critical level 12: one alert per partition, to the routed webhook.
+    critical = [a for a in alerts if a["kind"] == "backlog_critical"]
+    assert sorted(a["partition"] for a in critical) == ["ds=2024-01-01", "ds=2024-01-02", "ds=2024-01-03"]
+    assert all(a["table"] == "default.web_events" and "15 deltas" in a["message"] for a in critical)
+
+    table_dir = Path(warehouse) / "web_events"
+    assert all(len(_dirs(table_dir / f"ds={ds}")) == 15 for ds in ("2024-01-01", "2024-01-02", "2024-01-03"))
+    run_airflow(env, "dags", "test", "acidflow_compaction", "-c", json.dumps({"executor": "embedded"}))
+    spark = run_airflow(
+        env,
+        "dags",
+        "test",
+        "acidflow_compaction",
+        "-c",
+        json.dumps({"statement": "ALTER TABLE default.employee COMPACT 'major'", "executor": "spark"}),
+    )
+    spark_output = spark.stdout + spark.stderr
+    # The provider's SparkSubmitOperator ran spark_jobs/compact.py, whose driver ran the compaction.
+    assert "spark-submit" in spark_output
+    assert re.search(r"compaction \d+: compacted: major compaction wrote base_0000003_v\d+", spark_output)
+    run_airflow(env, "dags", "test", "acidflow_cleaner")
+
+    after = {table: read_rows(warehouse, table, postgres_schema_url) for table in DEMO_TABLES}
+    assert after == before
+    for ds in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        names = _dirs(table_dir / f"ds={ds}")
+        assert len(names) == 1, names
+        assert names[0].startswith("base_0000038_v"), names
+    employee = _dirs(Path(warehouse) / "employee")
+    assert len(employee) == 1, employee
+    assert employee[0].startswith("base_"), employee
+    with open_metastore(postgres_schema_url, warehouse) as metastore:
+        history = {(c.table, c.partition): c for c in metastore.show_compactions()}
+    assert {c.state.value for c in history.values()} == {"succeeded"}
+    assert sorted(history) == [("default.employee", None)] + [
+        ("default.web_events", f"ds={ds}") for ds in ("2024-01-01", "2024-01-02", "2024-01-03")
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_compaction_dag_bad_statement_fails_clearly_and_touches_nothing(tmp_path, airflow_env):
+    warehouse = tmp_path / "warehouse"
+    build_demo_warehouse(str(warehouse))
+    before = _snapshot(warehouse)
+    env = airflow_env(str(warehouse), AIRFLOW__LOGGING__LOGGING_LEVEL="INFO")
+    for conf, message in (
+        (
+            {"statement": "ALTER TABLE default.employee COMPACT 'huge'"},
+            "compaction type 'huge' is not 'minor' or 'major'",
+        ),
+        ({"statement": "ALTER TABLE default.nope COMPACT 'major'"}, "table 'default.nope' does not exist"),
+        ({"statement": "DROP TABLE default.employee"}, "it is not an ALTER TABLE ... COMPACT statement"),
+    ):
+        result = run_airflow(env, "dags", "test", "acidflow_compaction", "-c", json.dumps(conf), check=False)
+        output = result.stdout + result.stderr
+        assert "compaction request refused: Invalid compaction request" in output
+        assert message in output
+        assert "nothing was queued" in output
+        assert _snapshot(warehouse) == before
+    from acid_core.metastore import open_metastore
+
+    with open_metastore(None, str(warehouse)) as metastore:
+        assert metastore.show_compactions() == []

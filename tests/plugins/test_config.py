@@ -1,0 +1,111 @@
+"""acidflow.yaml and ACIDFLOW_* variables: defaults that work, overrides, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+from acidflow_airflow.config import AcidflowConfig, BacklogLevels, TableGroup, load_config, parse_duration
+
+from acid_core.errors import InvalidPlatformConfigError
+
+
+def _load(tmp_path, text, environ=None):
+    path = tmp_path / "acidflow.yaml"
+    path.write_text(text)
+    return load_config(path, environ or {})
+
+
+def test_load_config_without_file_gives_hive_defaults():
+    config = load_config(None, {})
+    assert config == AcidflowConfig()
+    assert (config.delta_num_threshold, config.delta_pct_threshold, config.aborted_threshold) == (
+        10,
+        0.1,
+        1000,
+    )
+    assert config.aborted_time_threshold_seconds == 43200.0
+    assert config.groups == (TableGroup("all", ("*.*",)),)
+    assert config.default_channels == ("log",)
+
+
+def test_load_config_file_and_env_override(tmp_path):
+    config = _load(
+        tmp_path,
+        "warehouse: /data/wh\n"
+        "groups: [{name: sales, tables: ['sales.*']}, {name: hr, tables: [hr.employee]}]\n"
+        "thresholds: {delta_num: 4, aborted_time: 2h}\n"
+        "backlog: {warning_deltas: 3, critical_deltas: 9, critical_cleaning_age: 30m}\n"
+        "schedules: {sensor: '@hourly', cleaner: null}\n"
+        "compaction: {executor: spark, pool_slots: 4}\n"
+        "alerts: {default: [log, 'webhook:http://hooks.local/x'], routes: [{owner: alice, channels: ['email:a@x.org']}]}\n",
+        {"ACIDFLOW_WAREHOUSE": "/env/wh", "ACIDFLOW_METASTORE": "postgresql://m/db"},
+    )
+    assert config.warehouse == "/env/wh"
+    assert config.metastore == "postgresql://m/db"
+    assert [g.name for g in config.groups] == ["sales", "hr"]
+    assert config.group("sales").matches("sales.orders")
+    assert not config.group("sales").matches("hr.employee")
+    assert config.delta_num_threshold == 4
+    assert config.aborted_time_threshold_seconds == 7200.0
+    assert config.levels == BacklogLevels(3, 9, 6 * 3600.0, 1800.0)
+    assert (config.sensor_schedule, config.cleaner_schedule) == ("@hourly", None)
+    assert (config.executor, config.pool_slots) == ("spark", 4)
+    assert config.channels_for("sales.orders", "Alice") == ("email:a@x.org",)
+    assert config.channels_for("sales.orders", "bob") == ("log", "webhook:http://hooks.local/x")
+
+
+def test_table_properties_override_levels_and_routes():
+    config = AcidflowConfig()
+    props = {"ACIDFLOW.BACKLOG.CRITICAL-DELTAS": "5", "acidflow.alert.channels": "email:o@x.org, log"}
+    assert config.levels.for_table(props, "db.t").critical_deltas == 5
+    assert config.levels.for_table(props, "db.t").level(6) == "critical"
+    assert config.channels_for("db.t", None, props) == ("email:o@x.org", "log")
+    initiator = config.initiator_config()
+    assert (
+        initiator.with_table_properties(
+            {"compactorthreshold.hive.compactor.delta.num.threshold": "3"}
+        ).delta_num_threshold
+        == 3
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("thresholds: {delta_num: -1}", "thresholds.delta_num=-1 in .*; expected a non-negative integer"),
+        ("thresholds: {delta_nums: 3}", "thresholds.delta_nums=3 in .*expected one of the keys"),
+        ("sensor: 1", "sensor=1 in .*expected one of the keys"),
+        (
+            "backlog: {warning_deltas: 60}",
+            "backlog.warning_deltas=60 .*expected at most critical_deltas \\(50\\)",
+        ),
+        ("schedules: {sensor: 'every minute'}", "schedules.sensor='every minute' .*five-field cron"),
+        ("compaction: {executor: yarn}", "compaction.executor='yarn' .*auto or embedded or spark"),
+        ("alerts: {default: ['pager:x']}", "alerts.default='pager:x' .*a channel: log, webhook"),
+        (
+            "groups: [{name: a, tables: [orders]}]",
+            "groups\\[0\\].tables='orders' .*db.table, db.\\* or \\*.\\*",
+        ),
+        ("groups: [{name: a}, {name: a}]", "expected unique group names"),
+        ("thresholds: {aborted_time: soon}", "thresholds.aborted_time='soon' .*a duration"),
+        ("[1, 2]", "expected a YAML mapping"),
+    ],
+    ids=lambda value: value if len(value) < 30 else value[:30],
+)
+def test_load_config_invalid_value_names_key_and_expectation(tmp_path, text, message):
+    with pytest.raises(InvalidPlatformConfigError, match=message):
+        _load(tmp_path, text)
+
+
+def test_load_config_missing_file_and_bad_env():
+    with pytest.raises(InvalidPlatformConfigError, match=r"ACIDFLOW_CONFIG.*expected an existing YAML file"):
+        load_config(None, {"ACIDFLOW_CONFIG": "/nonexistent/acidflow.yaml"})
+    with pytest.raises(InvalidPlatformConfigError, match="ACIDFLOW_SPARK_THRESHOLD_BYTES='lots'"):
+        load_config(None, {"ACIDFLOW_SPARK_THRESHOLD_BYTES": "lots"})
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [(30, 30.0), ("45", 45.0), ("30s", 30.0), ("15m", 900.0), ("12h", 43200.0), ("7d", 604800.0)],
+)
+def test_parse_duration(value, seconds):
+    assert parse_duration("test", "k", value) == seconds
