@@ -29,6 +29,7 @@ import base64
 import datetime as dt
 import decimal
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -120,8 +121,10 @@ def run_read(args: argparse.Namespace) -> int:
             _write_table(args.table_dir, reader)
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader of our output went away (``| head``): not an error of ours.
-        sys.stderr.close()
+        # The reader of our output went away (``| head``): not an error of ours. Point stdout at
+        # devnull so the interpreter's final flush does not fail again (Python's documented recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 
