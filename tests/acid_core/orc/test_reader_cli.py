@@ -135,3 +135,21 @@ def test_read_jsonl_values_of_every_kind(tmp_path, capsys):
         '{"d": "1.50", "dt": "2024-01-02", "ts": "2024-01-02T03:04:05", "bin": "AAE=", "m": [["a", 1]], '
         '"l": [1, 2]}\n'
     )
+
+
+def test_read_into_a_closed_pipe_exits_quietly():
+    import subprocess
+    import sys
+
+    # 5,000 rows (~150 KB) do not fit a pipe buffer: the reader closes after one line, like `| head -1`.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "acid_core.cli", "read", str(HIVE_REAL / "orc_acid5k")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert process.stdout is not None
+    assert json.loads(process.stdout.readline()) == {"i": 276, "j": 605, "k": 48}
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, b"")
