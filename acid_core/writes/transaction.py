@@ -15,7 +15,7 @@ statement ``s`` (Hive's split-update layout, ``AcidUtils.deltaSubdir``)::
     delete   delete_delta_w_w_s/ delete events (row null) keyed by the deleted rows' ROW__ID,
                                  in the bucket file of the deleted row's bucket
     update   both of the above with the same w and s: the old row's delete event plus the new row
-             (in the old row's bucket), as Hive 3's split-update writes it
+             (in the old row's bucket, in the old rows' ROW__ID order), as Hive 3's split-update does
 
 Insert-only (MM) tables get ``delta_w_w_s/000000_0`` plain ORC files; plain tables get
 ``000000_0`` (then ``000000_0_copy_N``) files in the table directory.
@@ -433,6 +433,14 @@ def _read_table(
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
+def _in_row_id_order(rows: pa.Table) -> pa.Table:
+    # Hive's UPDATE plan sorts by ROW__ID before the writer, so new rows follow their old IDs.
+    row_ids = rows.column(ROW_ID_COLUMN)
+    keys = pa.table({name: pc.struct_field(row_ids, [i]) for i, name in enumerate(("w", "b", "r"))})
+    order = pc.sort_indices(keys, sort_keys=[("w", "ascending"), ("b", "ascending"), ("r", "ascending")])
+    return rows.take(order)
+
+
 class Transaction:
     """One metastore transaction: its snapshot, statement IDs, locks and writes.
 
@@ -757,6 +765,7 @@ class Transaction:
         self._write_deletes(table, rows, statement, WriteOperation.UPDATE)
         if rows.num_rows == 0:
             return 0
+        rows = _in_row_id_order(rows)
         buckets = [
             decode_bucket_property(v).bucket_id
             for v in pc.struct_field(rows.column(ROW_ID_COLUMN), [1]).to_pylist()
