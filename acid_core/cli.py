@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from acid_core.cli_args import add_snapshot_arguments, snapshot_from_args
 from acid_core.errors import AcidError
 
 __all__ = ["build_parser", "main"]
@@ -38,21 +39,7 @@ def _add_state_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
             "AcidUtils.getAcidState does, for a snapshot."
         ),
     )
-    parser.add_argument("table_dir", metavar="TABLE_DIR", help="table or partition directory (path or URI)")
-    parser.add_argument(
-        "--write-ids",
-        metavar="LIST",
-        default="",
-        help="ValidWriteIdList, e.g. 'db.t:7:5:5:3' (table:hwm:minOpen:open,..:aborted,..); "
-        "default: everything committed",
-    )
-    parser.add_argument(
-        "--txns",
-        metavar="LIST",
-        default="",
-        help="ValidTxnList for _v visibility, e.g. '20:18:18:' (hwm:minOpen:open,..:aborted,..); "
-        "default: every transaction committed",
-    )
+    add_snapshot_arguments(parser)
     parser.add_argument(
         "--compactor",
         action="store_true",
@@ -65,16 +52,11 @@ def _add_state_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 def _run_state(args: argparse.Namespace) -> int:
     from acid_core.directory import load_directory_state
     from acid_core.fs import file_io_for
-    from acid_core.writeids import (
-        parse_valid_txn_list,
-        parse_valid_write_id_list,
-        to_compactor_write_id_list,
-    )
+    from acid_core.writeids import to_compactor_write_id_list
 
-    write_ids = parse_valid_write_id_list(args.write_ids)
+    write_ids, txns = snapshot_from_args(args)
     if args.compactor:
         write_ids = to_compactor_write_id_list(write_ids)
-    txns = parse_valid_txn_list(args.txns)
     file_io, path = file_io_for(args.table_dir)
     state = load_directory_state(file_io, path, write_ids, txns)
     if args.json:

@@ -33,6 +33,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from acid_core.cli_args import add_snapshot_arguments, snapshot_from_args
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -70,20 +72,7 @@ def add_read_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
             "ACID readers do; rows are printed in row-ID order (writeid, bucketid, rowid)."
         ),
     )
-    parser.add_argument("table_dir", metavar="TABLE_DIR", help="table or partition directory (path or URI)")
-    parser.add_argument(
-        "--write-ids",
-        metavar="LIST",
-        default="",
-        help="ValidWriteIdList, e.g. 'db.t:7:5:5:3' (table:hwm:minOpen:open,..:aborted,..); "
-        "default: everything committed",
-    )
-    parser.add_argument(
-        "--txns",
-        metavar="LIST",
-        default="",
-        help="ValidTxnList for _v visibility (hwm:minOpen:open,..:aborted,..); default: all committed",
-    )
+    add_snapshot_arguments(parser)
     parser.add_argument("--row-id", action="store_true", help="add the row__id {writeid, bucketid, rowid}")
     parser.add_argument(
         "--columns", metavar="a,b", type=_column_list, default=None, help="row columns to print, in order"
@@ -97,10 +86,8 @@ def run_read(args: argparse.Namespace) -> int:
     """Run ``acidflow read``; returns the exit code (errors are raised as ``AcidError``)."""
     from acid_core.fs import file_io_for
     from acid_core.orc.reader import scan
-    from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
-    write_ids = parse_valid_write_id_list(args.write_ids)
-    txns = parse_valid_txn_list(args.txns)
+    write_ids, txns = snapshot_from_args(args)
     file_io, path = file_io_for(args.table_dir)
     reader = scan(
         file_io,
