@@ -19,8 +19,10 @@ The merge is the merge-on-read reader itself (``orc.reader.scan`` with ``ordered
 one bucket's files; so a compacted directory holds exactly what a reader at the compactor's
 snapshot reads: major applies deletes, drops aborted events and keeps row IDs (original files get
 their synthetic ones); minor writes the insert deltas' valid events and, separately, the delete
-deltas' valid delete events (kept, not applied). Memory per task: one stripe per input file plus
-the bucket's delete events (the reader's registry), never a whole table.
+deltas' valid delete events (kept, not applied). Memory per task: the bucket's delete events (the
+reader's registry) plus one stripe when the inputs' write-ID ranges are disjoint and increasing
+(the usual case: the file-by-file order is already row-ID order, see ``is_key_ordered``), or one
+stripe per input file otherwise (a k-way merge); never a whole table.
 
 Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run):
 
@@ -57,7 +59,7 @@ from typing import IO, TYPE_CHECKING, Final, Literal, cast
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.orc as paorc
+import pyarrow.dataset as pads
 
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
@@ -480,17 +482,18 @@ def run_tasks_embedded(tasks: Sequence[BucketTask], heartbeat: Callable[[], None
 
 
 def _verify_file(io: FileIO, compaction_id: int, output: BucketOutput) -> None:
+    # Batches of _BATCH_ROWS through Arrow's ORC dataset reader: an output stripe of highly
+    # compressible rows can hold millions of rows, so reading whole stripes would not be bounded.
     stream = io.open_input(output.path)
     try:
-        orc = paorc.ORCFile(stream)
-        names = orc.schema.names
+        fragment = pads.OrcFileFormat().make_fragment(stream)
+        names = fragment.physical_schema.names
         events, checksum = 0, 0
-        for index in range(orc.nstripes):
-            stripe = orc.read_stripe(index, columns=list(names[1:5]))
+        for batch in fragment.to_batches(batch_size=_BATCH_ROWS, columns=list(names[1:5])):
             keys = [
-                np.asarray(stripe.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in range(4)
+                np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in range(4)
             ]
-            events += stripe.num_rows
+            events += batch.num_rows
             checksum = (checksum + _mix(*keys)) % 2**64
     finally:
         stream.close()
