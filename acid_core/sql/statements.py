@@ -676,6 +676,35 @@ def _is_true(condition: exp.Expr) -> exp.Expr:
     return exp.func("COALESCE", exp.paren(condition.copy()), exp.false())
 
 
+def _check_merge_clauses(text: str, whens: Sequence[exp.Expr]) -> None:
+    # Hive's MergeSemanticAnalyzer: at most one UPDATE, one DELETE and one INSERT clause; with two
+    # WHEN MATCHED clauses the first needs an extra predicate; the INSERT clause comes last.
+    kinds = [
+        "insert"
+        if not w.args.get("matched")
+        else ("update" if isinstance(w.args["then"], exp.Update) else "delete")
+        for w in whens
+    ]
+    for kind in ("insert", "update", "delete"):
+        if kinds.count(kind) > 1:
+            raise UnsupportedStatementError(
+                text,
+                f"{kinds.count(kind)} WHEN clauses that {kind.upper()}",
+                f"at most one {kind.upper()} clause (as Hive)",
+            )
+    if "insert" in kinds and kinds[-1] != "insert":
+        raise UnsupportedStatementError(
+            text, "a WHEN MATCHED clause after WHEN NOT MATCHED", "the INSERT clause last (as Hive)"
+        )
+    matched = [w for w in whens if w.args.get("matched")]
+    if len(matched) == 2 and matched[0].args.get("condition") is None:
+        raise UnsupportedStatementError(
+            text,
+            "two WHEN MATCHED clauses and the first has no AND <predicate>",
+            "WHEN MATCHED AND <predicate> THEN .. first (as Hive)",
+        )
+
+
 @register_statement("merge", expression_type=exp.Merge)
 def merge(context: StatementContext, statement: ParsedStatement) -> StatementResult:
     """MERGE INTO: each WHEN clause its own statement ID (NOT MATCHED INSERT first, then MATCHED)."""
@@ -690,6 +719,7 @@ def merge(context: StatementContext, statement: ParsedStatement) -> StatementRes
         raise UnsupportedStatementError(
             statement.text, "WHEN NOT MATCHED BY SOURCE", "WHEN MATCHED / WHEN NOT MATCHED"
         )
+    _check_merge_clauses(statement.text, whens)
     sources = _referenced_tables(context, node)
     counts = {"inserted": 0, "updated": 0, "deleted": 0}
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:

@@ -296,3 +296,24 @@ def test_databases_and_qualified_tables(session):
     )
     assert rows(session, "SHOW DATABASES") == [("default",)]
     assert not os.path.exists(os.path.join(root, "sales.db"))
+
+
+@pytest.mark.parametrize(
+    ("clauses", "message"),
+    [
+        (
+            "WHEN MATCHED THEN DELETE WHEN MATCHED THEN UPDATE SET salary = 1",
+            r"the first has no AND <predicate>",
+        ),
+        (
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name, s.salary) WHEN MATCHED THEN DELETE",
+            r"INSERT clause last",
+        ),
+        ("WHEN MATCHED AND s.id > 1 THEN DELETE WHEN MATCHED THEN DELETE", r"2 WHEN clauses that DELETE"),
+    ],
+    ids=["no-predicate", "insert-not-last", "two-deletes"],
+)
+def test_merge_clauses_follow_hives_rules(session, clauses, message):
+    seeded(session)
+    with pytest.raises(UnsupportedStatementError, match=message):
+        session.execute(f"MERGE INTO employee t USING employee s ON t.id = s.id {clauses}")
