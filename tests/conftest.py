@@ -7,7 +7,13 @@ import os
 from hypothesis import HealthCheck, Verbosity, settings
 
 # Service fixtures live in tests/fixtures/<service>.py; each starts its service if it is not running.
-pytest_plugins: list[str] = ["tests.fixtures.hive", "tests.fixtures.postgres", "tests.fixtures.zookeeper"]
+pytest_plugins: list[str] = [
+    "tests.fixtures.airflow",
+    "tests.fixtures.browser",
+    "tests.fixtures.hive",
+    "tests.fixtures.postgres",
+    "tests.fixtures.zookeeper",
+]
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None)
