@@ -112,6 +112,14 @@ def _chunks(table: pa.Table):
 
 
 def _rss_mb() -> float:
+    # VmHWM (this process's peak RSS since exec); ru_maxrss would include the forking parent's.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
