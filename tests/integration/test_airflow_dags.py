@@ -45,6 +45,7 @@ def webhook():
         yield f"http://127.0.0.1:{server.server_address[1]}/alerts", _Hook.received
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def _dirs(path: Path) -> list[str]:
