@@ -12,7 +12,7 @@ stdout in the chosen format, ``OK: ..`` messages to stderr.
 
 Environment: ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``), ``ACIDFLOW_METASTORE`` (default: the
 embedded SQLite file of the warehouse), ``ACIDFLOW_LOCK_MANAGER`` / ``ACIDFLOW_ZOOKEEPER`` (see
-``acid_core.locks``; unset: no locking).
+``acid_core.locks``; default: the metastore-backed ``sql`` lock manager, ``none`` turns locking off).
 Exit status: 0 on success; 1 with one line ``acidflow sql: error: <message>`` on stderr when a
 statement fails (its transaction aborted); 2 for bad arguments.
 """
@@ -69,12 +69,12 @@ def add_sql_parser(
     return parser
 
 
-def _lock_manager() -> LockManager:
-    from acid_core.locks import LOCK_MANAGER_ENV, ZOOKEEPER_ENV, NoLockManager, open_lock_manager
+def _lock_manager(metastore_url: str | None, warehouse: str) -> LockManager:
+    from acid_core.locks import open_lock_manager
 
-    if os.environ.get(LOCK_MANAGER_ENV) or os.environ.get(ZOOKEEPER_ENV):
-        return open_lock_manager()
-    return NoLockManager()  # until the metastore-backed (sql) lock manager is the default
+    # ACIDFLOW_LOCK_MANAGER picks zookeeper, sql or none; the default (sql) keeps the locks in
+    # the same metastore database as the transactions.
+    return open_lock_manager(metastore_url=metastore_url, warehouse=warehouse)
 
 
 def _read_script(args: argparse.Namespace) -> str:
@@ -101,7 +101,7 @@ def run_sql(args: argparse.Namespace) -> int:
     warehouse_dir = args.warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse"
     metastore_url = args.metastore or os.environ.get(METASTORE_ENV) or None
     try:
-        lock_manager = _lock_manager()
+        lock_manager = _lock_manager(metastore_url, warehouse_dir)
         try:
             with Warehouse.open(warehouse_dir, metastore_url, lock_manager) as warehouse:
                 session = SqlSession(warehouse)

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pytest
 
 from acid_core.errors import CommitConflictError
+from acid_core.locks import open_lock_manager
 from acid_core.sql.engine import SqlSession
 from acid_core.writes import Warehouse
 
@@ -174,3 +175,32 @@ def test_killed_writer_is_reaped_and_its_directory_ignored(tmp_path, metastore_u
         # The next writer is unaffected.
         SqlSession(warehouse).execute("INSERT INTO t VALUES (3, 0)")
         assert sorted(warehouse.read("t")["id"].to_pylist()) == [1, 3]
+
+
+@pytest.mark.backend("sqlite")
+def test_concurrent_acidflow_sql_processes_with_the_default_lock_manager_all_land(tmp_path):
+    """3 ``acidflow sql`` invocations at once on the embedded SQLite metastore and its sql lock manager."""
+    root = tmp_path / "wh"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    command = [sys.executable, "-m", "acid_core.cli", "sql", "--warehouse", str(root)]
+    subprocess.run([*command, _CREATE], check=True, env=env, capture_output=True, timeout=_TIMEOUT_SECONDS)
+    processes = [
+        subprocess.Popen(
+            [*command, f"INSERT INTO t VALUES ({w}, {w}), ({w + 10}, {w})"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(3)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=_TIMEOUT_SECONDS)
+        assert process.returncode == 0, err
+    with _open(root, None) as warehouse:
+        assert sorted(warehouse.read("t")["id"].to_pylist()) == [0, 1, 2, 10, 11, 12]
+    locks = open_lock_manager({}, warehouse=str(root))  # the CLI's default: locks in the metastore
+    try:
+        assert locks.show() == []  # every invocation released its locks
+    finally:
+        locks.close()
