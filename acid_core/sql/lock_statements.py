@@ -567,9 +567,9 @@ def explain_locks(context: StatementContext, statement: ParsedStatement) -> Stat
         }
     )
     shown = " ".join(inner.split())
-    message = (
-        f"OK: {shown[:60]}{'..' if len(shown) > 60 else ''} would take {len(requests)} lock(s); nothing ran"
-    )
+    head = f"{shown[:60]}{'..' if len(shown) > 60 else ''}"
+    taken = f"would take {len(requests)} lock(s)" if requests else "takes no table or partition locks"
+    message = f"OK: {head} {taken}; nothing ran and nothing was locked"
     return StatementResult("explain_locks", rows=rows, message=message)
 
 
