@@ -59,7 +59,7 @@ def acidflow_compaction() -> None:
     def plan(**context: object) -> dict:
         from acidflow_airflow.operators import plan_compactions
         from acidflow_airflow.requests import request_from_params
-        from airflow.exceptions import AirflowFailException
+        from airflow.sdk.exceptions import AirflowFailException
 
         from acid_core.errors import AcidError
 
@@ -77,7 +77,7 @@ def acidflow_compaction() -> None:
 
             targets = targets_of(AcidWarehouseHook(load_config()).backlog())
             if not targets:
-                from airflow.exceptions import AirflowSkipException
+                from airflow.sdk.exceptions import AirflowSkipException
 
                 raise AirflowSkipException(
                     "nothing to compact: every table is below the initiator's thresholds"

@@ -54,7 +54,7 @@ def spark_application() -> str:
 
 
 def _fail(message: str) -> Exception:
-    from airflow.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException
 
     return AirflowFailException(message)
 

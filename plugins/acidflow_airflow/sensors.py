@@ -132,7 +132,7 @@ class AcidBacklogSensor(BaseSensorOperator):
     def execute_complete(self, context: Context, event: dict[str, Any]) -> list[dict[str, Any]]:
         """Resume after the trigger fired."""
         if event.get("status") != "work":
-            from airflow.exceptions import AirflowException
+            from airflow.sdk.exceptions import AirflowException
 
             raise AirflowException(
                 f"acidflow sensor {self.task_id} (group {self.group}): {event.get('message')}"

@@ -1,0 +1,129 @@
+"""Alerts: which ones a backlog and a queue produce, and their delivery to a real webhook."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels
+from acidflow_airflow.notifiers import AcidBacklogNotifier, Alert, backlog_alerts, deliver
+
+
+class _Inbox(http.server.BaseHTTPRequestHandler):
+    received: list[dict] = []  # noqa: RUF012 - the test server's shared inbox
+
+    def do_POST(self):
+        type(self).received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def webhook():
+    _Inbox.received = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Inbox)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"webhook:http://127.0.0.1:{server.server_address[1]}/hook", _Inbox.received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _row(table, partition, deltas, level, channels=("log",)):
+    return {
+        "table": table,
+        "partition": partition,
+        "owner": "alice",
+        "deltas": deltas,
+        "delete_deltas": 0,
+        "aborted": 0,
+        "level": level,
+        "critical_deltas": 50,
+        "message": f"{table}: {deltas} deltas",
+        "error": None,
+        "channels": list(channels),
+    }
+
+
+def test_backlog_alerts_fire_only_for_critical_rows():
+    rows = [_row("db.a", "ds=1", 51, "critical", ["email:a@x.org"]), _row("db.b", None, 30, "warning")]
+    alerts = backlog_alerts(rows, {"cleaning": []}, AcidflowConfig())
+    assert [(a.kind, a.table, a.partition, a.channels) for a in alerts] == [
+        ("backlog_critical", "db.a", "ds=1", ("email:a@x.org",))
+    ]
+    assert alerts[0].message.startswith(
+        "backlog of db.a partition ds=1 is critical: 51 deltas and delete deltas"
+    )
+
+
+def test_backlog_alerts_cleaning_stuck_behind_old_reader_names_the_reader():
+    now = time.time()
+    config = AcidflowConfig(levels=BacklogLevels(critical_cleaning_age_seconds=3600.0))
+    summary = {
+        "cleaning": [
+            {
+                "id": 7,
+                "table": "db.a",
+                "partition": None,
+                "commit_time": now - 7200,
+                "end_time": None,
+                "next_txn_id": 40,
+            },
+            {
+                "id": 8,
+                "table": "db.a",
+                "partition": None,
+                "commit_time": now - 60,
+                "end_time": None,
+                "next_txn_id": 41,
+            },
+        ],
+        "open_txns": [{"txn_id": 12, "user": "bob", "host": "etl1", "started": now - 9000}],
+        "leases": [],
+    }
+    alerts = backlog_alerts([], summary, config)
+    assert [(a.kind, a.details["compaction_id"]) for a in alerts] == [("cleaning_stuck", 7)]
+    assert "behind an old reader: open txn 12 of bob@etl1" in alerts[0].message
+
+
+def test_routes_pick_channels_by_owner_then_default():
+    config = AcidflowConfig(routes=(AlertRoute(("email:alice@x.org",), owner="alice"),))
+    assert config.channels_for("db.t", "ALICE") == ("email:alice@x.org",)
+    assert config.channels_for("db.t", "bob") == ("log",)
+
+
+def test_deliver_posts_the_alert_and_reports_failed_channels(webhook):
+    channel, inbox = webhook
+    alert = Alert(
+        "backlog_critical", "db.t", "too many deltas", (channel, "log", "webhook:http://127.0.0.1:9/x")
+    )
+    failed = deliver(alert, timeout=5)
+    assert failed == ["webhook:http://127.0.0.1:9/x"]
+    assert inbox == [alert.to_dict()]
+
+
+def test_notifier_callback_sends_compaction_failed_alert(webhook):
+    channel, inbox = webhook
+    notifier = AcidBacklogNotifier(config=AcidflowConfig(default_channels=(channel,)))
+    context = {
+        "ti": SimpleNamespace(dag_id="acidflow_compaction", task_id="compact_embedded", map_index=2),
+        "task": SimpleNamespace(table="db.orders"),
+        "exception": RuntimeError("disk full"),
+    }
+    notifier.notify(context)
+    assert len(inbox) == 1
+    assert inbox[0]["kind"] == "compaction_failed"
+    assert inbox[0]["table"] == "db.orders"
+    assert (
+        inbox[0]["message"]
+        == "compaction task acidflow_compaction.compact_embedded[2] failed for db.orders: disk full"
+    )
