@@ -1,4 +1,4 @@
-"""Alerts: a backlog past its critical level, a failed compaction, cleaning stuck behind an old reader.
+"""Alerts: a critical backlog, a failed compaction, a stuck queue, cleaning stuck behind an old reader.
 
 ::
 
@@ -37,7 +37,7 @@ _LOG = logging.getLogger("acidflow.alerts")
 class Alert:
     """One alert: what, about which table, and where it goes."""
 
-    kind: str  # backlog_critical | compaction_failed | cleaning_stuck
+    kind: str  # backlog_critical | compaction_failed | queue_stuck | cleaning_stuck
     table: str
     message: str
     channels: tuple[str, ...] = ("log",)
@@ -92,6 +92,26 @@ def backlog_alerts(
     import time
 
     now = time.time()
+    waiting = summary.get("oldest_enqueue_age", 0.0) or 0.0
+    if waiting > config.levels.critical_enqueue_age_seconds:
+        queued = [e for e in summary.get("entries", []) if e.get("state") == "initiated"]
+        oldest = (
+            min(queued, key=lambda e: e.get("enqueue_time") or now) if queued else {"table": "?", "id": None}
+        )
+        alerts.append(
+            Alert(
+                "queue_stuck",
+                oldest["table"],
+                f"compaction {oldest['id']} of {oldest['table']} has waited {waiting:.0f} s in the queue "
+                f"(> {config.levels.critical_enqueue_age_seconds:.0f} s): are the compaction DAG and its pool running?",
+                channels.get(
+                    oldest["table"], config.channels_for(oldest["table"], owners.get(oldest["table"]))
+                ),
+                oldest.get("partition"),
+                owners.get(oldest["table"]),
+                details={"compaction_id": oldest["id"], "oldest_enqueue_age": waiting},
+            )
+        )
     for entry in summary.get("cleaning", []):
         since = entry.get("commit_time") or entry.get("end_time")
         if since is None or now - since <= limit:

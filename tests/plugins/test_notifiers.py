@@ -127,3 +127,17 @@ def test_notifier_callback_sends_compaction_failed_alert(webhook):
         inbox[0]["message"]
         == "compaction task acidflow_compaction.compact_embedded[2] failed for db.orders: disk full"
     )
+
+
+def test_backlog_alerts_queue_waiting_past_critical_age():
+    now = time.time()
+    config = AcidflowConfig(levels=BacklogLevels(critical_enqueue_age_seconds=600.0))
+    entries = [
+        {"id": 3, "table": "db.a", "partition": "ds=1", "state": "initiated", "enqueue_time": now - 900},
+        {"id": 4, "table": "db.b", "partition": None, "state": "initiated", "enqueue_time": now - 100},
+    ]
+    summary = {"oldest_enqueue_age": 900.0, "entries": entries, "cleaning": []}
+    alerts = backlog_alerts([], summary, config)
+    assert [(a.kind, a.table, a.partition) for a in alerts] == [("queue_stuck", "db.a", "ds=1")]
+    assert alerts[0].message.startswith("compaction 3 of db.a has waited 900 s in the queue (> 600 s)")
+    assert backlog_alerts([], {**summary, "oldest_enqueue_age": 300.0}, config) == []
