@@ -264,7 +264,7 @@ def up(warehouse: str, port: int) -> int:
     if not (Path(warehouse) / ".acidflow").exists():
         shutil.rmtree(warehouse, ignore_errors=True)
         build_demo_warehouse(warehouse)
-    home = str(Path(warehouse).parent / ".airflow")
+    home = str(Path(warehouse) / ".airflow")  # hidden: not a table; removed with the warehouse
     env = airflow_env(home, warehouse)
     env["AIRFLOW__API__PORT"] = str(port)
     env["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO"

@@ -15,6 +15,7 @@ CONFIG = load_config()
     schedule=CONFIG.cleaner_schedule,
     start_date=START_DATE,
     catchup=False,
+    is_paused_upon_creation=True,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     tags=[*TAGS, "cleaner"],

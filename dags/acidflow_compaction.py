@@ -43,6 +43,7 @@ PARAMS = {
     schedule=COMPACTION_REQUESTS,
     start_date=START_DATE,
     catchup=False,
+    is_paused_upon_creation=True,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params=PARAMS,

@@ -85,6 +85,7 @@ def test_dag_id_is_file_stem_with_tags_and_retries(dagbag):
         assert len(dag["tags"]) >= 2
         assert dag["retries"]
         assert all(retries >= 2 for retries in dag["retries"].values()), dag["retries"]
+        assert dag["paused"] is True
 
 
 @pytest.mark.integration("airflow")
