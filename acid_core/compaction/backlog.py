@@ -155,7 +155,8 @@ def run_initiator(
                     )
                 continue
             compaction_id = None
-            if decision.compaction_type is not None and not dry_run:
+            # The worker compacts full-ACID tables only; insert-only decisions are reported, not queued.
+            if decision.compaction_type is not None and not dry_run and table.table_type is TableType.ACID:
                 compaction_id = metastore.enqueue_compaction(
                     table.full_name,
                     partition,

@@ -66,7 +66,7 @@ from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hi
 from acid_core.directory import load_directory_state
 from acid_core.errors import AcidError, CompactionVerificationError
 from acid_core.fs import FileInfo, file_io_for
-from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TxnState, TxnType
+from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
 from acid_core.orc.reader import load_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
 from acid_core.orc.writer import write_acid_version_file, write_event_file
@@ -662,6 +662,10 @@ def execute_compaction(
     started = time.monotonic()
     step = on_step or (lambda _step: None)
     table = metastore.get_table(compaction.table)
+    if table.table_type is not TableType.ACID:
+        reason = f"{table.full_name} is {table.table_type.value}: acidflow compacts full-ACID (ORC event) tables only"
+        metastore.mark_refused(compaction.id, reason)
+        return CompactionOutcome(compaction.id, "refused", reason)
     location = partition_location(metastore, table, compaction.partition)
     io, root = file_io_for(location)
     row_type = RowType.of([(column.name, column.type) for column in table.columns])

@@ -27,7 +27,7 @@ from acid_core.compaction.worker import (
     run_worker,
 )
 from acid_core.errors import CompactionVerificationError, NotEnoughHistoryError
-from acid_core.metastore import CompactionState, CompactionType, TxnState
+from acid_core.metastore import Column, CompactionState, CompactionType, TableDefinition, TxnState
 from acid_core.orc.schema import RowType
 from acid_core.orc.writer import insert_events, write_acid_dir
 from acid_core.paths import DeltaDir
@@ -251,3 +251,18 @@ def test_execute_compaction_reports_steps_in_order(wh):
 )
 def test_is_key_ordered(names, expected):
     assert is_key_ordered(names) is expected
+
+
+def test_compaction_of_insert_only_table_is_refused(wh):
+    wh.metastore.create_table(
+        TableDefinition(
+            "default.mm",
+            columns=(Column("id", "int"),),
+            properties={"transactional": "true", "transactional_properties": "insert_only"},
+        )
+    )
+    wh.metastore.enqueue_compaction("default.mm", None, CompactionType.MAJOR)
+    [outcome] = run_worker(wh.metastore)
+    assert outcome.status == "refused"
+    assert outcome.message == "default.mm is insert_only: acidflow compacts full-ACID (ORC event) tables only"
+    assert wh.metastore.get_compaction(1).state is CompactionState.REFUSED
