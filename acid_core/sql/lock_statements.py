@@ -49,7 +49,12 @@ from sqlglot import TokenType, exp
 from sqlglot.dialects.hive import Hive
 from sqlglot.errors import ParseError, TokenError
 
-from acid_core.errors import InvalidPartitionError, SqlSyntaxError, UnsupportedStatementError
+from acid_core.errors import (
+    InvalidPartitionError,
+    NoSuchTableError,
+    SqlSyntaxError,
+    UnsupportedStatementError,
+)
 from acid_core.locks import LockObject, LockRequest, NoLockManager, plan_lock_set
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import TableType
@@ -383,8 +388,6 @@ def _merge_locks(node: exp.Merge, resolve: TableResolver) -> StatementLocks:
 
 
 def _drop_table_locks(node: exp.Drop, resolve: TableResolver) -> tuple[StatementLocks, ...]:
-    from acid_core.errors import NoSuchTableError
-
     locks: list[StatementLocks] = []
     for target in node.args.get("tables") or [node.this]:
         try:
