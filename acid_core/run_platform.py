@@ -211,7 +211,13 @@ def _dag_test(env: Mapping[str, str], dag_id: str, conf: Mapping[str, object] | 
     if conf is not None:
         command += ["-c", json.dumps(conf)]
     output = _run(command, env, f"{dag_id} through real Airflow")
-    shown = ("ACIDFLOW ALERT", "to compact:", ": compacted:", "compaction request refused", ": cleaned:")
+    shown = (
+        "ACIDFLOW ALERT",
+        "to compact:",
+        "acidflow: compaction",
+        ": compacted:",
+        "compaction request refused",
+    )
     for line in output.splitlines():
         if any(marker in line for marker in shown):
             print(f"  | {line.strip()[-220:]}")

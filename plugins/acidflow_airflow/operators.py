@@ -251,7 +251,7 @@ class AcidCompactionOperator(BaseOperator):
                 f"task {self.task_id}: compaction {compaction_id} of {self.table} "
                 f"{self.partition or ''} {state}: {final.error_message}".replace("  ", " ")
             )
-        self.log.info("compaction %d of %s: %s; ran %s", compaction_id, self.table, state, outcomes)
+        self.log.info("acidflow: compaction %d of %s: %s; ran %s", compaction_id, self.table, state, outcomes)
         return {
             "compaction_id": compaction_id,
             "table": self.table,
@@ -349,7 +349,10 @@ class AcidCleanerOperator(BaseOperator):
         ]
         for result in cleaned:
             self.log.info(
-                "compaction %s: %s: %s", result["compaction_id"], result["status"], result["message"]
+                "acidflow: compaction %s: %s: %s",
+                result["compaction_id"],
+                result["status"],
+                result["message"],
             )
             for action in result["actions"]:
                 self.log.info("  %s %s %s", action["action"], action["reason"], action["path"])
