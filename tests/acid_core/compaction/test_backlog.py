@@ -1,0 +1,81 @@
+"""run_initiator over real directories: facts measured from the listing, decisions queued."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pyarrow as pa
+import pytest
+
+from acid_core.compaction.backlog import collect_facts, run_initiator
+from acid_core.compaction.cleaner import run_cleaner
+from acid_core.compaction.initiator import DecisionReason
+from acid_core.compaction.worker import run_worker
+from acid_core.metastore import CompactionState
+from acid_core.writes.transaction import Warehouse
+from tests.acid_core.compaction.histories import create_table
+
+
+@pytest.fixture
+def wh(tmp_path):
+    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    create_table(warehouse, "default.a", partitioned=False, buckets=1)
+    yield warehouse
+    warehouse.close()
+
+
+def insert(wh, ids, *, abort=False):
+    txn = wh.transaction(heartbeat_seconds=None).begin()
+    txn.insert("default.a", pa.table({"id": pa.array(ids, pa.int32()), "v": [str(i) for i in ids]}))
+    if abort:
+        txn.abort()
+    else:
+        txn.commit()
+
+
+def test_collect_facts_counts_deltas_bytes_and_aborted_age(wh):
+    insert(wh, [1, 2])
+    insert(wh, [3], abort=True)
+    insert(wh, [4])
+    table = wh.metastore.get_table("default.a")
+    aborted = os.path.join(table.location, "delta_0000002_0000002_0000")
+    old = time.time() - 13 * 3600
+    for name in os.listdir(aborted):
+        os.utime(os.path.join(aborted, name), (old, old))
+    facts = collect_facts(wh.metastore, table, None)
+    assert (facts.delta_count, facts.aborted_count, facts.base_bytes) == (2, 1, 0)
+    expected_bytes = sum(
+        os.path.getsize(os.path.join(table.location, d, f))
+        for d in ("delta_0000001_0000001_0000", "delta_0000003_0000003_0000")
+        for f in os.listdir(os.path.join(table.location, d))
+    )
+    assert facts.delta_bytes == expected_bytes
+    assert facts.oldest_aborted_age_seconds == pytest.approx(13 * 3600, abs=120)
+
+
+def test_old_aborted_directory_triggers_major_and_is_cleaned(wh):
+    insert(wh, [1, 2])
+    insert(wh, [3], abort=True)
+    location = wh.metastore.get_table("default.a").location
+    aborted = os.path.join(location, "delta_0000002_0000002_0000")
+    old = time.time() - 13 * 3600
+    for name in os.listdir(aborted):
+        os.utime(os.path.join(aborted, name), (old, old))
+    [dry] = run_initiator(wh.metastore, dry_run=True)
+    assert dry.decision.reason is DecisionReason.OLD_ABORTS
+    assert dry.compaction_id is None
+    assert wh.metastore.show_compactions() == []
+    [entry] = run_initiator(wh.metastore)
+    assert entry.compaction_id == 1
+    [outcome] = run_worker(wh.metastore)
+    assert outcome.status == "compacted"
+    [result] = run_cleaner(wh.metastore)
+    assert any(a.reason == "aborted" and a.path == aborted for a in result.actions)
+    assert sorted(n for n in os.listdir(location) if not n.startswith(("_", "."))) == [
+        "base_0000002_v0000003"
+    ]
+    assert wh.metastore.get_compaction(1).state is CompactionState.SUCCEEDED
+    assert sorted(r["id"] for r in wh.read("default.a").to_pylist()) == [1, 2]
+    [after] = run_initiator(wh.metastore, dry_run=True)
+    assert after.decision.reason is DecisionReason.BELOW_THRESHOLDS
