@@ -164,6 +164,7 @@ def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import WorkerOptions, run_worker
+    from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
     runner = SparkSubmitRunner(master=args.spark_master)
@@ -178,7 +179,16 @@ def run_compact(args: argparse.Namespace) -> int:
                 args.table, args.partition, CompactionType(args.type), initiator_id="manual"
             )
         before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
-        outcomes = run_worker(metastore, max_compactions=args.max, options=options)
+        # The configured lock manager (ACIDFLOW_LOCK_MANAGER): each compaction holds its
+        # partition's maintenance lock, so two workers never compact one partition at once.
+        locks = open_lock_manager(
+            metastore_url=args.metastore or os.environ.get(METASTORE_ENV) or None,
+            warehouse=args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE,
+        )
+        try:
+            outcomes = run_worker(metastore, max_compactions=args.max, options=options, lock_manager=locks)
+        finally:
+            locks.close()
         failed = [
             c
             for c in metastore.show_compactions()

@@ -64,8 +64,10 @@ import pyarrow.dataset as pads
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
 from acid_core.directory import load_directory_state
-from acid_core.errors import AcidError, CompactionVerificationError
+from acid_core.errors import AcidError, CompactionVerificationError, LockTimeoutError
 from acid_core.fs import FileInfo, file_io_for
+from acid_core.locks import parse_lock_object
+from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
 from acid_core.orc.reader import load_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
@@ -93,6 +95,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from acid_core.fs import FileIO
+    from acid_core.locks import LockManager
     from acid_core.metastore import Table
     from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
 
@@ -640,6 +643,7 @@ def execute_compaction(
     options: WorkerOptions | None = None,
     run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
     on_step: Callable[[Step], None] | None = None,
+    lock_manager: LockManager | None = None,
 ) -> CompactionOutcome:
     """Run one claimed ('working') compaction to 'ready for cleaning' (see the module docstring).
 
@@ -650,6 +654,11 @@ def execute_compaction(
         run_tasks: runs the bucket tasks (embedded loop by default; Spark passes its own).
         on_step: called as each step starts, and after each output directory is renamed
             (``renamed``): progress, and fault injection in tests.
+        lock_manager: when given, the compaction holds the partition's maintenance lock (X on
+            ``db.t[/k=v]#maintenance`` plus S on the table and partition, as planned by
+            ``acid_core.locks.planner``) from before it plans until it has committed, so two
+            compactions of one partition never overlap and the partition cannot be dropped under
+            it. A refused lock marks the entry refused (the next initiator run re-queues it).
 
     Returns:
         The outcome.
@@ -658,14 +667,40 @@ def execute_compaction(
         CompactionVerificationError: the output does not match its inputs (entry marked failed).
         AcidError: any other failure (entry marked failed, transaction aborted, staging removed).
     """
-    options = options or WorkerOptions()
-    started = time.monotonic()
-    step = on_step or (lambda _step: None)
     table = metastore.get_table(compaction.table)
     if table.table_type is not TableType.ACID:
         reason = f"{table.full_name} is {table.table_type.value}: acidflow compacts full-ACID (ORC event) tables only"
         metastore.mark_refused(compaction.id, reason)
         return CompactionOutcome(compaction.id, "refused", reason)
+    if lock_manager is None:
+        return _execute_compaction(metastore, compaction, table, options, run_tasks, on_step)
+    target = parse_lock_object(
+        table.full_name if compaction.partition is None else f"{table.full_name}/{compaction.partition}"
+    )
+    requests = plan_statement_locks(StatementLocks(StatementKind.COMPACT, target=target, is_acid=True))
+    try:
+        handle = lock_manager.acquire(requests, holder=f"compaction {compaction.id}")
+    except LockTimeoutError as refused:
+        reason = f"the maintenance lock of {target.to_name()} is taken: {refused}"
+        metastore.mark_refused(compaction.id, reason)
+        return CompactionOutcome(compaction.id, "refused", reason)
+    try:
+        return _execute_compaction(metastore, compaction, table, options, run_tasks, on_step)
+    finally:
+        lock_manager.release(handle)
+
+
+def _execute_compaction(
+    metastore: Metastore,
+    compaction: CompactionInfo,
+    table: Table,
+    options: WorkerOptions | None,
+    run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]],
+    on_step: Callable[[Step], None] | None,
+) -> CompactionOutcome:
+    options = options or WorkerOptions()
+    started = time.monotonic()
+    step = on_step or (lambda _step: None)
     location = partition_location(metastore, table, compaction.partition)
     io, root = file_io_for(location)
     row_type = RowType.of([(column.name, column.type) for column in table.columns])
@@ -873,10 +908,12 @@ def run_worker(
     max_compactions: int | None = None,
     options: WorkerOptions | None = None,
     run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
+    lock_manager: LockManager | None = None,
 ) -> list[CompactionOutcome]:
     """Recover abandoned compactions, then claim and run queued ones until the queue is empty.
 
-    A failing compaction is marked failed and the loop goes on with the next one.
+    A failing compaction is marked failed and the loop goes on with the next one. With a
+    ``lock_manager`` each compaction holds its partition's maintenance lock (``execute_compaction``).
 
     Returns:
         The outcome of each compaction that finished (failed ones are logged, not returned).
@@ -891,7 +928,11 @@ def run_worker(
             break
         done += 1
         try:
-            outcomes.append(execute_compaction(metastore, claimed, options=options, run_tasks=run_tasks))
+            outcomes.append(
+                execute_compaction(
+                    metastore, claimed, options=options, run_tasks=run_tasks, lock_manager=lock_manager
+                )
+            )
         except AcidError:
             _LOG.exception("compaction %d of %s failed", claimed.id, claimed.table)
     return outcomes
