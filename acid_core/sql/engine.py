@@ -4,7 +4,7 @@
 
     SqlSession(warehouse).execute("CREATE TABLE ..; INSERT INTO ..; SELECT ..")
         1. split on ';' with sqlglot's Hive tokenizer (quotes and comments respected)
-        2. parse EVERY statement first: a syntax error anywhere runs nothing
+        2. parse EVERY statement first (``parse_statement``): a syntax error anywhere runs nothing
         3. run them in order, each DML statement in its own transaction (Hive's auto-commit);
            the first failure stops the script: its transaction is aborted, later ones never run
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from acid_core.writes import Transaction, Warehouse
 
-__all__ = ["PreparedStatement", "SqlSession", "split_statements"]
+__all__ = ["PreparedStatement", "SqlSession", "parse_statement", "split_statements"]
 
 _DIALECT = Hive()
 
@@ -86,7 +86,21 @@ class PreparedStatement:
     statement: ParsedStatement
 
 
-def _parse(text: str) -> PreparedStatement:
+def parse_statement(text: str) -> PreparedStatement:
+    """Parse one statement (no ``;``-separated script) and find its handler; nothing runs.
+
+    A registered text pattern (``SHOW LOCKS``, ``ALTER TABLE .. ADD PARTITION``) wins; otherwise
+    sqlglot parses the text (dialect hive) and the handler registered for its expression type runs it.
+    Only the statements registered so far are known (``SqlSession`` loads the extension modules).
+
+    Raises:
+        SqlSyntaxError: the text does not parse.
+        UnsupportedStatementError: it parses, but no registered statement handles it.
+
+    >>> load_extensions()
+    >>> parse_statement("UPDATE t SET a = 1").spec.name
+    'update'
+    """
     found = find_pattern_statement(text)
     if found is not None:
         spec, match = found
@@ -135,7 +149,7 @@ class SqlSession:
         Raises:
             SqlSyntaxError / UnsupportedStatementError: for the first bad statement.
         """
-        return [_parse(statement) for statement in split_statements(text)]
+        return [parse_statement(statement) for statement in split_statements(text)]
 
     def run(self, prepared: PreparedStatement) -> StatementResult:
         """Run one prepared statement."""

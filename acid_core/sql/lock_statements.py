@@ -11,8 +11,11 @@ r"""The lock statements of ``acidflow sql``: SHOW LOCKS and EXPLAIN LOCKS (issue
         the locks <statement> would take; it is parsed, never run, and nothing is locked
 
 ``plan_explain_locks`` is the PURE mapping from a statement text to ``StatementLocks`` (one per
-lock set the statement takes), and ``plan_lock_set`` over their ``plan_statement_locks`` is what
-EXPLAIN LOCKS prints. The mapping follows the design's table (see ``acid_core.locks.planner``):
+lock set the statement takes), and ``plan_lock_requests`` (``plan_lock_set`` over their
+``plan_statement_locks``) is what EXPLAIN LOCKS prints AND what the statement's executor
+(``acid_core.sql.statements``) acquires: one function, so the two cannot disagree. ACID writes
+whose partitions are only known at run time add S on each partition written, before writing it.
+The mapping follows the design's table (see ``acid_core.locks.planner``):
 
     SELECT .. FROM t1 WHERE p='1'                   sources: t1/p=1 (equalities on a prefix of the
                                                     partition keys in the query's WHERE)
@@ -38,16 +41,14 @@ parsed or whose locks are unknown, ``NoSuchTableError`` for an unknown table,
 from __future__ import annotations
 
 import itertools
-import logging
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
-import sqlglot
 from sqlglot import TokenType, exp
 from sqlglot.dialects.hive import Hive
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import TokenError
 
 from acid_core.errors import (
     InvalidPartitionError,
@@ -58,14 +59,8 @@ from acid_core.errors import (
 from acid_core.locks import LockObject, LockRequest, NoLockManager, plan_lock_set
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import TableType
-from acid_core.sql.engine import split_statements
-from acid_core.sql.registry import (
-    StatementResult,
-    find_pattern_statement,
-    find_statement,
-    load_extensions,
-    register_statement,
-)
+from acid_core.sql.engine import parse_statement, split_statements
+from acid_core.sql.registry import StatementResult, load_extensions, register_statement
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -74,7 +69,7 @@ if TYPE_CHECKING:
     from acid_core.metastore import Table
     from acid_core.sql.registry import ParsedStatement, StatementContext
 
-__all__ = ["TableResolver", "explain_lock_requests", "plan_explain_locks"]
+__all__ = ["TableResolver", "explain_lock_requests", "plan_explain_locks", "plan_lock_requests"]
 
 TableResolver = Callable[[str], "Table"]
 """Looks a table name (``t`` or ``db.t``) up; raises ``NoSuchTableError`` for an unknown one."""
@@ -454,28 +449,6 @@ def _spec_text(spec: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{k}={v}" for k, v in spec)
 
 
-def _parse(text: str) -> exp.Expr:
-    # The engine's parse (sqlglot, dialect hive), without running anything.
-    sqlglot_logger = logging.getLogger("sqlglot")
-    level = sqlglot_logger.level
-    sqlglot_logger.setLevel(logging.ERROR)  # its "falling back to Command" warning is our error below
-    try:
-        expression = sqlglot.parse_one(text, read=_DIALECT)
-    except ParseError as e:
-        raise SqlSyntaxError(text, " ".join(str(e).split("\n")[0].split()).rstrip(".")) from e
-    except TokenError as e:
-        raise SqlSyntaxError(text, str(e).strip().splitlines()[0]) from e
-    finally:
-        sqlglot_logger.setLevel(level)
-    if isinstance(expression, exp.Command):
-        raise UnsupportedStatementError(
-            text,
-            "acidflow does not run this kind of statement",
-            "a supported statement (see `acidflow sql --help`)",
-        )
-    return expression
-
-
 _ALTER_TABLE: Final = (
     rf"ALTER\s+TABLE\s+{_NAME}(?:\s+(?P<partition>PARTITION\s*\(.*?\)))?\s+(?!PARTITION\b)(?P<action>\S.*)"
 )
@@ -506,16 +479,13 @@ def plan_explain_locks(text: str, resolve: TableResolver) -> tuple[StatementLock
     if alter is not None:
         return _alter_table_locks(alter, resolve, text)
     load_extensions()
-    found = find_pattern_statement(text)
-    if found is not None:
-        name = found[0].name
-        if name in _NO_LOCKS:
-            return ()
-        raise UnsupportedStatementError(text, f"EXPLAIN LOCKS does not know the locks of {name}", _KNOWN)
-    expression = _parse(text)
-    name = find_statement(text, expression).name
+    prepared = parse_statement(text)
+    name = prepared.spec.name
     if name in _NO_LOCKS:
         return ()
+    expression = prepared.statement.expression
+    if expression is None:  # registered by a text pattern, and not a lock-free one
+        raise UnsupportedStatementError(text, f"EXPLAIN LOCKS does not know the locks of {name}", _KNOWN)
     if isinstance(expression, exp.Query):
         sources = _sources(expression, resolve)
         return (StatementLocks(StatementKind.SELECT, sources=sources),) if sources else ()
@@ -542,6 +512,36 @@ _KNOWN: Final = (
 )
 
 
+def plan_lock_requests(text: str, resolve: TableResolver) -> list[LockRequest]:
+    """The locks ``text`` takes up front: what EXPLAIN LOCKS prints and what its executor acquires.
+
+    The one mapping from a statement to its locks. An ACID write whose partitions are only known
+    once its rows are computed (dynamic partitions; UPDATE/DELETE/MERGE not pinned to a partition)
+    also takes S on each partition it writes, at run time, before writing there
+    (``Transaction.lock_written_partitions``); a non-ACID one holds X on the table or known prefix,
+    which covers them.
+
+    Args:
+        text: one statement.
+        resolve: the table lookup (``Metastore.get_table``).
+
+    Raises:
+        As ``plan_explain_locks``, and ``InvalidLockRequestError`` for a statement the lock rules refuse.
+    """
+    return explain_lock_requests(plan_explain_locks(text, resolve))
+
+
+def _locks_written_partitions(statement: StatementLocks) -> bool:
+    # An ACID write holds only S on its target; when that is not a whole partition, the
+    # partitions written are locked at run time (a non-ACID write's X already covers them).
+    return (
+        statement.is_acid
+        and statement.dynamic_partition
+        and statement.kind
+        in (StatementKind.INSERT, StatementKind.UPDATE, StatementKind.DELETE, StatementKind.MERGE)
+    )
+
+
 def explain_lock_requests(statements: Sequence[StatementLocks]) -> list[LockRequest]:
     """The locks EXPLAIN LOCKS prints: every set planned, then merged (sorted, X wins, hierarchy).
 
@@ -562,7 +562,8 @@ def explain_locks(context: StatementContext, statement: ParsedStatement) -> Stat
     if statement.match is None:
         raise UnsupportedStatementError(statement.text, "no pattern match", "EXPLAIN LOCKS <statement>")
     inner = statement.match.group("statement")
-    requests = explain_lock_requests(plan_explain_locks(inner, context.warehouse.metastore.get_table))
+    statements = plan_explain_locks(inner, context.warehouse.metastore.get_table)
+    requests = explain_lock_requests(statements)  # = plan_lock_requests(inner, ..), what the executor takes
     rows = pa.table(
         {
             "object": pa.array([r.object.to_name() for r in requests], pa.string()),
@@ -572,6 +573,8 @@ def explain_locks(context: StatementContext, statement: ParsedStatement) -> Stat
     shown = " ".join(inner.split())
     head = f"{shown[:60]}{'..' if len(shown) > 60 else ''}"
     taken = f"would take {len(requests)} lock(s)" if requests else "takes no table or partition locks"
+    if any(_locks_written_partitions(s) for s in statements):
+        taken += ", then S on each partition it writes (known when it runs)"
     message = f"OK: {head} {taken}; nothing ran and nothing was locked"
     return StatementResult("explain_locks", rows=rows, message=message)
 

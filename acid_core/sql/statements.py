@@ -18,8 +18,13 @@
     SELECT .. (row__id virtual column: struct<writeid, bucketid, rowid>)
     SHOW TRANSACTIONS | ABORT TRANSACTIONS id [id ..]
 
-Each write statement runs in its own transaction (``SqlSession.write_transaction``): locks from
-``plan_statement_locks`` first, then the reads at the transaction's snapshot (DuckDB over Arrow),
+Locks: every statement takes exactly the locks EXPLAIN LOCKS prints for it
+(``lock_statements.plan_lock_requests``, the one statement -> locks mapping); an ACID write whose
+partitions are only known once its rows are computed also takes S on each partition it writes,
+before writing there (``Transaction.lock_written_partitions``).
+
+Each write statement runs in its own transaction (``SqlSession.write_transaction``): its locks
+first, then the reads at the transaction's snapshot (DuckDB over Arrow),
 the type checks and casts, and the writes; any error aborts it, so a failing statement changes
 no visible row.
 
@@ -49,17 +54,17 @@ from acid_core.errors import (
     TableAlreadyExistsError,
     UnsupportedStatementError,
 )
-from acid_core.locks import LockObject
-from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import Column, Table, TableDefinition, TableType, format_partition_name
 from acid_core.orc.schema import ROW_ID_COLUMN, hive_to_arrow, parse_hive_type
 from acid_core.sql.evaluate import Evaluator
+from acid_core.sql.lock_statements import plan_lock_requests
 from acid_core.sql.registry import ParsedStatement, StatementContext, StatementResult, register_statement
 from acid_core.writes.bucketing import BUCKETING_VERSION_KEY, DEFAULT_BUCKETING_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from acid_core.locks import LockRequest
     from acid_core.sql.engine import SqlSession
 
 __all__: list[str] = []
@@ -81,15 +86,21 @@ def _table_name(table: exp.Table) -> str:
     return f"{table.db}.{table.name}".lower() if table.db else table.name.lower()
 
 
-def _lock_object(table: Table, partition: Sequence[tuple[str, str]] = ()) -> LockObject:
-    return LockObject(table.database, table.name, tuple(partition))
+def _statement_locks(context: StatementContext, statement: ParsedStatement) -> list[LockRequest]:
+    # The one statement -> locks mapping, shared with EXPLAIN LOCKS: a statement takes exactly
+    # the locks EXPLAIN LOCKS prints for it.
+    return plan_lock_requests(statement.text, context.warehouse.metastore.get_table)
 
 
 @contextmanager
-def _locked(context: StatementContext, statement: StatementLocks) -> Iterator[None]:
+def _locked(context: StatementContext, statement: ParsedStatement) -> Iterator[None]:
     # For statements outside a transaction (DDL, SELECT): hold the locks while the statement runs.
+    requests = _statement_locks(context, statement)
+    if not requests:
+        yield
+        return
     manager = context.warehouse.lock_manager
-    handle = context.warehouse.acquire_locks(plan_statement_locks(statement))
+    handle = context.warehouse.acquire_locks(requests)
     try:
         yield
     finally:
@@ -206,20 +217,20 @@ def drop_table(context: StatementContext, statement: ParsedStatement) -> Stateme
     drop = _expression(statement)
     metastore = context.warehouse.metastore
     dropped = []
-    for target in drop.args.get("tables") or [drop.this]:
-        name = _table_name(target)
-        try:
-            table = metastore.get_table(name)
-        except NoSuchTableError:
-            if drop.args.get("exists"):
-                continue
-            raise
-        with _locked(context, StatementLocks(StatementKind.DROP_TABLE, target=_lock_object(table))):
+    with _locked(context, statement):
+        for target in drop.args.get("tables") or [drop.this]:
+            name = _table_name(target)
+            try:
+                table = metastore.get_table(name)
+            except NoSuchTableError:
+                if drop.args.get("exists"):
+                    continue
+                raise
             metastore.drop_table(table.full_name)
             if not table.external:
                 file_io, path = context.warehouse.table_dir(table.location)
                 file_io.delete_dir(path)
-        dropped.append(table.full_name)
+            dropped.append(table.full_name)
     return StatementResult("drop_table", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
 
 
@@ -407,13 +418,16 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
     metastore = context.warehouse.metastore
     table = metastore.get_table(match.group("table").replace("`", ""))
     adding = match.group("action").upper() == "ADD"
-    kind = StatementKind.ALTER_TABLE_ADD_PARTITION if adding else StatementKind.ALTER_TABLE_DROP_PARTITION
+    keys = [k.name for k in table.partition_keys]
     done = []
-    for spec in _partition_specs(match.group("specs")):
-        values = dict(spec)
-        shown = format_partition_name(list(values), list(values.values()))
-        lock_values = [(k, v if v is not None else "__HIVE_DEFAULT_PARTITION__") for k, v in spec]
-        with _locked(context, StatementLocks(kind, target=_lock_object(table, lock_values), is_acid=True)):
+    specs = _partition_specs(match.group("specs"))
+    # One lock set for the whole statement (every spec's partition, in the table's key order).
+    with _locked(context, statement):
+        for spec in specs:
+            given = dict(spec)
+            # The table's key order, whatever order the spec is written in (Hive's partition name).
+            values = {k: given[k] for k in keys if k in given} | given
+            shown = format_partition_name(list(values), list(values.values()))
             try:
                 if adding:
                     partition = metastore.add_partition(table.full_name, values)
@@ -429,7 +443,7 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
                 if match.group("cond"):
                     continue
                 raise
-        done.append(shown)
+            done.append(shown)
     verb = "added" if adding else "dropped"
     return StatementResult(
         "alter_table_partition", message=f"OK: {verb} {', '.join(done) or 'nothing'} of {table.full_name}"
@@ -439,23 +453,14 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
 # -- queries -------------------------------------------------------------------------------------
 
 
-def _source_locks(bound: dict[str, str], context: StatementContext) -> tuple[LockObject, ...]:
-    return tuple(_lock_object(context.warehouse.metastore.get_table(name)) for name in bound)
-
-
 @register_statement("select", expression_type=exp.Query)
 def select(context: StatementContext, statement: ParsedStatement) -> StatementResult:
     """SELECT over the current snapshot; DuckDB runs the query over the tables' Arrow rows."""
     session = _session(context)
     query = _expression(statement).copy()
     with Evaluator(statement.text) as evaluator:
-        names = {_table_name(t) for t in query.find_all(exp.Table) if t.name}
-        ctes = {c.alias_or_name.lower() for c in query.find_all(exp.CTE)}
-        tables = [context.warehouse.metastore.get_table(n) for n in sorted(names - ctes)]
-        locks = StatementLocks(StatementKind.SELECT, sources=tuple(_lock_object(t) for t in tables))
-        if tables:
-            with _locked(context, locks):
-                evaluator.bind_tables(query, session.load_table)
+        with _locked(context, statement):
+            evaluator.bind_tables(query, session.load_table)
         rows = evaluator.query(query.sql(dialect="duckdb"))
     return StatementResult("select", rows=rows)
 
@@ -490,24 +495,6 @@ def _complete_rows(table: Table, coerced: pa.Table) -> pa.Table:
             arrays.append(coerced.column(key.name))
             fields.append(coerced.schema.field(key.name))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-
-
-def _write_locks(
-    kind: StatementKind, table: Table, sources: Sequence[LockObject], dynamic: bool
-) -> StatementLocks:
-    return StatementLocks(
-        kind,
-        target=_lock_object(table),
-        sources=tuple(s for s in sources if (s.db, s.table) != (table.database, table.name)),
-        is_acid=table.table_type is not TableType.PLAIN,
-        dynamic_partition=dynamic,
-    )
-
-
-def _referenced_tables(context: StatementContext, expression: exp.Expr) -> list[LockObject]:
-    ctes = {c.alias_or_name.lower() for c in expression.find_all(exp.CTE)}
-    names = {_table_name(t) for t in expression.find_all(exp.Table) if t.name} - ctes
-    return [_lock_object(context.warehouse.metastore.get_table(n)) for n in sorted(names)]
 
 
 @register_statement("insert", expression_type=exp.Insert)
@@ -549,9 +536,9 @@ def insert(context: StatementContext, statement: ParsedStatement) -> StatementRe
     data_names = explicit if explicit is not None else [c.name for c in table.columns]
     targets = _data_targets(table, [*data_names, *dynamic])
     source = node.expression
-    sources = _referenced_tables(context, source)
+    locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
-        txn.lock(_write_locks(StatementKind.INSERT, table, sources, bool(dynamic)))
+        txn.acquire_locks(locks)  # S on each partition written follows in txn.insert (ACID)
         if isinstance(source, exp.Values):
             sql = f"SELECT * FROM ({source.sql(dialect='duckdb')}) AS __acidflow_values"
         else:
@@ -635,9 +622,9 @@ def update(context: StatementContext, statement: ParsedStatement) -> StatementRe
     where = node.args.get("where")
     if where is not None:
         query = query.where(where.this.copy())
-    sources = _referenced_tables(context, query)
+    locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
-        txn.lock(_write_locks(StatementKind.UPDATE, table, sources, False))
+        txn.acquire_locks(locks)  # S on each partition written follows in txn.update
         evaluator.bind_tables(query, session.load_table)
         rows = _coerce_sets(evaluator, table, evaluator.query(query.sql(dialect="duckdb")), sets)
         count = txn.update(table.full_name, rows)
@@ -658,9 +645,9 @@ def delete(context: StatementContext, statement: ParsedStatement) -> StatementRe
     where = node.args.get("where")
     if where is not None:
         query = query.where(where.this.copy())
-    sources = _referenced_tables(context, query)
+    locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
-        txn.lock(_write_locks(StatementKind.DELETE, table, sources, False))
+        txn.acquire_locks(locks)  # S on each partition written follows in txn.delete
         evaluator.bind_tables(query, session.load_table)
         count = txn.delete(table.full_name, evaluator.query(query.sql(dialect="duckdb")))
     return StatementResult(
@@ -720,10 +707,10 @@ def merge(context: StatementContext, statement: ParsedStatement) -> StatementRes
             statement.text, "WHEN NOT MATCHED BY SOURCE", "WHEN MATCHED / WHEN NOT MATCHED"
         )
     _check_merge_clauses(statement.text, whens)
-    sources = _referenced_tables(context, node)
+    locks = _statement_locks(context, statement)
     counts = {"inserted": 0, "updated": 0, "deleted": 0}
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
-        txn.lock(_write_locks(StatementKind.MERGE, table, sources, False))
+        txn.acquire_locks(locks)  # S on each partition written follows in txn.insert/update/delete
         evaluator.bind_tables(node, session.load_table, with_row_id=True)
         target = cast("exp.Table", node.this)
         using = cast("exp.Expr", node.args["using"])

@@ -28,6 +28,13 @@ Invariants: nothing a transaction writes is visible before its commit, and never
 ``add_write_component`` (insert/update/delete per table or partition) before its files, so the
 metastore's write-set check makes the second of two overlapping UPDATE/DELETE commits fail.
 
+Locks: ``lock``/``acquire_locks`` take a statement's lock set for the rest of the transaction.
+When it holds S on a partitioned table (an ACID write, DbTxnManager), each write first takes S on
+the partitions it writes that the held locks do not cover (``lock_written_partitions``), so a
+concurrent ``DROP PARTITION`` (X on the partition) cannot remove a partition being written. An
+UPDATE/DELETE whose partition vanished before it was locked fails with ``NoSuchPartitionError``
+instead of re-creating it.
+
 Concurrency: one ``Transaction`` per thread; many processes may write one table at once (their
 write IDs differ, so their directories do). A heartbeat thread keeps the transaction alive;
 if the metastore reports it aborted (the reaper), the commit fails with ``TxnNotOpenError``.
@@ -57,12 +64,22 @@ from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
     CommitConflictError,
+    NoSuchPartitionError,
     PartitionAlreadyExistsError,
     TxnNotOpenError,
     UnsupportedStatementError,
 )
 from acid_core.fs import file_io_for
-from acid_core.locks import DEFAULT_RETRIES, DEFAULT_WAIT_SECONDS, LockManager, NoLockManager
+from acid_core.locks import (
+    DEFAULT_RETRIES,
+    DEFAULT_WAIT_SECONDS,
+    LockManager,
+    LockMode,
+    LockObject,
+    LockRequest,
+    NoLockManager,
+    plan_lock_set,
+)
 from acid_core.locks.planner import StatementLocks, plan_statement_locks
 from acid_core.metastore import (
     Metastore,
@@ -92,7 +109,7 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping, Sequence
 
     from acid_core.fs import FileIO
-    from acid_core.locks import LockHandle, LockRequest
+    from acid_core.locks import LockHandle
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
@@ -455,6 +472,7 @@ class Transaction:
         self.valid_txns: ValidTxnList | None = None
         self._next_statement = 0
         self._locks: list[LockHandle] = []
+        self._held: dict[LockObject, LockMode] = {}
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
         self._lost: AcidError | None = None
@@ -520,6 +538,7 @@ class Transaction:
             except AcidError:  # a lost lock session: the transaction is over either way
                 _LOG.warning("releasing locks of txn %s failed", self.txn_id, exc_info=True)
         self._locks.clear()
+        self._held.clear()
 
     def commit(self) -> None:
         """Commit: every write becomes visible at once.
@@ -571,8 +590,58 @@ class Transaction:
         Raises:
             LockRefusedError: a conflicting holder did not release in time.
         """
-        requests = plan_statement_locks(statement)
-        self._locks.append(self.warehouse.acquire_locks(requests, self.txn_id))
+        self.acquire_locks(plan_statement_locks(statement))
+
+    def acquire_locks(self, requests: Sequence[LockRequest]) -> None:
+        """Take ``requests`` (completed by ``plan_lock_set``) until the transaction ends.
+
+        All or nothing, with the warehouse's retries. Locks are not re-entrant, so callers ask
+        only for what this transaction does not hold yet (``lock_written_partitions`` checks).
+
+        Raises:
+            LockRefusedError: a conflicting holder did not release in time.
+        """
+        planned = plan_lock_set(requests)
+        if not planned:
+            return
+        self._locks.append(self.warehouse.acquire_locks(planned, self.txn_id))
+        for request in planned:
+            if self._held.get(request.object) is not LockMode.EXCLUSIVE:
+                self._held[request.object] = request.mode
+
+    def lock_written_partitions(self, table: Table, partitions: Sequence[tuple[str | None, ...]]) -> None:
+        """Take S on each partition about to be written that this transaction's locks do not cover.
+
+        An ACID write holds S on its table (DbTxnManager: MVCC isolates writers); when its
+        partitions are only known once its rows are computed (dynamic partitions, UPDATE/DELETE/
+        MERGE not pinned to one partition), this adds S on each partition written, before its
+        files are written, so ``ALTER TABLE .. DROP PARTITION`` (X on that partition) waits for
+        the writer and cannot remove a partition while it is being written. Nothing is taken when
+        this transaction holds no lock on the table (locking left to the caller), holds X on the
+        table or a partition prefix (a non-ACID write: the X covers it), or holds the partition.
+
+        Args:
+            table: the table written.
+            partitions: partition values in key order (None: Hive's default partition).
+
+        Raises:
+            LockRefusedError: a conflicting holder (a DROP PARTITION) did not release in time.
+        """
+        if not table.partition_keys or self._held.get(LockObject(table.database, table.name)) is None:
+            return
+        keys = [k.name for k in table.partition_keys]
+        missing: list[LockRequest] = []
+        for values in partitions:
+            # Hive writes NULL and '' partition values to its default partition.
+            shown = [HIVE_DEFAULT_PARTITION if v is None or v == "" else v for v in values]
+            target = LockObject(table.database, table.name, tuple(zip(keys, shown, strict=True)))
+            covered = target in self._held or any(
+                self._held.get(parent) is LockMode.EXCLUSIVE for parent in target.parents()
+            )
+            if not covered:
+                missing.append(LockRequest(target, LockMode.SHARED))
+        if missing:
+            self.acquire_locks(missing)
 
     def write_ids(self, table_name: str) -> ValidWriteIdList:
         """The snapshot of a table this transaction reads (its own writes included)."""
@@ -626,11 +695,12 @@ class Transaction:
         for key in table.partition_keys:
             if key.name in static and key.name not in rows.column_names:
                 rows = rows.append_column(key.name, pa.array([static[key.name]] * rows.num_rows, pa.string()))
-        values = partition_values_of(table, rows)
+        groups = _group_indices(partition_values_of(table, rows))
+        self.lock_written_partitions(table, list(groups))
         data = rows.select([c.name for c in table.columns])
         cache: dict[str, Partition] = {}
         out: list[tuple[str | None, str, pa.Table]] = []
-        for part_values, indices in _group_indices(values).items():
+        for part_values, indices in groups.items():
             partition = self._partition(table, part_values, cache)
             out.append((partition.name, partition.location, data.take(pa.array(indices, pa.int64()))))
         return out
@@ -822,9 +892,17 @@ class Transaction:
         if not table.partition_keys:
             yield None, table.location, list(range(rows.num_rows))
             return
-        cache: dict[str, Partition] = {}
-        for part_values, indices in _group_indices(partition_values_of(table, rows)).items():
-            partition = self._partition(table, part_values, cache)
+        groups = _group_indices(partition_values_of(table, rows))
+        self.lock_written_partitions(table, list(groups))
+        keys = [k.name for k in table.partition_keys]
+        existing = {p.name: p for p in self.warehouse.metastore.list_partitions(table.full_name)}
+        for part_values, indices in groups.items():
+            name = format_partition_name(keys, list(part_values))
+            partition = existing.get(name)
+            if partition is None:
+                # The rows were read from this partition, and it is gone: dropped before this
+                # statement locked it. Re-creating it would resurrect a dropped partition.
+                raise NoSuchPartitionError(table.full_name, name)
             yield partition.name, partition.location, indices
 
     def _write_deletes(self, table: Table, rows: pa.Table, statement: int, operation: WriteOperation) -> None:
