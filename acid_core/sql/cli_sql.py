@@ -37,7 +37,11 @@ _STATEMENTS_HELP: Final = (
     "statements: CREATE/DROP DATABASE, SHOW DATABASES, CREATE TABLE, DROP TABLE, DESCRIBE, SHOW TABLES, "
     "SHOW PARTITIONS, ALTER TABLE .. "
     "ADD/DROP PARTITION, INSERT INTO .. VALUES/SELECT, UPDATE, DELETE, MERGE, SELECT (row__id), "
-    "SHOW TRANSACTIONS, ABORT TRANSACTIONS"
+    "SHOW TRANSACTIONS, ABORT TRANSACTIONS; "
+    "locks: SHOW LOCKS [t [PARTITION (k='v', ..)]] [EXTENDED], EXPLAIN LOCKS <statement> (the locks "
+    "it would take; nothing runs); "
+    "compaction: ALTER TABLE t [PARTITION (k='v', ..)] COMPACT 'minor'|'major' [AND WAIT], "
+    "SHOW COMPACTIONS [t [PARTITION (..)]] [TYPE '..'] [STATE '..'], ABORT COMPACTIONS id [id ..]"
 )
 
 

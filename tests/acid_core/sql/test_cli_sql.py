@@ -139,3 +139,42 @@ def test_python_dash_m_runs_a_script(warehouse):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == '{"name":"Jerry"}\n{"name":"Tom"}\n'
+
+
+# Each registered statement and how the help names it (written by hand, not read from the help).
+HELP_NAMES = {
+    "create_table": "CREATE TABLE",
+    "drop_table": "DROP TABLE",
+    "create_database": "CREATE/DROP DATABASE",
+    "drop_database": "CREATE/DROP DATABASE",
+    "show_databases": "SHOW DATABASES",
+    "describe": "DESCRIBE",
+    "show_tables": "SHOW TABLES",
+    "show_partitions": "SHOW PARTITIONS",
+    "show_transactions": "SHOW TRANSACTIONS",
+    "abort_transactions": "ABORT TRANSACTIONS",
+    "alter_table_partition": "ADD/DROP PARTITION",
+    "select": "SELECT",
+    "insert": "INSERT INTO",
+    "update": "UPDATE",
+    "delete": "DELETE",
+    "merge": "MERGE",
+    "show_locks": "SHOW LOCKS [t [PARTITION (k='v', ..)]] [EXTENDED]",
+    "explain_locks": "EXPLAIN LOCKS <statement>",
+    "alter_table_compact": "COMPACT 'minor'|'major'",
+    "show_compactions": "SHOW COMPACTIONS",
+    "abort_compactions": "ABORT COMPACTIONS",
+}
+
+
+def test_help_names_every_registered_statement(capsys):
+    from acid_core.sql.registry import load_extensions, registered_statements
+
+    load_extensions()
+    registered = {s.name for s in registered_statements() if s.handler.__module__.startswith("acid_core.")}
+    assert registered == set(HELP_NAMES)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for phrase in HELP_NAMES.values():
+        assert phrase in shown
