@@ -181,6 +181,24 @@ def test_explain_locks_table_format_lists_object_and_mode(tables_warehouse, caps
     )
 
 
+@pytest.mark.parametrize(
+    ("statement", "says_run_time"),
+    [
+        ("INSERT INTO acid1 VALUES (1, 2, '1')", True),
+        ("DELETE FROM acid1 WHERE id = 1", True),
+        ("UPDATE acid1 SET v = 3 WHERE p = '1'", False),  # the partition is known up front
+        ("INSERT INTO TABLE t2 PARTITION (p) SELECT a, p FROM t1", False),  # X on t2 covers them
+    ],
+    ids=["acid-dynamic-insert", "acid-unpinned-delete", "acid-pinned-update", "plain-dynamic-insert"],
+)
+def test_explain_locks_says_when_partitions_written_are_locked_at_run_time(
+    tables_warehouse, capsys, statement, says_run_time
+):
+    code, captured = _explain(tables_warehouse, statement, capsys)
+    assert code == 0
+    assert ("then S on each partition it writes (known when it runs)" in captured.err) is says_run_time
+
+
 def test_explain_locks_runs_nothing_and_opens_no_transaction(tmp_path, capsys):
     warehouse = str(tmp_path / "wh")
     assert main(["sql", "--warehouse", warehouse, TABLES]) == 0
