@@ -1,8 +1,9 @@
-"""Major compaction of N rows in 50 deltas with 10% deletes, vs the physical limit; memory; Spark.
+"""Major compaction of N rows in 50 deltas with 10% deletes, vs the physical limit and Hive 2.3's
+CompactorMR; memory; Spark.
 
     python -m bench.bench_compaction [--rows 10000000] [--deltas 50] [--delete-fraction 0.1]
                                      [--buckets 1] [--memory-rows 1000000,2000000,4000000]
-                                     [--spark-rows 2000000] [--spark-buckets 4]
+                                     [--spark-rows 2000000] [--spark-buckets 4] [--no-hive]
 
 Input (built before timing, through the metastore and the ACID writer): ``--deltas`` insert deltas
 of N/deltas rows each (``struct<id:bigint, name:string, price:double>``), then ten delete deltas
@@ -14,11 +15,18 @@ is that run's own):
 - ``physical limit`` -- a bare ``pyarrow.orc`` read of every input file (stripe by stripe) plus a
   bare ``pyarrow.orc.ORCWriter`` write of the surviving rows' events (the output, without merging,
   deleting, validating or verifying);
+- ``Hive CompactorMR`` -- Apache Hive 2.3.10's own ``CompactorMR.run`` (from ``pyspark/jars``) on a
+  copy of the same input, in a JVM of its own (``-Xmx4g``), its MapReduce job under Hadoop's
+  ``LocalJobRunner`` (one map task per bucket, run one at a time, as LocalJobRunner does by
+  default); see ``tests/java/org/apache/hadoop/hive/ql/txn/compactor/HiveCompactorRunner.java``.
+  Reported: the wall of ``CompactorMR.run`` inside the JVM and of the whole process (JVM start and
+  class loading included), and the process's CPU and peak RSS. Both outputs' row counts are
+  checked equal;
 - peak RSS of ``acidflow major`` at each ``--memory-rows`` size (flat = bounded memory);
 - the Spark executor (``SparkSubmitRunner``) on ``local[1]`` vs ``local[2]`` over --spark-buckets
   buckets (spark-submit's JVM start is included: it is part of what a user waits for).
 
-Hive 2.3's CompactorMR on the same input is not run here (see bench/RESULTS.md).
+``--no-hive`` leaves Hive's CompactorMR out (it needs ``java`` and ``javac``, JDK 17).
 """
 
 from __future__ import annotations
@@ -181,6 +189,93 @@ def child_physical(warehouse: str) -> dict[str, float]:
     }
 
 
+HIVE_JVM_OPTIONS = [
+    "-Xmx4g",
+    "-XX:+UseSerialGC",
+    "-Djava.awt.headless=true",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+]
+HIVE_COLUMNS = "id:bigint,name:string,price:double"
+
+
+def _hive_class_path(work: str) -> str:
+    """Hive 2.3.10's class path (pyspark/jars, hive-common first) plus tests/java compiled."""
+    from tests.fixtures.hive import JAVA_SOURCES, hive_class_path
+
+    class_path = hive_class_path()
+    classes = os.path.join(work, "classes")
+    sources = sorted(str(path) for path in JAVA_SOURCES.rglob("*.java"))
+    command = ["javac", "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", os.pathsep.join(class_path)]
+    done = subprocess.run([*command, *sources], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"javac failed:\n{done.stdout}{done.stderr}")
+    return os.pathsep.join([*class_path, classes])
+
+
+def run_hive_compactor(class_path: str, location: str, buckets: int, high_watermark: int) -> dict[str, float]:
+    """Hive 2.3.10's CompactorMR (major) on ``location``, in a JVM of its own."""
+    work = tempfile.mkdtemp(prefix="acidflow-bench-hive-")
+    command = [
+        "java",
+        *HIVE_JVM_OPTIONS,
+        f"-Djava.io.tmpdir={work}",
+        "-cp",
+        class_path,
+        "org.apache.hadoop.hive.ql.txn.compactor.HiveCompactorRunner",
+        location,
+        HIVE_COLUMNS,
+        str(buckets),
+        str(high_watermark),
+        "",
+        "major",
+        work,
+    ]
+    log = os.path.join(work, "jvm.log")
+    started = time.perf_counter()
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=out, text=True)
+        assert process.stdout is not None
+        stdout = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if process.returncode != 0 or "wall_seconds=" not in stdout:
+        with open(log) as text:
+            tail = text.read()[-3000:]
+        raise SystemExit(f"Hive CompactorMR failed ({process.returncode}):\n{stdout}{tail}")
+    shutil.rmtree(work, ignore_errors=True)
+    fields = dict(item.split("=", 1) for item in stdout.strip().splitlines()[-1].split())
+    return {
+        "wall": float(fields["wall_seconds"]),
+        "process_wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def _base_rows(location: str) -> tuple[str, int]:
+    """The newest base directory of ``location`` and the rows of its bucket files."""
+    bases = sorted(
+        (name for name in os.listdir(location) if name.startswith("base_")),
+        key=lambda name: int(name.split("_")[1]),
+    )
+    if not bases:
+        raise SystemExit(f"no base directory in {location}: {sorted(os.listdir(location))}")
+    base = os.path.join(location, bases[-1])
+    rows = sum(
+        paorc.ORCFile(os.path.join(base, name)).nrows
+        for name in os.listdir(base)
+        if name.startswith("bucket_")
+    )
+    return bases[-1], rows
+
+
 def _run_child(kind: str, warehouse: str, master: str | None = None) -> dict[str, float]:
     command = [sys.executable, "-m", "bench.bench_compaction", "--child", kind, "--warehouse", warehouse]
     if master:
@@ -213,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-rows", default="1000000,2000000,4000000")
     parser.add_argument("--spark-rows", type=int, default=2_000_000)
     parser.add_argument("--spark-buckets", type=int, default=4)
+    parser.add_argument("--no-hive", action="store_true", help="leave Hive 2.3's CompactorMR out")
     parser.add_argument("--child", choices=("compact", "physical"), default=None)
     parser.add_argument("--warehouse", default=None)
     parser.add_argument("--master", default=None)
@@ -228,8 +324,23 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"major compaction of {args.rows:,} rows, {args.deltas} deltas, {args.delete_fraction:.0%} deletes")
     warehouse = _fresh(args.rows, args.deltas, args.delete_fraction, args.buckets)
+    hive_copy = None
+    if not args.no_hive:
+        hive_copy = os.path.join(warehouse, "hive-copy")
+        shutil.copytree(os.path.join(warehouse, "b"), hive_copy)
+        class_path = _hive_class_path(warehouse)
     physical = _run_child("physical", warehouse)
     ours = _run_child("compact", warehouse)
+    hive = None
+    if hive_copy is not None:
+        hive = run_hive_compactor(class_path, hive_copy, args.buckets, args.deltas + DELETE_TXNS)
+        ours_base, ours_rows = _base_rows(os.path.join(warehouse, "b"))
+        hive_base, hive_rows = _base_rows(hive_copy)
+        if ours_rows != hive_rows:
+            raise SystemExit(
+                f"acidflow's {ours_base} has {ours_rows:,} rows, Hive's {hive_base} {hive_rows:,}"
+            )
+        print(f"  outputs        : acidflow {ours_base}, Hive {hive_base}, {ours_rows:,} rows each")
     shutil.rmtree(warehouse, ignore_errors=True)
     print(
         f"  physical limit : wall {physical['wall']:7.2f} s  cpu {physical['cpu']:7.2f} s  peak {physical['peak_rss_mb']:.0f} MB"
@@ -238,9 +349,21 @@ def main(argv: list[str] | None = None) -> int:
         f"  acidflow major : wall {ours['wall']:7.2f} s  cpu {ours['cpu']:7.2f} s  peak {ours['peak_rss_mb']:.0f} MB"
         f"  ({ours['events']:,.0f} events, {ours['input_bytes'] / 1e6:.0f} MB in)"
     )
+    if hive is not None:
+        print(
+            f"  Hive CompactorMR: wall {hive['wall']:7.2f} s  (process {hive['process_wall']:.2f} s)"
+            f"  cpu {hive['cpu']:7.2f} s (process)  peak {hive['peak_rss_mb']:.0f} MB"
+        )
     print(
         f"  ratio          : wall {ours['wall'] / physical['wall']:.2f}x  cpu {ours['cpu'] / physical['cpu']:.2f}x"
+        " (acidflow / physical limit)"
     )
+    if hive is not None:
+        print(
+            f"  ratio          : wall {hive['wall'] / ours['wall']:.2f}x"
+            f" (process {hive['process_wall'] / ours['wall']:.2f}x)  cpu {hive['cpu'] / ours['cpu']:.2f}x"
+            " (Hive CompactorMR / acidflow)"
+        )
 
     sizes = [int(s) for s in args.memory_rows.split(",") if s]
     if sizes:
