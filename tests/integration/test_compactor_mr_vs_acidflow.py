@@ -12,8 +12,13 @@ The table directory is then copied: Hive's ``CompactorMR`` (run for real under H
 every high watermark the compacted output supports (from 0 to one past the last transaction;
 below a major compaction's ``base_N`` Hive 2.3 throws "Not enough history", and must throw it for
 both copies), Hive's row-mode reader, Hive's vectorized ACID reader and acidflow's reader must
-return the same rows and ROW__IDs from both copies. Hive's snapshot and acidflow's are the same history: the aborted transactions at or below
-the high watermark are exceptions.
+return the same rows and ROW__IDs from both copies. Hive's snapshot and acidflow's are the same
+history: the aborted transactions at or below the high watermark are exceptions. The compacted
+directories must have the same names (``base_N``; ``delta_1_N`` and ``delete_delta_1_N``).
+
+Hive 2.3's vectorized ACID reader throws ``ArrayIndexOutOfBoundsException`` (in
+``ColumnizedDeleteEventRegistry``) on a ranged delete delta read at a snapshot inside its range;
+it throws alike on both copies, which the test checks instead of comparing rows there.
 
 Bucket values are compared decoded (Hive 2.3 stores the plain bucket number, acidflow's output
 keeps what it read or writes BucketCodec V1).
