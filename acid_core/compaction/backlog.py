@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from acid_core.compaction.cleaner import reap_timed_out_transactions
 from acid_core.compaction.initiator import (
     CompactionRecord,
     Decision,
@@ -108,8 +109,11 @@ def run_initiator(
     dry_run: bool = False,
     tables: list[str] | None = None,
     now: float | None = None,
+    txn_timeout_seconds: float | None = None,
 ) -> list[BacklogEntry]:
     """Decide for every ACID table and partition; enqueue what should be compacted unless ``dry_run``.
+
+    Unless ``dry_run``, the transaction reaper runs first (``reap_timed_out_transactions``).
 
     Args:
         metastore: the metastore.
@@ -117,12 +121,15 @@ def run_initiator(
         dry_run: decide only.
         tables: ``db.table`` names to look at (default: every table of every database).
         now: the clock (epoch seconds).
+        txn_timeout_seconds: the reaper's timeout (None: Hive's 300 s).
 
     Returns:
         The backlog: one entry per table/partition, with its decision.
     """
     config = config or InitiatorConfig()
     now = time.time() if now is None else now
+    if not dry_run:
+        reap_timed_out_transactions(metastore, txn_timeout_seconds, now)
     names = tables or [
         f"{database}.{name}"
         for database in metastore.list_databases()

@@ -86,6 +86,7 @@ class CleanerOptions:
         sleep: how to wait between attempts (tests pass a fake).
         on_step: called before each step: ``("ledger", None)``, ``("deleting", path)``,
             ``("marking", None)`` (progress; fault injection in tests).
+        txn_timeout_seconds: the reaper's timeout (None: ``DEFAULT_TXN_TIMEOUT_SECONDS``).
     """
 
     retention_seconds: float = 0.0
@@ -95,6 +96,37 @@ class CleanerOptions:
     backoff_seconds: float = 0.2
     sleep: Callable[[float], None] = time.sleep
     on_step: Callable[[str, str | None], None] | None = None
+    txn_timeout_seconds: float | None = None
+
+
+# Hive's hive.txn.timeout: a transaction silent this long is aborted by the reaper.
+DEFAULT_TXN_TIMEOUT_SECONDS = 300.0
+
+
+def reap_timed_out_transactions(
+    metastore: Metastore, timeout_seconds: float | None = None, now: float | None = None
+) -> list[int]:
+    """Abort transactions that stopped heartbeating (Hive's AcidHouseKeeperService reaper).
+
+    Runs at the start of every initiator and cleaner run: a killed writer's open transaction
+    would otherwise hold the compactor's high watermark and the cleaner's "min open txn" forever.
+    Its write IDs become aborted, so every reader ignores what it wrote.
+
+    Args:
+        metastore: the metastore.
+        timeout_seconds: silence that counts as dead (default ``DEFAULT_TXN_TIMEOUT_SECONDS``).
+        now: the clock (epoch seconds).
+
+    Returns:
+        The transaction IDs aborted.
+    """
+    timeout = DEFAULT_TXN_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
+    reaped = [int(txn) for txn in metastore.abort_timed_out_txns(timeout, now)]
+    if reaped:
+        _LOG.warning(
+            "reaper aborted %d transaction(s) silent for over %.0f s: %s", len(reaped), timeout, reaped
+        )
+    return reaped
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +414,8 @@ def run_cleaner(
         One result per compaction that was ready (failed ones are logged and left ready).
     """
     options = options or CleanerOptions()
+    if not options.dry_run:
+        reap_timed_out_transactions(metastore, options.txn_timeout_seconds, now)
     results: list[CleanResult] = []
     for compaction in metastore.find_ready_to_clean(retention_seconds=options.retention_seconds, now=now):
         try:
