@@ -275,6 +275,7 @@ def up(warehouse: str, port: int) -> int:
     home = str(Path(warehouse) / ".airflow")  # hidden: not a table; removed with the warehouse
     env = airflow_env(home, warehouse)
     env["AIRFLOW__API__PORT"] = str(port)
+    env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] = f"http://localhost:{port}/execution/"
     env["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO"
     prepare_airflow(env)
     passwords = Path(home) / "simple_auth_manager_passwords.json.generated"

@@ -78,11 +78,9 @@ def acidflow_compaction() -> None:
 
             targets = targets_of(AcidWarehouseHook(load_config()).backlog())
             if not targets:
-                from airflow.sdk.exceptions import AirflowSkipException
-
-                raise AirflowSkipException(
-                    "nothing to compact: every table is below the initiator's thresholds"
-                )
+                # Not an error: the mapped tasks below expand to nothing and are skipped.
+                print("nothing to compact: every table is below the initiator's thresholds")
+                return {"embedded": [], "spark": [], "ids": []}
         if not targets:
             try:
                 targets = [request_from_params(params).to_dict()]
@@ -114,13 +112,19 @@ def acidflow_compaction() -> None:
         },
     ).expand(application_args=spark_jobs(planned))
 
-    @task(trigger_rule="all_done_min_one_success")
-    def check(planned: dict) -> dict:
+    @task(trigger_rule="all_done")
+    def check(**context: object) -> dict:
+        # Runs after the compactions whatever their outcome: failed compactions alert here, and
+        # as the only leaf it decides the run's state (a failed plan fails the run too).
         from acidflow_airflow.operators import check_compactions
+        from airflow.sdk.exceptions import AirflowFailException
 
+        planned = context["ti"].xcom_pull(task_ids="plan")
+        if planned is None:
+            raise AirflowFailException("the compaction plan failed (see task 'plan'): nothing was compacted")
         return check_compactions(load_config(), list(planned["ids"]))
 
-    [embedded, spark] >> check(planned)
+    [planned, embedded, spark] >> check()
 
 
 acidflow_compaction()
