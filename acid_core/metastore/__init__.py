@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from acid_core.metastore.store import (
         DEFAULT_DATABASE,
+        DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
         METASTORE_DIR_NAME,
         Clock,
         Column,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         CompactionState,
         CompactionType,
         Database,
+        HousekeepingResult,
         InMemoryMetastore,
         Lease,
         Metastore,
@@ -33,15 +35,19 @@ if TYPE_CHECKING:
         TxnState,
         TxnType,
         WriteOperation,
+        create_engine_for_url,
         default_metastore_url,
+        describe_db_error,
         format_partition_name,
         open_metastore,
         split_table_name,
         table_type_from_properties,
+        upgrade_schema,
     )
 
 __all__ = [
     "DEFAULT_DATABASE",
+    "DEFAULT_OPEN_TXN_TIMEOUT_SECONDS",
     "METASTORE_DIR_NAME",
     "Clock",
     "Column",
@@ -49,6 +55,7 @@ __all__ = [
     "CompactionState",
     "CompactionType",
     "Database",
+    "HousekeepingResult",
     "InMemoryMetastore",
     "Lease",
     "Metastore",
@@ -61,11 +68,14 @@ __all__ = [
     "TxnState",
     "TxnType",
     "WriteOperation",
+    "create_engine_for_url",
     "default_metastore_url",
+    "describe_db_error",
     "format_partition_name",
     "open_metastore",
     "split_table_name",
     "table_type_from_properties",
+    "upgrade_schema",
 ]
 
 

@@ -17,12 +17,14 @@ asks the caller's ``find_conflicts`` (the lock rules live in ``acid_core.locks``
 inserts every lock row or (fair mode) its waiting markers. So a grant is all-or-nothing and two
 incompatible grants can never interleave.
 
-The tables are created on first use (``CREATE TABLE IF NOT EXISTS`` through a separate
-``MetaData``), not by the metastore's Alembic history: see ``LOCK_METADATA``. Times come from the
-caller (epoch ms), so hosts must keep their clocks roughly in sync (well under a session timeout).
+The tables are part of the metastore schema (``models.LOCK_SESSIONS`` / ``models.LOCKS``, Alembic
+revision 0002): opening a store runs the metastore's ``upgrade head``, as ``SqlMetastore`` does, so
+either may open a fresh database first. Times come from the caller (epoch ms), so hosts must keep
+their clocks roughly in sync (well under a session timeout).
 
 Not here: the compatibility rules, retries, the heartbeat thread (``acid_core.locks.sql``).
-Errors: database failures become ``MetastoreError`` with the cause chained.
+Errors: database failures (and a database at a revision this code does not know) become
+``MetastoreError`` with the cause chained.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy import BigInteger, Boolean, Index, Integer, MetaData, String, delete, insert, select, update
+from alembic.util import CommandError
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from acid_core.errors import MetastoreError
-from acid_core.metastore.store import _create_engine, _db_problem
+from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
+from acid_core.metastore.store import create_engine_for_url, describe_db_error, upgrade_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -45,42 +49,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LOCK_METADATA", "LockRow", "SqlLockStore", "StoredLock"]
 
-# Kept out of models.Base on purpose: the metastore's migration test compares Base with the
-# Alembic head; these tables join the Alembic history once that is coordinated (see the report).
-LOCK_METADATA = MetaData()
-_ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER PRIMARY KEY only
-_SERIALIZE_KEY = 0x41C1D10C  # pg_advisory_xact_lock key of lock transactions
-
-SESSIONS = sa.Table(
-    "ACIDFLOW_LOCK_SESSIONS",
-    LOCK_METADATA,
-    sa.Column("LS_SESSION_ID", String(64), primary_key=True, key="session_id"),
-    sa.Column("LS_HOST", String(255), nullable=False, key="host"),
-    sa.Column("LS_STARTED", BigInteger, nullable=False, key="started"),
-    sa.Column("LS_LAST_HEARTBEAT", BigInteger, nullable=False, key="last_heartbeat"),
-    sa.Column("LS_TIMEOUT_MS", BigInteger, nullable=False, key="timeout_ms"),
-)
-
-LOCKS = sa.Table(
-    "ACIDFLOW_LOCKS",
-    LOCK_METADATA,
-    sa.Column("L_ID", _ID, primary_key=True, autoincrement=True, key="lock_id"),
-    sa.Column("L_SESSION_ID", String(64), nullable=False, key="session_id"),
-    sa.Column("L_TOKEN", String(64), nullable=False, key="token"),
-    sa.Column("L_OBJECT", String(1024), nullable=False, key="object_name"),
-    sa.Column("L_DB", String(128), nullable=False, key="db"),
-    sa.Column("L_TABLE", String(256), nullable=False, key="table_name"),
-    sa.Column("L_MODE", String(1), nullable=False, key="mode"),
-    sa.Column("L_WAITING", Boolean, nullable=False, key="waiting"),
-    sa.Column("L_HOLDER", String(256), nullable=False, key="holder"),
-    sa.Column("L_HOST", String(255), nullable=False, key="host"),
-    sa.Column("L_TXN_ID", BigInteger, nullable=True, key="txn_id"),
-    sa.Column("L_ACQUIRED_AT", BigInteger, nullable=False, key="acquired_at"),
-    Index("IX_ACIDFLOW_LOCKS_OBJECT", "object_name"),
-    Index("IX_ACIDFLOW_LOCKS_TABLE", "db", "table_name"),
-    Index("IX_ACIDFLOW_LOCKS_SESSION", "session_id"),
-    Index("IX_ACIDFLOW_LOCKS_TOKEN", "token"),
-)
+LOCK_METADATA = Base.metadata
+"""Deprecated alias: the lock tables now live on the metastore's ``Base.metadata`` (Alembic owns them)."""
+SESSIONS = LOCK_SESSIONS
+_SERIALIZE_KEY = 0x41C1D10C  # pg_advisory_xact_lock key of lock transactions (revision 0002 waits on it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,20 +110,24 @@ class SqlLockStore:
     """Lock rows in the metastore database (SQLite or PostgreSQL, by SQLAlchemy URL).
 
     Raises:
-        MetastoreError: the database cannot be opened or the tables cannot be created.
+        MetastoreError: not a URL, the database cannot be opened or migrated to the newest schema.
     """
 
     def __init__(self, url: str) -> None:
-        self._url = sa.make_url(url)
+        try:
+            self._url = sa.make_url(url)
+        except SQLAlchemyError as e:
+            raise MetastoreError(
+                "open lock store", url, f"not a SQLAlchemy URL ({e}); expected e.g. sqlite:///path"
+            ) from e
         self.shown_url = self._url.render_as_string(hide_password=True)
         try:
-            self._engine = _create_engine(self._url)
-            with self._engine.begin() as connection:
-                if connection.dialect.name == "postgresql":
-                    connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SERIALIZE_KEY})
-                LOCK_METADATA.create_all(connection, checkfirst=True)
+            self._engine = create_engine_for_url(self._url)
+            upgrade_schema(self._engine)
         except SQLAlchemyError as e:
-            raise MetastoreError("open lock store", self.shown_url, _db_problem(e)) from e
+            raise MetastoreError("open lock store", self.shown_url, describe_db_error(e)) from e
+        except CommandError as e:  # the database is at a revision this code does not know
+            raise MetastoreError("migrate lock store", self.shown_url, f"{type(e).__name__}: {e}") from e
 
     @property
     def dialect(self) -> str:
@@ -170,7 +146,7 @@ class SqlLockStore:
                     connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SERIALIZE_KEY})
                 yield connection
         except SQLAlchemyError as e:
-            raise MetastoreError(operation, self.shown_url, _db_problem(e)) from e
+            raise MetastoreError(operation, self.shown_url, describe_db_error(e)) from e
 
     @staticmethod
     def _purge_expired(connection: Connection, now_ms: int) -> None:

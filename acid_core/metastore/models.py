@@ -16,17 +16,23 @@ The tables and what they hold (Hive's names, from hive-schema-4.0.0 and TxnDbUti
     COMPACTION_QUEUE                   compactions in flight: initiated / working / ready for cleaning
     COMPLETED_COMPACTIONS              history: succeeded / failed / did not initiate / refused / aborted
     READER_LEASES                      acidflow's own: an external reader's ValidWriteIdList with a TTL
+    MIN_HISTORY_LEVEL                  per open transaction, the lowest transaction open when it
+                                       opened (Hive 3's table): what housekeeping must keep
+    ACIDFLOW_LOCK_SESSIONS             acidflow's own: live sessions of the SQL lock manager
+    ACIDFLOW_LOCKS                     acidflow's own: held locks and fair-mode waiting markers
 
 Column names are Hive's (``TXN_ID``, ``CQ_STATE``...); attribute names are snake_case. Times are
 epoch milliseconds in ``BIGINT`` columns, as Hive stores them. Single-character codes are Hive's:
-``TXN_STATE`` o/c/a, ``TC_OPERATION_TYPE`` i/u/d, ``CQ_TYPE`` a (major) / i (minor), ``CQ_STATE``
+``TXN_STATE`` o/c/a, ``TC_OPERATION_TYPE`` i/u/d (p: a compactor's footprint), ``CQ_TYPE`` a (major) / i (minor), ``CQ_STATE``
 i/w/r/s/f/a/c/x.
 
 Deviations from Hive, on purpose: tables without a natural key get a surrogate primary key (the ORM
 needs one); JSON columns replace Hive's COLUMNS_V2 / PARTITION_KEYS / TABLE_PARAMS child tables;
-READER_LEASES is new.
+READER_LEASES and the two lock tables are new. The lock tables are Core ``Table`` objects (their
+columns carry snake_case keys) because ``lock_store`` queries them with Core statements on a
+``Connection``; they live on the same ``Base.metadata`` so the Alembic history owns them.
 
-Not here: queries and rules (see ``store``), the DDL history (see ``migrations/``).
+Not here: queries and rules (see ``store``, ``lock_store``), the DDL history (see ``migrations/``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     ForeignKey,
     Index,
     Integer,
@@ -44,15 +51,20 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import Column as SqlColumn
+from sqlalchemy import Table as SqlTable
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "LOCKS",
+    "LOCK_SESSIONS",
     "NAMING_CONVENTION",
     "Base",
     "CompactionQueueEntry",
     "CompletedCompaction",
     "CompletedTxnComponent",
     "DatabaseRow",
+    "MinHistoryLevel",
     "NextCompactionQueueId",
     "NextTxnId",
     "NextWriteId",
@@ -152,7 +164,11 @@ class NextTxnId(Base):
 
 
 class Txn(Base):
-    """A transaction (Hive's ``TXNS``); never deleted here, so aborted IDs stay aborted."""
+    """A transaction (Hive's ``TXNS``).
+
+    An aborted row stays until nothing it wrote can be on disk any more (its TXN_COMPONENTS are
+    gone: it wrote nothing, or the cleaner removed its writes); only then may housekeeping delete it.
+    """
 
     __tablename__ = "TXNS"
     __table_args__ = (Index("ix_TXNS_TXN_STATE_TXN_ID", "TXN_STATE", "TXN_ID"),)
@@ -322,3 +338,56 @@ class ReaderLease(Base):
     owner: Mapped[str] = mapped_column("RL_OWNER", String(256))
     created: Mapped[int] = mapped_column("RL_CREATED", BigInteger)
     expires: Mapped[int] = mapped_column("RL_EXPIRES", BigInteger, index=True)
+
+
+class MinHistoryLevel(Base):
+    """Per open transaction, the lowest transaction ID open when it opened (Hive 3's ``MIN_HISTORY_LEVEL``).
+
+    Every snapshot a transaction takes lists as open only transactions at or above this ID, so
+    housekeeping keeps the ``TXN_TO_WRITE_ID`` rows of every transaction from the lowest of these
+    on. The row goes when its transaction commits or aborts.
+    """
+
+    __tablename__ = "MIN_HISTORY_LEVEL"
+
+    txn_id: Mapped[int] = mapped_column("MHL_TXNID", BigInteger, primary_key=True, autoincrement=False)
+    min_open_txn_id: Mapped[int] = mapped_column("MHL_MIN_OPEN_TXNID", BigInteger, index=True)
+
+
+# SQLite autoincrements INTEGER PRIMARY KEY only.
+_LOCK_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+LOCK_SESSIONS = SqlTable(
+    "ACIDFLOW_LOCK_SESSIONS",
+    Base.metadata,
+    SqlColumn("LS_SESSION_ID", String(64), primary_key=True, key="session_id"),
+    SqlColumn("LS_HOST", String(255), nullable=False, key="host"),
+    SqlColumn("LS_STARTED", BigInteger, nullable=False, key="started"),
+    SqlColumn("LS_LAST_HEARTBEAT", BigInteger, nullable=False, key="last_heartbeat"),
+    SqlColumn("LS_TIMEOUT_MS", BigInteger, nullable=False, key="timeout_ms"),
+)
+"""Live SQL lock-manager sessions (times in epoch ms); see ``acid_core.metastore.lock_store``."""
+
+LOCKS = SqlTable(
+    "ACIDFLOW_LOCKS",
+    Base.metadata,
+    SqlColumn("L_ID", _LOCK_ID, primary_key=True, autoincrement=True, key="lock_id"),
+    SqlColumn("L_SESSION_ID", String(64), nullable=False, key="session_id"),
+    SqlColumn("L_TOKEN", String(64), nullable=False, key="token"),
+    SqlColumn("L_OBJECT", String(1024), nullable=False, key="object_name"),
+    SqlColumn("L_DB", String(128), nullable=False, key="db"),
+    SqlColumn("L_TABLE", String(256), nullable=False, key="table_name"),
+    SqlColumn("L_MODE", String(1), nullable=False, key="mode"),
+    SqlColumn("L_WAITING", Boolean, nullable=False, key="waiting"),
+    SqlColumn("L_HOLDER", String(256), nullable=False, key="holder"),
+    SqlColumn("L_HOST", String(255), nullable=False, key="host"),
+    SqlColumn("L_TXN_ID", BigInteger, nullable=True, key="txn_id"),
+    SqlColumn("L_ACQUIRED_AT", BigInteger, nullable=False, key="acquired_at"),
+    # The names the tables had when lock_store created them itself (before revision 0002), so
+    # revision 0002 can adopt such tables as they are.
+    Index("IX_ACIDFLOW_LOCKS_OBJECT", "object_name"),
+    Index("IX_ACIDFLOW_LOCKS_TABLE", "db", "table_name"),
+    Index("IX_ACIDFLOW_LOCKS_SESSION", "session_id"),
+    Index("IX_ACIDFLOW_LOCKS_TOKEN", "token"),
+)
+"""Held locks (``L_WAITING`` false) and fair-mode waiting markers (true); mode ``s`` or ``x``."""

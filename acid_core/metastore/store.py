@@ -48,7 +48,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -60,9 +60,9 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import delete, event, func, insert, or_, select, update
+from sqlalchemy import delete, event, exists, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 from sqlalchemy.pool import StaticPool
 
 from acid_core.errors import (
@@ -91,6 +91,7 @@ from acid_core.metastore.models import (
     CompletedCompaction,
     CompletedTxnComponent,
     DatabaseRow,
+    MinHistoryLevel,
     NextCompactionQueueId,
     NextTxnId,
     NextWriteId,
@@ -117,6 +118,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DATABASE",
+    "DEFAULT_OPEN_TXN_TIMEOUT_SECONDS",
     "METASTORE_DIR_NAME",
     "Clock",
     "Column",
@@ -124,6 +126,7 @@ __all__ = [
     "CompactionState",
     "CompactionType",
     "Database",
+    "HousekeepingResult",
     "InMemoryMetastore",
     "Lease",
     "Metastore",
@@ -136,11 +139,14 @@ __all__ = [
     "TxnState",
     "TxnType",
     "WriteOperation",
+    "create_engine_for_url",
     "default_metastore_url",
+    "describe_db_error",
     "format_partition_name",
     "open_metastore",
     "split_table_name",
     "table_type_from_properties",
+    "upgrade_schema",
 ]
 
 _LOG = logging.getLogger(__name__)
@@ -153,6 +159,8 @@ _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _MIGRATION_LOCK_KEY = 0x41C1DF10
 _SQLITE_BUSY_TIMEOUT_MS = 30_000
 _HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+DEFAULT_OPEN_TXN_TIMEOUT_SECONDS = 1.0
+"""Hive's ``metastore.txn.opentxn.timeout`` default: ``housekeeping`` spares transactions this young."""
 
 Clock = Callable[[], float]
 """Returns the current time in epoch seconds (``time.time`` by default)."""
@@ -239,6 +247,8 @@ _OPEN = _TXN_STATE_CODE[TxnState.OPEN]
 _ABORTED = _TXN_STATE_CODE[TxnState.ABORTED]
 _COMMITTED = _TXN_STATE_CODE[TxnState.COMMITTED]
 _UPDATE_DELETE_CODES = (_OPERATION_CODE[WriteOperation.UPDATE], _OPERATION_CODE[WriteOperation.DELETE])
+# Hive's OperationType.COMPACT: the compactor's footprint in TXN_COMPONENTS (never a write).
+_COMPACT_OPERATION = "p"
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +357,24 @@ class CompactionInfo:
     initiator_version: str | None = None
     worker_version: str | None = None
     run_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HousekeepingResult:
+    """What one ``housekeeping`` run deleted.
+
+    Attributes:
+        deleted_txn_ids: ``TXNS`` rows deleted: aborted transactions with nothing left on disk, and
+            committed ones no write-ID row refers to any more.
+        deleted_write_id_rows: ``TXN_TO_WRITE_ID`` rows deleted.
+        low_water_mark: the transaction ID below which write-ID rows were eligible (the lowest of
+            the next txn ID, every open or remaining aborted txn, and every open txn's
+            ``MIN_HISTORY_LEVEL``).
+    """
+
+    deleted_txn_ids: tuple[TxnId, ...]
+    deleted_write_id_rows: int
+    low_water_mark: TxnId
 
 
 @dataclass(frozen=True, slots=True)
@@ -785,8 +813,24 @@ class Metastore(Protocol):
         """Compactions the cleaner may clean now (Hive's ``findReadyToClean``)."""
         ...
 
-    def mark_cleaned(self, compaction_id: int, now: float | None = None) -> None:
-        """'r' -> history 's'."""
+    def mark_cleaned(
+        self,
+        compaction_id: int,
+        now: float | None = None,
+        *,
+        has_uncompacted_aborts: bool | None = None,
+        aborted_write_ids: Iterable[int] = (),
+    ) -> None:
+        """'r' -> history 's'; forget the aborted writes the cleaner removed (Hive's ``markCleaned``).
+
+        ``has_uncompacted_aborts=False`` (the cleaner's directory state found no delta that still
+        holds aborted writes) forgets every aborted write of the table/partition up to the
+        compaction's highest write ID; otherwise only ``aborted_write_ids`` (those of the aborted
+        directories it deleted) are forgotten. Left unset, no aborted write is forgotten (the safe
+        default). Only transactions below the compaction's next txn ID count: they had all ended
+        before the cleaner listed the directory. ``housekeeping`` then deletes the transactions
+        that have nothing left to track.
+        """
         ...
 
     def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
@@ -839,6 +883,16 @@ class Metastore(Protocol):
         """Delete leases whose expiry is at or before ``now``; returns their IDs."""
         ...
 
+    # Housekeeping ------------------------------------------------------------------------------
+    def housekeeping(
+        self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
+    ) -> HousekeepingResult:
+        """Delete transactions and write-ID rows that no snapshot needs (Hive's AcidHouseKeeperService).
+
+        See ``SqlMetastore.housekeeping``.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...
@@ -872,7 +926,19 @@ def _is_sqlite_memory(url: sa.URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
-def _create_engine(url: sa.URL) -> Engine:
+def create_engine_for_url(url: sa.URL) -> Engine:
+    """An engine configured as the metastore uses it; the lock store shares this setup.
+
+    PostgreSQL runs at READ COMMITTED. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
+    and ``BEGIN IMMEDIATE`` for every transaction, so each one is serialized against every writer
+    (SQLite's ``SELECT ... FOR UPDATE``); an in-memory database is one shared connection.
+
+    Args:
+        url: a parsed SQLAlchemy URL.
+
+    Returns:
+        The engine; nothing is connected yet.
+    """
     if url.get_backend_name() != "sqlite":
         return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
     memory = _is_sqlite_memory(url)
@@ -907,7 +973,17 @@ def _create_engine(url: sa.URL) -> Engine:
     return engine
 
 
-def _upgrade_schema(engine: Engine) -> None:
+def upgrade_schema(engine: Engine) -> None:
+    """Bring the database to the newest Alembic revision (``upgrade head``), idempotently.
+
+    Serialized between processes (an advisory lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite);
+    a database already at head costs one query. The SQL lock store calls this too, so the lock
+    tables exist whichever of the two opens a database first.
+
+    Raises:
+        sqlalchemy.exc.SQLAlchemyError: the database failed (callers translate it).
+        alembic.util.CommandError: the database is at a revision this code does not know.
+    """
     config, head = _alembic_config()
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
@@ -949,10 +1025,10 @@ class SqlMetastore:
             threading.RLock() if _is_sqlite_memory(self._url) else contextlib.nullcontext()
         )
         try:
-            self._engine = _create_engine(self._url)
-            _upgrade_schema(self._engine)
+            self._engine = create_engine_for_url(self._url)
+            upgrade_schema(self._engine)
         except SQLAlchemyError as e:
-            raise MetastoreError("open", self._shown_url, _db_problem(e)) from e
+            raise MetastoreError("open", self._shown_url, describe_db_error(e)) from e
         except CommandError as e:  # e.g. the database is at a revision this code does not know
             raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
         self._ensure_default_database()
@@ -991,10 +1067,10 @@ class SqlMetastore:
                 yield session
         except IntegrityError as e:
             if on_integrity_error is None:
-                raise MetastoreError(operation, self._shown_url, _db_problem(e)) from e
+                raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
             raise on_integrity_error() from e
         except SQLAlchemyError as e:
-            raise MetastoreError(operation, self._shown_url, _db_problem(e)) from e
+            raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
 
     def _ensure_default_database(self) -> None:
         try:
@@ -1274,6 +1350,10 @@ class SqlMetastore:
                     txn_type=_TXN_TYPE_CODE[kind],
                 )
             )
+            # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
+            # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+            lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
+            s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
         return TxnId(txn_id)
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -1428,6 +1508,7 @@ class SqlMetastore:
                 conflict = self._find_write_conflict(s, txn_id, commit_id, footprint)
                 if conflict is not None:
                     s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+                    s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
                 else:
                     s.execute(
                         insert(WriteSetEntry),
@@ -1501,7 +1582,10 @@ class SqlMetastore:
     def _complete_txn(
         s: Session, txn_id: int, components: Sequence[TxnComponent], update_delete: str, now_ms: int
     ) -> None:
-        if components:
+        # TxnHandler.commitTxn: the compactor's own footprint ('p') only guards an abort of the
+        # compaction txn; it is not a write, so it is not copied to COMPLETED_TXN_COMPONENTS.
+        writes = [c for c in components if c.operation != _COMPACT_OPERATION]
+        if writes:
             s.execute(
                 insert(CompletedTxnComponent),
                 [
@@ -1514,11 +1598,13 @@ class SqlMetastore:
                         "write_id": c.write_id,
                         "update_delete": update_delete,
                     }
-                    for c in components
+                    for c in writes
                 ],
             )
+        if components:
             s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
         s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_COMMITTED))
+        s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
 
     def abort_txn(self, txn_id: int) -> None:
         """See ``Metastore.abort_txn``."""
@@ -1529,6 +1615,7 @@ class SqlMetastore:
             if txn.state == _COMMITTED:
                 raise TxnNotOpenError(txn_id, TxnState.COMMITTED.value, "abort")
             s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+            s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
 
     def heartbeat(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.heartbeat``."""
@@ -1555,6 +1642,7 @@ class SqlMetastore:
             )
             if ids:
                 s.execute(update(Txn).where(Txn.txn_id.in_(ids), Txn.state == _OPEN).values(state=_ABORTED))
+                s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id.in_(ids)))
         if ids:
             _LOG.info("Aborted %d transaction(s) that stopped heartbeating: %s", len(ids), ids)
         return [TxnId(i) for i in ids]
@@ -1569,6 +1657,109 @@ class SqlMetastore:
         """See ``Metastore.min_open_txn_id``."""
         with self._transaction("min_open_txn_id") as s:
             return TxnId(self._min_open_txn_id(s))
+
+    def housekeeping(
+        self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
+    ) -> HousekeepingResult:
+        """Delete transactions and write-ID rows no snapshot needs, so snapshots stop growing.
+
+        Hive's AcidHouseKeeperService, in one database transaction:
+
+        1. ``cleanEmptyAbortedAndCommittedTxns``: an aborted transaction with no
+           ``TXN_COMPONENTS`` left is deleted (it wrote nothing, or ``mark_cleaned`` forgot its
+           writes once the cleaner had removed them), with its ``TXN_TO_WRITE_ID`` rows: no file
+           can hold its events, so its write IDs may turn valid. Only transactions below the
+           newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
+           ``getOpenTxnTimeoutLowBoundaryTxnId``), which also keeps a just-finished
+           transaction's record for its client's retry.
+        2. ``cleanTxnToWriteIdTable``: ``TXN_TO_WRITE_ID`` rows of transactions below the low water
+           mark (``MinUncommittedTxnIdHandler``: the next txn ID, the lowest open or aborted txn;
+           and ``findMinTxnIdSeenOpen``: the lowest ``MIN_HISTORY_LEVEL`` of an open txn) are
+           committed writes every snapshot an open transaction can take sees as valid. Unlike
+           Hive, per table only the rows below every kept row are deleted: write IDs are not
+           allocated in txn order, and deleting a row above a kept one would lower the write-ID
+           high watermark readers compute (``GetValidWriteIdsForTableFunction``).
+        3. Committed transactions below the boundary of step 1 that no write-ID row refers to.
+
+        Idempotent: a second run with the same ``now`` deletes nothing. Snapshots held inside an
+        open transaction (and reader leases, which store their write-ID lists) read exactly the
+        same rows before and after; a ``ValidTxnList`` taken outside any transaction must be
+        turned into write-ID lists promptly (as ``Warehouse.read`` and the cleaner do).
+
+        Args:
+            now: epoch seconds (default: the store's clock).
+            open_txn_timeout_seconds: transactions started this recently are never deleted.
+
+        Returns:
+            What was deleted.
+
+        Raises:
+            InvalidMetastoreRequestError: a negative timeout.
+            MetastoreError: the database failed (nothing was deleted).
+        """
+        if not open_txn_timeout_seconds >= 0:
+            raise InvalidMetastoreRequestError("open txn timeout", open_txn_timeout_seconds, "seconds >= 0")
+        cutoff = self._now_ms(now) - _ms(open_txn_timeout_seconds)
+        with self._transaction("housekeeping") as s:
+            # The NEXT_TXN_ID lock is open_txn's mutex: no txn opens (and registers its
+            # MIN_HISTORY_LEVEL) while the low water mark is computed and applied.
+            next_txn_id = self._next_txn_id_locked(s)
+            boundary = s.scalar(select(func.max(Txn.txn_id)).where(Txn.started < cutoff))
+            boundary = 0 if boundary is None else int(boundary)
+            no_components = ~exists().where(TxnComponent.txn_id == Txn.txn_id)
+            empty_aborted = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _ABORTED, Txn.txn_id < boundary, no_components)
+                    .order_by(Txn.txn_id)
+                    .with_for_update()
+                )
+            )
+            deleted_rows = 0
+            if empty_aborted:
+                result = s.execute(delete(TxnToWriteId).where(TxnToWriteId.txn_id.in_(empty_aborted)))
+                deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+                s.execute(delete(Txn).where(Txn.txn_id.in_(empty_aborted), no_components))
+            # A MIN_HISTORY_LEVEL row whose txn has ended protects nothing (commit/abort delete it;
+            # this only catches rows left by a crash between statements of another client).
+            open_ids = select(Txn.txn_id).where(Txn.state == _OPEN)
+            s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id.not_in(open_ids)))
+            candidates = [
+                next_txn_id,
+                s.scalar(select(func.min(Txn.txn_id)).where(Txn.state.in_((_OPEN, _ABORTED)))),
+                s.scalar(select(func.min(MinHistoryLevel.min_open_txn_id))),
+            ]
+            low_water_mark = min(int(c) for c in candidates if c is not None)
+            kept = aliased(TxnToWriteId)
+            below_a_kept_row = exists().where(
+                kept.database == TxnToWriteId.database,
+                kept.table == TxnToWriteId.table,
+                kept.txn_id >= low_water_mark,
+                kept.write_id < TxnToWriteId.write_id,
+            )
+            result = s.execute(
+                delete(TxnToWriteId).where(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
+            )
+            deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+            no_write_ids = ~exists().where(TxnToWriteId.txn_id == Txn.txn_id)
+            done_committed = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _COMMITTED, Txn.txn_id < boundary, no_components, no_write_ids)
+                    .order_by(Txn.txn_id)
+                )
+            )
+            if done_committed:
+                s.execute(delete(Txn).where(Txn.txn_id.in_(done_committed)))
+        deleted = sorted([*empty_aborted, *done_committed])
+        if deleted or deleted_rows:
+            _LOG.info(
+                "Housekeeping deleted %d transaction(s) and %d write-ID row(s); low water mark %d",
+                len(deleted),
+                deleted_rows,
+                low_water_mark,
+            )
+        return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
 
     @staticmethod
     def _min_open_txn_id(s: Session) -> int:
@@ -1693,6 +1884,23 @@ class SqlMetastore:
             self._lock_open_txn(s, txn_id, "attach a compaction to")
             row.txn_id = txn_id
             row.highest_write_id = highest_write_id
+            # CompactionTxnHandler.updateCompactorState: should the compaction txn abort, this row
+            # keeps its TXNS row (and so its half-written base_N_vT, invalid by its visibility
+            # suffix) until a later compaction's cleaner has removed what it may have written.
+            footprint = select(TxnComponent.id).where(
+                TxnComponent.txn_id == txn_id, TxnComponent.operation == _COMPACT_OPERATION
+            )
+            if s.scalar(footprint) is None:
+                s.add(
+                    TxnComponent(
+                        txn_id=txn_id,
+                        database=row.database,
+                        table=row.table,
+                        partition=row.partition,
+                        operation=_COMPACT_OPERATION,
+                        write_id=highest_write_id,
+                    )
+                )
 
     def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
         """See ``Metastore.mark_compacted``."""
@@ -1779,12 +1987,21 @@ class SqlMetastore:
         )
         s.delete(row)
 
-    def mark_cleaned(self, compaction_id: int, now: float | None = None) -> None:
+    def mark_cleaned(
+        self,
+        compaction_id: int,
+        now: float | None = None,
+        *,
+        has_uncompacted_aborts: bool | None = None,
+        aborted_write_ids: Iterable[int] = (),
+    ) -> None:
         """See ``Metastore.mark_cleaned``."""
         now_ms = self._now_ms(now)
+        removed = sorted({int(w) for w in aborted_write_ids})
         with self._transaction("mark_cleaned") as s:
             row = self._queue_row(s, compaction_id)
             self._require_state(row, "mark cleaned", (CompactionState.READY_FOR_CLEANING,))
+            self._forget_cleaned_aborts(s, row, has_uncompacted_aborts, removed)
             if row.highest_write_id is not None:
                 # CompactionTxnHandler.markCleaned: the compacted writes need no more tracking.
                 s.execute(
@@ -1796,6 +2013,35 @@ class SqlMetastore:
                     )
                 )
             self._to_history(s, row, CompactionState.SUCCEEDED, now_ms)
+
+    @staticmethod
+    def _forget_cleaned_aborts(
+        s: Session, row: CompactionQueueEntry, has_uncompacted_aborts: bool | None, removed: Sequence[int]
+    ) -> None:
+        # MarkCleanedFunction.removeTxnComponents: the cleaner removed the aborted writes up to the
+        # highest write ID (no delta still mixes aborted and valid writes), or exactly `removed`.
+        if row.next_txn_id is None:
+            return
+        if has_uncompacted_aborts is False and row.highest_write_id is not None:
+            which = TxnComponent.write_id <= row.highest_write_id
+        elif removed:
+            which = TxnComponent.write_id.in_(removed)
+        else:
+            return
+        # Unlike Hive, only txns below the compaction's next txn ID: find_ready_to_clean made sure
+        # they had all ended before the cleaner listed the directory, so it saw their files as
+        # aborted. A compaction txn that began and aborted later (its own 'p' footprint may carry
+        # a write ID <= ours) wrote a directory this cleaner never saw.
+        aborted = select(Txn.txn_id).where(Txn.state == _ABORTED, Txn.txn_id < row.next_txn_id)
+        s.execute(
+            delete(TxnComponent).where(
+                TxnComponent.txn_id.in_(aborted),
+                TxnComponent.database == row.database,
+                TxnComponent.table == row.table,
+                _same_partition(TxnComponent.partition, row.partition),
+                which,
+            )
+        )
 
     def _fail(
         self,
@@ -1988,6 +2234,11 @@ def _current_user() -> str:
         return "unknown"
 
 
-def _db_problem(error: SQLAlchemyError) -> str:
+def describe_db_error(error: SQLAlchemyError) -> str:
+    r"""A one-line description of a database error for ``MetastoreError``: the driver's class and first line.
+
+    >>> describe_db_error(sa.exc.OperationalError("SELECT 1", {}, ValueError("server closed\nmore")))
+    'ValueError: server closed'
+    """
     cause = getattr(error, "orig", None) or error
     return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause).strip() else ''}"

@@ -50,7 +50,7 @@ from acid_core.metastore import (
     TxnType,
     WriteOperation,
 )
-from acid_core.metastore.models import Base, NextCompactionQueueId, NextTxnId
+from acid_core.metastore.models import Base, CompletedTxnComponent, NextCompactionQueueId, NextTxnId
 from acid_core.writeids import LONG_MAX
 
 if TYPE_CHECKING:
@@ -751,3 +751,266 @@ class TestLeases:
             store.take_lease("t", 0)
         with pytest.raises(NoSuchTableError):
             store.take_lease("missing", 10)
+
+
+# ----------------------------------------------------------------------------------------------
+# Housekeeping (Hive's AcidHouseKeeperService)
+# ----------------------------------------------------------------------------------------------
+
+
+def _compact_and_clean(
+    store: SqlMetastore, table: str, partition: str | None, **mark_cleaned_kwargs
+) -> tuple[int, int]:
+    """One compaction of ``table``/``partition`` from queue to cleaned, as worker + cleaner drive it.
+
+    Returns (compaction ID, its compaction txn ID).
+    """
+    cq = store.enqueue_compaction(table, partition, CompactionType.MAJOR)
+    assert store.find_next_to_compact("w") is not None
+    ctxn = store.open_txn("compactor", "host", TxnType.COMPACTION)
+    highest = store.get_compactor_write_ids(table, store.get_valid_txns(ctxn)).high_watermark
+    store.update_compactor_state(cq, ctxn, highest)
+    store.commit_txn(ctxn)
+    store.mark_compacted(cq)
+    # ReadyToCleanHandler wants CQ_COMMIT_TIME strictly before now - retention.
+    assert [c.id for c in store.find_ready_to_clean(now=4_000_000_000)] == [cq]
+    store.mark_cleaned(cq, **mark_cleaned_kwargs)
+    return cq, ctxn
+
+
+def _aborted_ids(store: SqlMetastore, table: str = "t") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(aborted txn IDs, aborted write IDs) of a fresh snapshot."""
+    txns = store.get_valid_txns()
+    return txns.aborted_ids, store.get_valid_write_ids(table, txns).aborted_ids
+
+
+class TestHousekeeping:
+    """Expected values follow Hive's AcidHouseKeeperService methods named in each test.
+
+    Every transaction here starts at ``clock.now``; housekeeping runs 10 s later, so Hive's
+    TXN_OPENTXN_TIMEOUT window (1 s) covers none of them unless a test moves the clock.
+    """
+
+    def test_empty_aborted_and_committed_txns_are_deleted(self, store, table, clock):
+        # CompactionTxnHandler.cleanEmptyAbortedAndCommittedTxns: TXNS rows 'a'/'c' with no
+        # TXN_COMPONENTS and TXN_ID < the low boundary (here 3, the newest txn) are deleted.
+        abandoned = store.open_txn()  # 1: a streaming batch that never wrote
+        store.abort_txn(abandoned)
+        done = store.open_txn()  # 2: committed, wrote nothing
+        store.commit_txn(done)
+        still_open = store.open_txn()  # 3
+        assert store.get_valid_txns().aborted_ids == (1,)
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert result.deleted_txn_ids == (1, 2)
+        assert store.get_valid_txns().aborted_ids == ()
+        assert store.get_valid_txns().open_ids == (still_open,)
+        # TestTxnHandler: once cleaned, an empty txn is no longer recognized.
+        with pytest.raises(NoSuchTxnError):
+            store.abort_txn(abandoned)
+
+    def test_the_timeout_window_and_the_newest_txn_before_it_are_spared(self, store, table, clock):
+        # getOpenTxnTimeoutLowBoundaryTxnId: boundary = max(TXN_ID) with TXN_STARTED < now - timeout;
+        # only TXN_ID < boundary goes, so the boundary txn itself (3) and younger ones (4) stay.
+        for _ in range(3):
+            store.abort_txn(store.open_txn(now=clock.now))
+        store.abort_txn(store.open_txn(now=clock.now + 5))
+
+        result = store.housekeeping(now=clock.now + 5.5, open_txn_timeout_seconds=1)
+
+        assert result.deleted_txn_ids == (1, 2)
+        assert store.get_valid_txns().aborted_ids == (3, 4)
+
+    def test_aborted_writes_stay_invalid_until_the_cleaner_removed_them(self, store, table, clock):
+        # cleanEmptyAbortedAndCommittedTxns only deletes txns without TXN_COMPONENTS; markCleaned
+        # (MarkCleanedFunction.removeTxnComponents) forgets aborted components <= the highest write
+        # ID only when the cleaner says no delta still holds aborted writes.
+        writer = store.open_txn()  # 1
+        store.add_write_component(writer, "t", None, WriteOperation.INSERT)  # write ID 1
+        store.abort_txn(writer)
+        assert store.housekeeping(now=clock.now + 10).deleted_txn_ids == ()
+        assert _aborted_ids(store) == ((1,), (1,))
+
+        _compact_and_clean(store, "t", None)  # the safe default: the cleaner said nothing
+        assert store.housekeeping(now=clock.now + 10).deleted_txn_ids == ()
+        assert _aborted_ids(store) == ((1,), (1,))
+
+        _compact_and_clean(store, "t", None, has_uncompacted_aborts=False)
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert result.deleted_txn_ids[0] == 1
+        assert _aborted_ids(store) == ((), ())
+        # With its TXN_TO_WRITE_ID row gone too, write ID 1 reads as committed: no file holds it.
+        assert store.get_valid_write_ids("t", store.get_valid_txns()).is_write_id_valid(1)
+
+    def test_an_aborted_write_in_an_uncompacted_partition_keeps_its_txn(self, store, clock):
+        # MarkCleanedFunction filters TXN_COMPONENTS by table *and* partition.
+        store.create_table(_acid("p", partition_keys=(Column("ds", "string"),)))
+        writer = store.open_txn()
+        store.add_write_component(writer, "p", "ds=1", WriteOperation.INSERT)
+        store.add_write_component(writer, "p", "ds=2", WriteOperation.INSERT)
+        store.abort_txn(writer)
+
+        _compact_and_clean(store, "p", "ds=1", has_uncompacted_aborts=False)
+        assert store.housekeeping(now=clock.now + 10).deleted_txn_ids == ()
+        assert _aborted_ids(store, "p") == ((writer,), (1,))
+
+        _compact_and_clean(store, "p", "ds=2", has_uncompacted_aborts=False)
+        assert writer in store.housekeeping(now=clock.now + 10).deleted_txn_ids
+        assert _aborted_ids(store, "p") == ((), ())
+
+    def test_with_uncompacted_aborts_only_the_removed_write_ids_are_forgotten(self, store, table, clock):
+        # MarkCleanedFunction: hasUncompactedAborts -> DELETE ... AND TC_WRITEID IN (:ids).
+        first, second = store.open_txn(), store.open_txn()
+        assert store.add_write_component(first, "t", None, WriteOperation.INSERT) == 1
+        assert store.add_write_component(second, "t", None, WriteOperation.INSERT) == 2
+        store.abort_txn(first)
+        store.abort_txn(second)
+
+        _compact_and_clean(store, "t", None, has_uncompacted_aborts=True, aborted_write_ids=[1])
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert first in result.deleted_txn_ids
+        assert second not in result.deleted_txn_ids
+        assert _aborted_ids(store) == ((second,), (2,))
+
+    def test_an_aborted_compaction_txn_is_kept_by_its_compactor_footprint(self, store, table, clock):
+        # CompactionTxnHandler.updateCompactorState inserts a TXN_COMPONENTS row (operation 'p')
+        # for the compaction txn, so an aborted one (its base_N_vT must stay invalid) is not empty.
+        writer = store.open_txn()
+        store.add_write_component(writer, "t", None, WriteOperation.INSERT)
+        store.commit_txn(writer)
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        ctxn = store.open_txn("compactor", "host", TxnType.COMPACTION)
+        store.update_compactor_state(cq, ctxn, 1)
+        store.abort_txn(ctxn)
+        store.mark_failed(cq, "worker died")
+        empty = store.open_txn()
+        store.abort_txn(empty)
+        store.open_txn()  # the boundary txn
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert empty in result.deleted_txn_ids
+        assert ctxn not in result.deleted_txn_ids
+        assert store.get_valid_txns().aborted_ids == (ctxn,)
+
+    def test_a_compaction_txn_begun_after_the_cleaned_one_committed_is_not_forgotten(
+        self, store, table, clock
+    ):
+        # Beyond Hive: markCleaned forgets only aborted txns below the compaction's CQ_NEXT_TXN_ID.
+        # A later compaction txn (same highest write ID) that aborted wrote its base_1_vT after the
+        # cleaner's listing, so nothing removed it; its TXNS row must stay aborted.
+        writer = store.open_txn()
+        store.add_write_component(writer, "t", None, WriteOperation.INSERT)
+        store.commit_txn(writer)
+        cleaned = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w1")
+        first = store.open_txn("compactor", "host", TxnType.COMPACTION)
+        store.update_compactor_state(cleaned, first, 1)
+        store.commit_txn(first)
+        store.mark_compacted(cleaned)
+        later = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w2")
+        second = store.open_txn("compactor", "host", TxnType.COMPACTION)
+        store.update_compactor_state(later, second, 1)
+        store.abort_txn(second)
+        store.mark_failed(later, "worker died")
+        store.open_txn()  # the boundary txn
+
+        store.mark_cleaned(cleaned, has_uncompacted_aborts=False)
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert second not in result.deleted_txn_ids
+        assert store.get_valid_txns().aborted_ids == (second,)
+
+    def test_a_committed_compaction_txn_footprint_is_not_a_completed_write(self, store, table):
+        # TxnHandler.commitTxn copies TXN_COMPONENTS to COMPLETED_TXN_COMPONENTS except COMPACT.
+        _, ctxn = _compact_and_clean(store, "t", None)
+        with store._engine.connect() as connection:
+            copied = connection.execute(
+                sa.select(sa.func.count())
+                .select_from(CompletedTxnComponent)
+                .where(CompletedTxnComponent.txn_id == ctxn)
+            ).scalar_one()
+        assert copied == 0
+
+    def test_txn_to_write_id_rows_below_the_lowest_uncommitted_txn_go(self, store, table, clock):
+        # CleanTxnToWriteIdTableFunction with MinUncommittedTxnIdHandler: rows of txns below
+        # min(max(TXN_ID)+1, lowest open or aborted txn) = 3 are deleted.
+        for _ in range(2):
+            txn, _ = _write(store)  # txns 1, 2 -> write IDs 1, 2
+            store.commit_txn(txn)
+        open_writer, _ = _write(store)  # txn 3 -> write ID 3
+        txn, _ = _write(store)  # txn 4 -> write ID 4
+        store.commit_txn(txn)
+        before = store.get_valid_write_ids("t", store.get_valid_txns())
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert (result.low_water_mark, result.deleted_write_id_rows) == (open_writer, 2)
+        # Committed txns 1 and 2 have no write-ID row left: cleanEmptyAbortedAndCommittedTxns.
+        assert result.deleted_txn_ids == (1, 2)
+        after = store.get_valid_write_ids("t", store.get_valid_txns())
+        # GetValidWriteIdsForTableFunction: hwm = max write ID of a txn <= the txn hwm (4);
+        # write ID 3 (open txn 3) is the only exception, before and after.
+        assert before == after
+        assert (after.high_watermark, after.open_ids, after.aborted_ids) == (4, (3,), ())
+
+    def test_a_snapshot_of_an_open_txn_keeps_the_rows_it_sees_as_open(self, store, table, clock):
+        # findMinTxnIdSeenOpen (MIN_HISTORY_LEVEL): the reader (txn 2) opened while txn 1 was
+        # open, so rows from txn 1 on stay while the reader is open. Without it, txn 1's row would
+        # go once it committed and write ID 1 would turn valid in the reader's old snapshot.
+        writer, write_id = _write(store)
+        reader = store.open_txn()
+        snapshot = store.get_valid_txns(reader)
+        assert snapshot.open_ids == (writer,)
+        store.commit_txn(writer)
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert (result.low_water_mark, result.deleted_write_id_rows) == (writer, 0)
+        seen = store.get_valid_write_ids("t", snapshot)
+        assert not seen.is_write_id_valid(write_id)
+        assert seen.open_ids == (write_id,)
+
+        store.commit_txn(reader)
+        result = store.housekeeping(now=clock.now + 10)
+        assert (result.low_water_mark, result.deleted_write_id_rows) == (3, 1)
+
+    def test_a_row_above_a_kept_row_of_its_table_is_kept(self, store, table, clock):
+        # Write IDs are not allocated in txn order: txn 2 got write ID 1, txn 1 write ID 2.
+        # Hive's plain "T2W_TXNID < low water mark" would delete (txn 1, write ID 2) while
+        # (txn 2, write ID 1) stays aborted, and GetValidWriteIdsForTableFunction would then
+        # compute hwm 1 (max write ID of the remaining rows) and hide committed write ID 2.
+        first, second = store.open_txn(), store.open_txn()
+        assert store.add_write_component(second, "t", None, WriteOperation.INSERT) == 1
+        assert store.add_write_component(first, "t", None, WriteOperation.INSERT) == 2
+        store.commit_txn(first)
+        store.abort_txn(second)
+        before = store.get_valid_write_ids("t", store.get_valid_txns())
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert (result.low_water_mark, result.deleted_write_id_rows) == (second, 0)
+        after = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert after == before
+        assert (after.high_watermark, after.aborted_ids, after.is_write_id_valid(2)) == (2, (1,), True)
+
+    def test_housekeeping_is_idempotent(self, store, table, clock):
+        writer, _ = _write(store)
+        store.commit_txn(writer)
+        store.abort_txn(store.open_txn())
+        store.open_txn()
+        first = store.housekeeping(now=clock.now + 10)
+        assert first.deleted_txn_ids == (1, 2)
+
+        again = store.housekeeping(now=clock.now + 10)
+
+        assert again == type(first)((), 0, first.low_water_mark)
+
+    def test_a_negative_timeout_is_refused(self, store):
+        with pytest.raises(InvalidMetastoreRequestError, match=r"-1"):
+            store.housekeeping(open_txn_timeout_seconds=-1)

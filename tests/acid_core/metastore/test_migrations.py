@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -13,6 +14,7 @@ from alembic.script import ScriptDirectory
 
 from acid_core.errors import MetastoreError
 from acid_core.metastore import SqlMetastore, open_metastore
+from acid_core.metastore.lock_store import SqlLockStore
 from acid_core.metastore.models import Base
 from acid_core.metastore.store import _MIGRATIONS_DIR
 
@@ -95,3 +97,137 @@ def test_unknown_revision_is_a_metastore_error(tmp_path):
     engine.dispose()
     with pytest.raises(MetastoreError, match=r"Metastore operation 'migrate' failed .*ffff"):
         SqlMetastore(url)
+
+
+# ---------------------------------------------------------------------------------------------
+# Revision 0002: the lock tables join the Alembic history; MIN_HISTORY_LEVEL
+# ---------------------------------------------------------------------------------------------
+
+_LOCK_TABLES = {"ACIDFLOW_LOCK_SESSIONS", "ACIDFLOW_LOCKS"}
+
+
+def _upgrade_to(url: str, revision: str) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+    engine.dispose()
+
+
+def _legacy_lock_metadata() -> sa.MetaData:
+    # The DDL lock_store ran before revision 0002 (LOCK_METADATA.create_all), written out here.
+    legacy = sa.MetaData()
+    sa.Table(
+        "ACIDFLOW_LOCK_SESSIONS",
+        legacy,
+        sa.Column("LS_SESSION_ID", sa.String(64), primary_key=True),
+        sa.Column("LS_HOST", sa.String(255), nullable=False),
+        sa.Column("LS_STARTED", sa.BigInteger, nullable=False),
+        sa.Column("LS_LAST_HEARTBEAT", sa.BigInteger, nullable=False),
+        sa.Column("LS_TIMEOUT_MS", sa.BigInteger, nullable=False),
+    )
+    sa.Table(
+        "ACIDFLOW_LOCKS",
+        legacy,
+        sa.Column(
+            "L_ID", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True
+        ),
+        sa.Column("L_SESSION_ID", sa.String(64), nullable=False),
+        sa.Column("L_TOKEN", sa.String(64), nullable=False),
+        sa.Column("L_OBJECT", sa.String(1024), nullable=False),
+        sa.Column("L_DB", sa.String(128), nullable=False),
+        sa.Column("L_TABLE", sa.String(256), nullable=False),
+        sa.Column("L_MODE", sa.String(1), nullable=False),
+        sa.Column("L_WAITING", sa.Boolean, nullable=False),
+        sa.Column("L_HOLDER", sa.String(256), nullable=False),
+        sa.Column("L_HOST", sa.String(255), nullable=False),
+        sa.Column("L_TXN_ID", sa.BigInteger, nullable=True),
+        sa.Column("L_ACQUIRED_AT", sa.BigInteger, nullable=False),
+        sa.Index("IX_ACIDFLOW_LOCKS_OBJECT", "L_OBJECT"),
+        sa.Index("IX_ACIDFLOW_LOCKS_TABLE", "L_DB", "L_TABLE"),
+        sa.Index("IX_ACIDFLOW_LOCKS_SESSION", "L_SESSION_ID"),
+        sa.Index("IX_ACIDFLOW_LOCKS_TOKEN", "L_TOKEN"),
+    )
+    return legacy
+
+
+def test_head_is_revision_0002_after_0001():
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    script = ScriptDirectory.from_config(config)
+    assert script.get_current_head() == "0002"
+    assert script.get_revision("0002").down_revision == "0001"
+
+
+def test_the_lock_store_alone_migrates_a_fresh_database_to_head(url):
+    store = SqlLockStore(url)
+    store.close()
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection)
+        assert context.get_current_revision() == "0002"
+        assert compare_metadata(context, Base.metadata) == []
+        names = set(sa.inspect(connection).get_table_names())
+    engine.dispose()
+    assert {*_LOCK_TABLES, "MIN_HISTORY_LEVEL", "TXNS"} <= names
+
+
+def test_upgrade_adopts_lock_tables_created_before_0002_and_keeps_their_rows(url):
+    _upgrade_to(url, "0001")
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        _legacy_lock_metadata().create_all(connection)
+        connection.exec_driver_sql("INSERT INTO \"ACIDFLOW_LOCK_SESSIONS\" VALUES ('s1', 'h', 1, 2, 30000)")
+        connection.exec_driver_sql(
+            'INSERT INTO "ACIDFLOW_LOCKS" ("L_SESSION_ID", "L_TOKEN", "L_OBJECT", "L_DB", "L_TABLE", '
+            '"L_MODE", "L_WAITING", "L_HOLDER", "L_HOST", "L_TXN_ID", "L_ACQUIRED_AT") '
+            "VALUES ('s1', 't1', 'db.t', 'db', 't', 'x', false, 'me', 'h', NULL, 3)"
+        )
+    engine.dispose()
+    SqlMetastore(url).close()
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection)
+        assert context.get_current_revision() == "0002"
+        assert compare_metadata(context, Base.metadata) == []
+        rows = connection.exec_driver_sql('SELECT "L_OBJECT", "L_MODE" FROM "ACIDFLOW_LOCKS"').all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [("db.t", "x")]
+
+
+def test_upgrade_gives_txns_open_before_0002_the_lowest_txn_as_their_history_level(url):
+    # Nothing was ever deleted before 0002, so the lowest TXNS row protects every write-ID row.
+    _upgrade_to(url, "0001")
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO \"TXNS\" VALUES (3, 'c', 0, 0, 'u', 'h', 0), (4, 'o', 0, 0, 'u', 'h', 0), "
+            "(5, 'a', 0, 0, 'u', 'h', 0), (6, 'o', 0, 0, 'u', 'h', 0)"
+        )
+    engine.dispose()
+    SqlMetastore(url).close()
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            'SELECT "MHL_TXNID", "MHL_MIN_OPEN_TXNID" FROM "MIN_HISTORY_LEVEL" ORDER BY 1'
+        ).all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [(4, 3), (6, 3)]
+
+
+def test_downgrade_to_0001_removes_what_0002_added(url):
+    SqlMetastore(url).close()
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0001")
+    with engine.connect() as connection:
+        names = set(sa.inspect(connection).get_table_names())
+        assert MigrationContext.configure(connection).get_current_revision() == "0001"
+    engine.dispose()
+    assert not names & {*_LOCK_TABLES, "MIN_HISTORY_LEVEL"}
+    assert "TXNS" in names
