@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,7 +221,9 @@ def _dag_test(env: Mapping[str, str], dag_id: str, conf: Mapping[str, object] | 
     )
     for line in output.splitlines():
         if any(marker in line for marker in shown):
-            print(f"  | {line.strip()[-220:]}")
+            # structlog lines: "<time> [info     ] <event> [<logger>] loc=..."; print the event only.
+            event = re.search(r"\[\w+\s*\]\s(.*?)\s+\[[\w.]+\]\s+loc=", line)
+            print(f"  | {(event.group(1) if event else line.strip())[:240]}")
     return output
 
 
