@@ -26,10 +26,11 @@ keeps what it read or writes BucketCodec V1).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -43,6 +44,7 @@ from acid_core.writeids import ValidWriteIdList
 from tests.fixtures.hive import Delete, HiveCallError, Insert, Update, hive_txn_list
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from tests.fixtures.hive import HiveOracle, HiveRow
@@ -117,9 +119,16 @@ def _history(hive: HiveOracle, metastore, table_dir: Path, rng: random.Random) -
 
 
 def _compacted_copies(
-    hive: HiveOracle, tmp_path: Path, seed: int, kind: CompactionType
+    hive: HiveOracle,
+    tmp_path: Path,
+    history: Callable[[HiveOracle, Any, Path], tuple[int, set[int]]],
+    kind: CompactionType,
 ) -> tuple[Path, Path, int, set[int]]:
-    """The same Hive-written input compacted by Hive's CompactorMR and by acidflow's worker."""
+    """The same Hive-written input compacted by Hive's CompactorMR and by acidflow's worker.
+
+    ``history(hive, metastore, table_dir)`` writes the input and returns (last transaction,
+    aborted transactions).
+    """
     metastore = open_metastore(None, str(tmp_path / "wh"))
     metastore.create_table(
         TableDefinition(
@@ -132,7 +141,7 @@ def _compacted_copies(
     )
     ours = tmp_path / "wh" / "h"
     assert os.path.realpath(metastore.get_table(TABLE).location) == os.path.realpath(ours)
-    top, aborted = _history(hive, metastore, ours, random.Random(seed))
+    top, aborted = history(hive, metastore, ours)
     theirs = tmp_path / "hive-copy"
     shutil.copytree(ours, theirs)
 
@@ -199,7 +208,8 @@ def _compare_everywhere(
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_major_compaction_reads_like_hive_compactor_mr(hive: HiveOracle, tmp_path: Path, seed: int) -> None:
-    ours, theirs, top, aborted = _compacted_copies(hive, tmp_path, seed, CompactionType.MAJOR)
+    history = functools.partial(_history, rng=random.Random(seed))
+    ours, theirs, top, aborted = _compacted_copies(hive, tmp_path, history, CompactionType.MAJOR)
     compared, states = _compare_everywhere(hive, ours, theirs, top, aborted)
     assert compared > 0
     # At the compactor's high watermark both tables read from one base and nothing else.
@@ -212,9 +222,85 @@ def test_major_compaction_reads_like_hive_compactor_mr(hive: HiveOracle, tmp_pat
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_minor_compaction_reads_like_hive_compactor_mr(hive: HiveOracle, tmp_path: Path, seed: int) -> None:
-    ours, theirs, top, aborted = _compacted_copies(hive, tmp_path, seed, CompactionType.MINOR)
+    history = functools.partial(_history, rng=random.Random(seed))
+    ours, theirs, top, aborted = _compacted_copies(hive, tmp_path, history, CompactionType.MINOR)
     compared, states = _compare_everywhere(hive, ours, theirs, top, aborted)
     assert compared > 0
     # Both read one ranged insert delta and its delete-delta twin, with the same names.
     assert states["acidflow"]["deltas"] == states["CompactorMR"]["deltas"], states
     assert len(states["CompactorMR"]["deltas"]) == 2, states
+
+
+def _open_txns(metastore, count: int) -> list[int]:
+    """Open ``count`` transactions with one write ID each; write IDs must count 1, 2, ..."""
+    txn_ids = []
+    for expected in range(1, count + 1):
+        txn_id = metastore.open_txn()
+        assert metastore.allocate_write_id(txn_id, TABLE) == expected
+        txn_ids.append(txn_id)
+    return txn_ids
+
+
+def _streaming_history(hive: HiveOracle, metastore, table_dir: Path) -> tuple[int, set[int]]:
+    """A streaming-style delta over transactions 2-4 with 3 aborted inside it, then deletes."""
+    txn_ids = _open_txns(metastore, 5)
+    for bucket in range(BUCKETS):
+        hive.write_events(table_dir, [Insert(1, (10 * bucket + i, "t1", i)) for i in range(3)], bucket=bucket)
+        streaming = [
+            Insert(2, (100 + bucket, "t2", 2)),
+            Insert(3, (200 + bucket, "aborted", 3)),
+            Insert(3, (300 + bucket, "aborted", 3)),
+            Insert(4, (400 + bucket, "t4", 4)),
+        ]
+        hive.write_events(table_dir, streaming, min_txn=2, max_txn=4, bucket=bucket, statement_id=None)
+        hive.write_events(
+            table_dir, [Delete(5, (1, bucket, 1)), Update(5, (2, bucket, 0), (7, "u5", 5))], bucket=bucket
+        )
+    for number, txn_id in enumerate(txn_ids, start=1):
+        if number == 3:
+            metastore.abort_txn(txn_id)
+        else:
+            metastore.commit_txn(txn_id)
+    return 5, {3}
+
+
+@pytest.mark.parametrize("kind", [CompactionType.MAJOR, CompactionType.MINOR])
+def test_streaming_delta_with_aborted_txn_compacts_like_hive_compactor_mr(
+    hive: HiveOracle, tmp_path: Path, kind: CompactionType
+) -> None:
+    ours, theirs, top, aborted = _compacted_copies(hive, tmp_path, _streaming_history, kind)
+    compared, states = _compare_everywhere(hive, ours, theirs, top, aborted)
+    assert compared > 0
+    assert states["acidflow"] == states["CompactorMR"], states
+    # The aborted transaction's rows are gone from what both compactors wrote.
+    rows = _acidflow_rows(theirs, top, aborted)
+    assert not [row for row in rows if row[2] == "aborted"]
+    assert _acidflow_rows(ours, top, aborted) == rows
+
+
+def _original_files_history(hive: HiveOracle, metastore, table_dir: Path) -> tuple[int, set[int]]:
+    """A table converted to ACID: original files of buckets 0 and 1, then updates and deletes."""
+    hive.write_original_file(table_dir / "000000_0", [(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    hive.write_original_file(table_dir / "000001_0", [(4, "d", 4), (5, "e", 5)])
+    txn_ids = _open_txns(metastore, 3)
+    hive.write_events(table_dir, [Delete(1, (0, 0, 1))], bucket=0)
+    hive.write_events(table_dir, [Update(1, (0, 1, 0), (4, "D", 40)), Insert(1, (6, "f", 6))], bucket=1)
+    hive.write_events(table_dir, [Update(2, (0, 0, 2), (3, "C", 30))], bucket=0)
+    hive.write_events(table_dir, [Insert(3, (9, "aborted", 9))], bucket=0)
+    metastore.commit_txn(txn_ids[0])
+    metastore.commit_txn(txn_ids[1])
+    metastore.abort_txn(txn_ids[2])
+    return 3, {3}
+
+
+def test_major_compaction_folds_original_files_like_hive_compactor_mr(
+    hive: HiveOracle, tmp_path: Path
+) -> None:
+    ours, theirs, top, aborted = _compacted_copies(
+        hive, tmp_path, _original_files_history, CompactionType.MAJOR
+    )
+    compared, states = _compare_everywhere(hive, ours, theirs, top, aborted)
+    assert compared > 0
+    assert states["acidflow"]["base"] == states["CompactorMR"]["base"], states
+    assert states["CompactorMR"]["original_files"] == [], states
+    assert states["acidflow"]["original_files"] == [], states
