@@ -4,7 +4,9 @@ The input is written by Hive's ``OrcRecordUpdater`` (the ``hive`` oracle's ``wri
 random history of inserts, updates and deletes over two buckets, one transaction per delta, with
 at least one aborted transaction. The transactions are opened in acidflow's metastore first, so
 that each write ID equals the transaction number Hive 2.3 sees in the directory names (Hive 2.3
-uses transaction IDs where Hive 3+ uses write IDs).
+uses transaction IDs where Hive 3+ uses write IDs). Two fixed histories add what the random ones
+lack: a streaming-style delta (transactions 2-4 in one file) with the aborted transaction 3 inside
+it, and original (pre-ACID) files folded in by a major compaction.
 
 The table directory is then copied: Hive's ``CompactorMR`` (run for real under Hadoop's
 ``LocalJobRunner``, see ``HiveOracle.compact``) compacts one copy, acidflow's worker (with Hive
