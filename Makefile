@@ -6,7 +6,6 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
-COVERAGE_FAIL_UNDER ?= 80
 WAREHOUSE ?= ./warehouse
 
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
@@ -14,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 export PYTHONDONTWRITEBYTECODE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint typecheck test-unit test-integration test-all coverage bench clean
+.PHONY: help install run up test lint typecheck test-unit test-integration test-all bench clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -30,8 +29,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP) ## Create or refresh .venv from requirements.txt
 
-run: $(STAMP) ## The main job on embedded defaults (a demo warehouse in $(WAREHOUSE))
-	$(BIN)/python -m acid_core.demo --warehouse $(WAREHOUSE)
+run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
+	$(BIN)/python -m acid_core.run_platform run --warehouse $(WAREHOUSE)
+
+up: $(STAMP) ## airflow standalone on localhost:8080 with the DAGs, the plugin and the demo warehouse
+	$(BIN)/python -m acid_core.run_platform up --warehouse $(WAREHOUSE)
 
 lint: $(STAMP) ## ruff (lint and format check) and import-linter (layering)
 	$(BIN)/ruff check .
@@ -51,9 +53,6 @@ test-integration: $(STAMP) ## Only the integration tests (PostgreSQL, ZooKeeper,
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 test-all: test ## Same as test
-
-coverage: $(STAMP) ## The suite under coverage, failing under COVERAGE_FAIL_UNDER percent
-	$(BIN)/python -m pytest --cov=acid_core --cov-fail-under=$(COVERAGE_FAIL_UNDER) $(PYTEST_ARGS)
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios; see bench/RESULTS.md)
 	$(BIN)/python -m bench

@@ -54,6 +54,17 @@ class AcidMetastoreHook(BaseHook):
         return open_metastore(self.config.metastore, self.config.warehouse)
 
     @contextmanager
+    def lock_manager(self) -> Iterator[Any]:
+        """The lock manager of ``ACIDFLOW_LOCK_MANAGER`` over this configuration's metastore."""
+        from acid_core.locks import open_lock_manager
+
+        locks = open_lock_manager(metastore_url=self.config.metastore, warehouse=self.config.warehouse)
+        try:
+            yield locks
+        finally:
+            locks.close()
+
+    @contextmanager
     def metastore(self) -> Iterator[Any]:
         """The metastore, closed on exit."""
         store = self.get_conn()
@@ -91,7 +102,7 @@ class AcidWarehouseHook(AcidMetastoreHook):
         from acid_core.writes import Warehouse
 
         store = self.get_conn()
-        locks = open_lock_manager()
+        locks = open_lock_manager(metastore_url=self.config.metastore, warehouse=self.config.warehouse)
         try:
             yield Warehouse(self.config.warehouse, store, locks)
         finally:

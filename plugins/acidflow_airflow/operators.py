@@ -204,7 +204,8 @@ class AcidCompactionOperator(BaseOperator):
 
         config = self._config or load_config()
         worker_id = f"{default_worker_id()}-airflow"
-        with AcidMetastoreHook(config).metastore() as metastore:
+        hook = AcidMetastoreHook(config)
+        with hook.metastore() as metastore, hook.lock_manager() as locks:
             compaction_id = self.compaction_id
             if compaction_id is None:
                 try:
@@ -230,7 +231,9 @@ class AcidCompactionOperator(BaseOperator):
                 if claimed is None:
                     break
                 try:
-                    outcome = execute_compaction(metastore, claimed, options=WorkerOptions())
+                    outcome = execute_compaction(
+                        metastore, claimed, options=WorkerOptions(), lock_manager=locks
+                    )
                     outcomes.append(
                         {
                             "compaction_id": outcome.compaction_id,
