@@ -69,7 +69,13 @@ if TYPE_CHECKING:
     from acid_core.metastore import Table
     from acid_core.sql.registry import ParsedStatement, StatementContext
 
-__all__ = ["TableResolver", "explain_lock_requests", "plan_explain_locks", "plan_lock_requests"]
+__all__ = [
+    "TableResolver",
+    "explain_lock_requests",
+    "plan_explain_locks",
+    "plan_lock_requests",
+    "plan_read_partitions",
+]
 
 TableResolver = Callable[[str], "Table"]
 """Looks a table name (``t`` or ``db.t``) up; raises ``NoSuchTableError`` for an unknown one."""
@@ -298,6 +304,36 @@ def _sources(expression: exp.Expr | None, resolve: TableResolver) -> tuple[LockO
         partition = _pinned_partition(table, names, where.this if where is not None else None, ambiguous)
         objects.append(LockObject(table.database, table.name, partition))
     return tuple(dict.fromkeys(objects))
+
+
+def plan_read_partitions(
+    query: exp.Expr, resolve: TableResolver
+) -> dict[str, tuple[tuple[tuple[str, str], ...], ...] | None]:
+    """The partitions ``query`` reads of each table: the same analysis as its locks (partition pruning).
+
+    PURE apart from ``resolve``. Each table reference of ``query`` reads the partition prefix that
+    ``k = literal`` conjuncts of its own SELECT's WHERE pin (``_sources``, what SELECT locks), so a
+    statement reads exactly the partitions it locks and a concurrent DROP of another partition
+    cannot break it. A table referenced once without a pin is read whole.
+
+    Args:
+        query: a query (SELECT, or the ``SELECT .. FROM t WHERE ..`` an UPDATE/DELETE evaluates).
+        resolve: the table lookup (``Metastore.get_table``).
+
+    Returns:
+        ``db.table`` -> the partition prefixes to read, or None for every partition.
+
+    Example: ``SELECT a FROM t WHERE p = '1'`` -> ``{"default.t": ((("p", "1"),),)}``.
+    """
+    restriction: dict[str, tuple[tuple[tuple[str, str], ...], ...] | None] = {}
+    for source in _sources(query, resolve):
+        name = f"{source.db}.{source.table}"
+        known = restriction.get(name, ())
+        if not source.partition or known is None:
+            restriction[name] = None
+        else:
+            restriction[name] = (*known, source.partition)
+    return restriction
 
 
 # -- statements ----------------------------------------------------------------------------------

@@ -57,12 +57,12 @@ from acid_core.errors import (
 from acid_core.metastore import Column, Table, TableDefinition, TableType, format_partition_name
 from acid_core.orc.schema import ROW_ID_COLUMN, hive_to_arrow, parse_hive_type
 from acid_core.sql.evaluate import Evaluator
-from acid_core.sql.lock_statements import plan_lock_requests
+from acid_core.sql.lock_statements import plan_lock_requests, plan_read_partitions
 from acid_core.sql.registry import ParsedStatement, StatementContext, StatementResult, register_statement
 from acid_core.writes.bucketing import BUCKETING_VERSION_KEY, DEFAULT_BUCKETING_VERSION
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from acid_core.locks import LockRequest
     from acid_core.sql.engine import SqlSession
@@ -105,6 +105,23 @@ def _locked(context: StatementContext, statement: ParsedStatement) -> Iterator[N
         yield
     finally:
         manager.release(handle)
+
+
+def _pruned_loader(context: StatementContext, query: exp.Expr) -> Callable[[str, bool], pa.Table]:
+    # Partition pruning: each table is read only in the partitions its WHERE pins, found by the
+    # same analysis that decides the statement's locks (``plan_read_partitions``), so a statement
+    # never opens a partition it has not locked.
+    metastore = context.warehouse.metastore
+    restriction = plan_read_partitions(query, metastore.get_table)
+    session = _session(context)
+
+    def load(name: str, with_row_id: bool) -> pa.Table:
+        partitions = restriction.get(metastore.get_table(name).full_name)
+        if session.transaction is not None:
+            return session.transaction.read(name, with_row_id=with_row_id, partitions=partitions)
+        return context.warehouse.read(name, with_row_id=with_row_id, partitions=partitions)
+
+    return load
 
 
 def _literal_text(expression: exp.Expr, statement: str) -> str | None:
@@ -455,12 +472,14 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
 
 @register_statement("select", expression_type=exp.Query)
 def select(context: StatementContext, statement: ParsedStatement) -> StatementResult:
-    """SELECT over the current snapshot; DuckDB runs the query over the tables' Arrow rows."""
-    session = _session(context)
+    """SELECT over the current snapshot; DuckDB runs the query over the tables' Arrow rows.
+
+    Each table is read only in the partitions the query's WHERE pins (what it locks).
+    """
     query = _expression(statement).copy()
     with Evaluator(statement.text) as evaluator:
         with _locked(context, statement):
-            evaluator.bind_tables(query, session.load_table)
+            evaluator.bind_tables(query, _pruned_loader(context, query))
         rows = evaluator.query(query.sql(dialect="duckdb"))
     return StatementResult("select", rows=rows)
 
@@ -543,7 +562,7 @@ def insert(context: StatementContext, statement: ParsedStatement) -> StatementRe
             sql = f"SELECT * FROM ({source.sql(dialect='duckdb')}) AS __acidflow_values"
         else:
             query = source.copy()
-            evaluator.bind_tables(query, session.load_table)
+            evaluator.bind_tables(query, _pruned_loader(context, query))
             sql = query.sql(dialect="duckdb")
         coerced = evaluator.coerce_columns(table.full_name, evaluator.query(sql), targets)
         rows = _complete_rows(table, coerced)
@@ -625,7 +644,7 @@ def update(context: StatementContext, statement: ParsedStatement) -> StatementRe
     locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
         txn.acquire_locks(locks)  # S on each partition written follows in txn.update
-        evaluator.bind_tables(query, session.load_table)
+        evaluator.bind_tables(query, _pruned_loader(context, query))
         rows = _coerce_sets(evaluator, table, evaluator.query(query.sql(dialect="duckdb")), sets)
         count = txn.update(table.full_name, rows)
     return StatementResult(
@@ -648,7 +667,7 @@ def delete(context: StatementContext, statement: ParsedStatement) -> StatementRe
     locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
         txn.acquire_locks(locks)  # S on each partition written follows in txn.delete
-        evaluator.bind_tables(query, session.load_table)
+        evaluator.bind_tables(query, _pruned_loader(context, query))
         count = txn.delete(table.full_name, evaluator.query(query.sql(dialect="duckdb")))
     return StatementResult(
         "delete", message=f"OK: {count} row(s) deleted from {table.full_name} (txn {txn.txn_id})"

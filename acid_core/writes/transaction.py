@@ -64,6 +64,7 @@ from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
     CommitConflictError,
+    InvalidPartitionError,
     NoSuchPartitionError,
     PartitionAlreadyExistsError,
     TxnNotOpenError,
@@ -115,6 +116,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_HEARTBEAT_SECONDS",
     "HIVE_DEFAULT_PARTITION",
+    "PartitionPrefix",
     "Transaction",
     "Warehouse",
     "assign_buckets",
@@ -128,6 +130,8 @@ _K = TypeVar("_K", bound="Hashable")
 DEFAULT_HEARTBEAT_SECONDS: Final = 150.0
 """Half of Hive's ``hive.txn.timeout`` default (300 s), as DbTxnManager heartbeats."""
 HIVE_DEFAULT_PARTITION: Final = "__HIVE_DEFAULT_PARTITION__"
+PartitionPrefix = tuple[tuple[str, str], ...]
+"""Values of a leading prefix of a table's partition keys: ``(("p", "1"),)`` selects ``p=1/..``."""
 _PLAIN_COMPRESSION: Final[dict[str, Any]] = {
     "none": "UNCOMPRESSED",
     "zlib": "ZLIB",
@@ -347,12 +351,13 @@ class Warehouse:
         *,
         with_row_id: bool = False,
         with_partition_columns: bool = True,
+        partitions: Sequence[PartitionPrefix] | None = None,
     ) -> pa.Table:
         """Rows of a table at a snapshot (default: everything committed now); see ``Transaction.read``."""
         txns = self.metastore.get_valid_txns() if valid_txns is None else valid_txns
         table = self.metastore.get_table(table_name)
         write_ids = self.metastore.get_valid_write_ids(table.full_name, txns)
-        return _read_table(self, table, write_ids, txns, with_row_id, with_partition_columns)
+        return _read_table(self, table, write_ids, txns, with_row_id, with_partition_columns, partitions)
 
 
 def _data_schema(table: Table) -> pa.Schema:
@@ -367,10 +372,29 @@ def _output_schema(table: Table, with_row_id: bool, with_partition_columns: bool
     return pa.schema(fields)
 
 
-def _table_locations(wh: Warehouse, table: Table) -> list[tuple[Partition | None, str]]:
+def _is_selected(table: Table, values: Sequence[str], partitions: Sequence[PartitionPrefix]) -> bool:
+    """Whether a partition's ``values`` (in key order) start with one of the ``partitions`` prefixes."""
+    keys = [k.name.lower() for k in table.partition_keys]
+    for prefix in partitions:
+        pinned = {k.lower(): v for k, v in prefix}
+        if set(pinned) - set(keys) or keys[: len(pinned)] != [k for k in keys if k in pinned]:
+            raise InvalidPartitionError(
+                table.full_name, dict(prefix), f"a leading prefix of the partition keys {keys}"
+            )
+        if all(values[keys.index(k)] == v for k, v in pinned.items()):
+            return True
+    return False
+
+
+def _table_locations(
+    wh: Warehouse, table: Table, partitions: Sequence[PartitionPrefix] | None = None
+) -> list[tuple[Partition | None, str]]:
     if not table.partition_keys:
         return [(None, table.location)]
-    return [(p, p.location) for p in wh.metastore.list_partitions(table.full_name)]
+    listed = wh.metastore.list_partitions(table.full_name)
+    if partitions is None:
+        return [(p, p.location) for p in listed]
+    return [(p, p.location) for p in listed if _is_selected(table, p.values, partitions)]
 
 
 def _plain_files(file_io: FileIO, directory: str) -> list[str]:
@@ -434,10 +458,11 @@ def _read_table(
     txns: ValidTxnList,
     with_row_id: bool,
     with_partition_columns: bool,
+    partitions: Sequence[PartitionPrefix] | None = None,
 ) -> pa.Table:
     schema = _output_schema(table, with_row_id, with_partition_columns)
     parts = []
-    for partition, location in _table_locations(wh, table):
+    for partition, location in _table_locations(wh, table, partitions):
         rows = _read_location(wh, table, location, write_ids, txns, with_row_id)
         if with_partition_columns and partition is not None:
             for key, value in zip(table.partition_keys, partition.values, strict=True):
@@ -650,9 +675,25 @@ class Transaction:
         return self.warehouse.metastore.get_valid_write_ids(table_name, self.valid_txns)
 
     def read(
-        self, table_name: str, *, with_row_id: bool = False, with_partition_columns: bool = True
+        self,
+        table_name: str,
+        *,
+        with_row_id: bool = False,
+        with_partition_columns: bool = True,
+        partitions: Sequence[PartitionPrefix] | None = None,
     ) -> pa.Table:
         """Rows of a table as this transaction sees them.
+
+        Args:
+            table_name: ``t`` or ``db.t``.
+            with_row_id: add the ``row__id`` column.
+            with_partition_columns: add the partition columns.
+            partitions: read only the partitions whose values start with one of these
+                ``((key, value), ..)`` prefixes (partition pruning: the other partitions' files are
+                never opened); None reads every partition. Ignored for an unpartitioned table.
+
+        Raises:
+            InvalidPartitionError: a prefix that is not a leading prefix of the partition keys.
 
         Returns:
             ``row__id`` (when asked; null for non-ACID tables), the data columns, then the
@@ -662,7 +703,7 @@ class Transaction:
         assert self.valid_txns is not None  # noqa: S101 - write_ids checked it is open
         write_ids = self.write_ids(table.full_name)
         return _read_table(
-            self.warehouse, table, write_ids, self.valid_txns, with_row_id, with_partition_columns
+            self.warehouse, table, write_ids, self.valid_txns, with_row_id, with_partition_columns, partitions
         )
 
     # -- writes ----------------------------------------------------------------------------------
