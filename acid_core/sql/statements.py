@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
     from acid_core.locks import LockRequest
     from acid_core.sql.engine import SqlSession
+    from acid_core.writes import Transaction
 
 __all__: list[str] = []
 
@@ -107,19 +108,18 @@ def _locked(context: StatementContext, statement: ParsedStatement) -> Iterator[N
         manager.release(handle)
 
 
-def _pruned_loader(context: StatementContext, query: exp.Expr) -> Callable[[str, bool], pa.Table]:
+def _pruned_loader(
+    context: StatementContext, query: exp.Expr, txn: Transaction
+) -> Callable[[str, bool], pa.Table]:
     # Partition pruning: each table is read only in the partitions its WHERE pins, found by the
     # same analysis that decides the statement's locks (``plan_read_partitions``), so a statement
     # never opens a partition it has not locked.
     metastore = context.warehouse.metastore
     restriction = plan_read_partitions(query, metastore.get_table)
-    session = _session(context)
 
     def load(name: str, with_row_id: bool) -> pa.Table:
         partitions = restriction.get(metastore.get_table(name).full_name)
-        if session.transaction is not None:
-            return session.transaction.read(name, with_row_id=with_row_id, partitions=partitions)
-        return context.warehouse.read(name, with_row_id=with_row_id, partitions=partitions)
+        return txn.read(name, with_row_id=with_row_id, partitions=partitions)
 
     return load
 
@@ -474,12 +474,15 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
 def select(context: StatementContext, statement: ParsedStatement) -> StatementResult:
     """SELECT over the current snapshot; DuckDB runs the query over the tables' Arrow rows.
 
-    Each table is read only in the partitions the query's WHERE pins (what it locks).
+    Each table is read only in the partitions the query's WHERE pins (what it locks). It runs in
+    a read-only transaction (Hive's ``TxnType.READ_ONLY``), open from its locks to its last row and
+    then committed: SHOW TRANSACTIONS lists it meanwhile, and the cleaner waits for it.
     """
     query = _expression(statement).copy()
-    with Evaluator(statement.text) as evaluator:
-        with _locked(context, statement):
-            evaluator.bind_tables(query, _pruned_loader(context, query))
+    locks = _statement_locks(context, statement)
+    with context.warehouse.transaction(read_only=True) as txn, Evaluator(statement.text) as evaluator:
+        txn.acquire_locks(locks)
+        evaluator.bind_tables(query, _pruned_loader(context, query, txn))
         rows = evaluator.query(query.sql(dialect="duckdb"))
     return StatementResult("select", rows=rows)
 
@@ -562,7 +565,7 @@ def insert(context: StatementContext, statement: ParsedStatement) -> StatementRe
             sql = f"SELECT * FROM ({source.sql(dialect='duckdb')}) AS __acidflow_values"
         else:
             query = source.copy()
-            evaluator.bind_tables(query, _pruned_loader(context, query))
+            evaluator.bind_tables(query, _pruned_loader(context, query, txn))
             sql = query.sql(dialect="duckdb")
         coerced = evaluator.coerce_columns(table.full_name, evaluator.query(sql), targets)
         rows = _complete_rows(table, coerced)
@@ -644,7 +647,7 @@ def update(context: StatementContext, statement: ParsedStatement) -> StatementRe
     locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
         txn.acquire_locks(locks)  # S on each partition written follows in txn.update
-        evaluator.bind_tables(query, _pruned_loader(context, query))
+        evaluator.bind_tables(query, _pruned_loader(context, query, txn))
         rows = _coerce_sets(evaluator, table, evaluator.query(query.sql(dialect="duckdb")), sets)
         count = txn.update(table.full_name, rows)
     return StatementResult(
@@ -667,7 +670,7 @@ def delete(context: StatementContext, statement: ParsedStatement) -> StatementRe
     locks = _statement_locks(context, statement)
     with session.write_transaction() as txn, Evaluator(statement.text) as evaluator:
         txn.acquire_locks(locks)  # S on each partition written follows in txn.delete
-        evaluator.bind_tables(query, _pruned_loader(context, query))
+        evaluator.bind_tables(query, _pruned_loader(context, query, txn))
         count = txn.delete(table.full_name, evaluator.query(query.sql(dialect="duckdb")))
     return StatementResult(
         "delete", message=f"OK: {count} row(s) deleted from {table.full_name} (txn {txn.txn_id})"

@@ -87,6 +87,7 @@ from acid_core.metastore import (
     Partition,
     Table,
     TableType,
+    TxnType,
     WriteOperation,
     format_partition_name,
     open_metastore,
@@ -335,10 +336,10 @@ class Warehouse:
         """Close the metastore connections (the lock manager belongs to the caller)."""
         self.metastore.close()
 
-    def transaction(self, *, heartbeat_seconds: float | None = -1.0) -> Transaction:
-        """A new transaction (opened by ``with`` or ``begin``)."""
+    def transaction(self, *, heartbeat_seconds: float | None = -1.0, read_only: bool = False) -> Transaction:
+        """A new transaction (opened by ``with`` or ``begin``); ``read_only``: see ``Transaction``."""
         interval = self.heartbeat_seconds if heartbeat_seconds == -1.0 else heartbeat_seconds
-        return Transaction(self, heartbeat_seconds=interval)
+        return Transaction(self, heartbeat_seconds=interval, read_only=read_only)
 
     def table_dir(self, location: str) -> tuple[FileIO, str]:
         """The FileIO and store path of a table or partition location."""
@@ -488,10 +489,18 @@ class Transaction:
 
     Use it as a context manager (commit on success, abort on error), or call ``begin`` then
     ``commit``/``abort``. See the module docstring.
+
+    ``read_only`` opens a read-only transaction (Hive's ``TxnType.READ_ONLY``, what a query runs
+    in): SHOW TRANSACTIONS lists it and the lowest open transaction ID counts it, so the cleaner
+    keeps what its snapshot reads until it ends; no snapshot treats it as open (it writes nothing),
+    and a write in it raises ``UnsupportedStatementError``.
     """
 
-    def __init__(self, warehouse: Warehouse, *, heartbeat_seconds: float | None = None) -> None:
+    def __init__(
+        self, warehouse: Warehouse, *, heartbeat_seconds: float | None = None, read_only: bool = False
+    ) -> None:
         self.warehouse = warehouse
+        self.read_only = read_only
         self._heartbeat_seconds = heartbeat_seconds
         self.txn_id: int | None = None
         self.valid_txns: ValidTxnList | None = None
@@ -512,7 +521,10 @@ class Transaction:
         if self.txn_id is not None:
             return self
         metastore = self.warehouse.metastore
-        self.txn_id = metastore.open_txn(user=self.warehouse.user, host=socket.gethostname())
+        txn_type = TxnType.READ_ONLY if self.read_only else TxnType.DEFAULT
+        self.txn_id = metastore.open_txn(
+            user=self.warehouse.user, host=socket.gethostname(), txn_type=txn_type
+        )
         self.valid_txns = metastore.get_valid_txns(self.txn_id)
         if self._heartbeat_seconds:
             self._heartbeat = threading.Thread(
@@ -766,6 +778,7 @@ class Transaction:
         Returns:
             The number of rows written.
         """
+        self._check_writable("INSERT", table_name)
         table = self.warehouse.metastore.get_table(table_name)
         statement = self.next_statement_id() if statement_id is None else statement_id
         if rows.num_rows == 0:
@@ -854,6 +867,7 @@ class Transaction:
         Returns:
             The number of rows deleted.
         """
+        self._check_writable("DELETE", table_name)
         table = self._acid_table(table_name, "DELETE")
         statement = self.next_statement_id() if statement_id is None else statement_id
         self._write_deletes(table, rows, statement, WriteOperation.DELETE)
@@ -871,6 +885,7 @@ class Transaction:
         Returns:
             The number of rows updated.
         """
+        self._check_writable("UPDATE", table_name)
         table = self._acid_table(table_name, "UPDATE")
         statement = self.next_statement_id() if statement_id is None else statement_id
         self._write_deletes(table, rows, statement, WriteOperation.UPDATE)
@@ -917,6 +932,14 @@ class Transaction:
             compression=self.warehouse.compression,
             stripe_size=self.warehouse.stripe_size,
         )
+
+    def _check_writable(self, what: str, table_name: str) -> None:
+        if self.read_only:
+            raise UnsupportedStatementError(
+                f"{what} {table_name}",
+                f"a write in read-only transaction {self.txn_id}",
+                "a default transaction (Warehouse.transaction()) for writes",
+            )
 
     def _acid_table(self, table_name: str, what: str) -> Table:
         table = self.warehouse.metastore.get_table(table_name)
