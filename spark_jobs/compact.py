@@ -2,9 +2,11 @@
 
 ::
 
-    spark-submit [--master local[*]] spark_jobs/compact.py --warehouse WH [--metastore URL] [--max N]
+    spark-submit [--master local[*]] spark_jobs/compact.py --warehouse WH [--metastore URL]
+                 [--max N | --compaction-id ID [--compaction-id ID ..]]
         driver: run_worker(metastore, run_tasks=<this job's Spark runner>)
-            claim a queued compaction, plan it (acid_core.compaction.planner),
+            claim a queued compaction (the oldest, or exactly each --compaction-id, which must be
+            'initiated': anything else is refused before Spark starts), plan it (acid_core.compaction.planner),
             tasks -> sc.parallelize(descriptors, one slice each).map(compact_bucket) -> results,
             verify, rename, commit, mark ready for cleaning (acid_core.compaction.worker)
 
@@ -68,6 +70,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--warehouse", default=None, help="warehouse directory (queue mode)")
     parser.add_argument("--metastore", default=None, help="metastore URL (default: the warehouse's SQLite)")
     parser.add_argument("--max", type=int, default=None, help="compact at most N queued compactions")
+    parser.add_argument(
+        "--compaction-id",
+        type=int,
+        action="append",
+        default=None,
+        dest="compaction_ids",
+        metavar="ID",
+        help="claim and run exactly this queued ('initiated') compaction; repeatable (default: drain the queue)",
+    )
     parser.add_argument("--tasks-file", default=None, help="tasks-only mode: JSON lines of BucketTask")
     parser.add_argument("--results-file", default=None, help="tasks-only mode: where to write BucketResults")
     return parser
@@ -81,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "compact.py: error: give --warehouse (queue mode) or --tasks-file (tasks mode)", file=sys.stderr
         )
         return 2
+    if args.compaction_ids is not None and (args.max is not None or args.tasks_file is not None):
+        print("compact.py: error: --compaction-id goes with --warehouse, without --max", file=sys.stderr)
+        return 2
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = str(Path(__file__).resolve().parents[1])
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
@@ -88,8 +102,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, root)
     from pyspark.sql import SparkSession
 
-    from acid_core.compaction.worker import BucketTask, run_worker
-    from acid_core.metastore import open_metastore
+    from acid_core.compaction.worker import BucketTask, execute_compaction, run_worker
+    from acid_core.errors import AcidError
+    from acid_core.locks import open_lock_manager
+    from acid_core.metastore import CompactionState, open_metastore
+
+    if args.compaction_ids is not None:
+        # Refuse before starting Spark: every ID must be queued and still 'initiated'.
+        with open_metastore(args.metastore, args.warehouse) as metastore:
+            for compaction_id in args.compaction_ids:
+                try:
+                    state = metastore.get_compaction(compaction_id).state
+                except AcidError as error:
+                    print(f"compact.py: error: {error}", file=sys.stderr)
+                    return 2
+                if state is not CompactionState.INITIATED:
+                    print(
+                        f"compact.py: error: compaction {compaction_id} is {state.value!r}; expected "
+                        "'initiated' (queued, not yet claimed); hint: SHOW COMPACTIONS",
+                        file=sys.stderr,
+                    )
+                    return 2
 
     builder = SparkSession.builder.appName("acidflow-compact")
     if args.master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # else spark-submit's --master rules
@@ -103,15 +136,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = run_tasks_on_spark(spark, tasks)
             Path(args.results_file).write_text("".join(r.to_json() + "\n" for r in results))
             return 0
-        with open_metastore(args.metastore, args.warehouse) as metastore:
-            outcomes = run_worker(
-                metastore,
-                worker_id=f"{socket.gethostname()}-{os.getpid()}",
-                max_compactions=args.max,
-                run_tasks=lambda tasks, heartbeat: run_tasks_on_spark(spark, tasks, heartbeat),
-            )
-            for outcome in outcomes:
-                print(f"compaction {outcome.compaction_id}: {outcome.status}: {outcome.message}")
+        worker_id = f"{socket.gethostname()}-{os.getpid()}"
+
+        def runner(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
+            return run_tasks_on_spark(spark, tasks, heartbeat)
+
+        # Like every worker, the driver holds each partition's maintenance lock while it compacts.
+        locks = open_lock_manager(metastore_url=args.metastore, warehouse=args.warehouse)
+        try:
+            if args.compaction_ids is not None:
+                failed = 0
+                with open_metastore(args.metastore, args.warehouse) as metastore:
+                    for compaction_id in args.compaction_ids:
+                        claimed = metastore.claim_compaction(compaction_id, worker_id)
+                        try:
+                            outcome = execute_compaction(
+                                metastore, claimed, run_tasks=runner, lock_manager=locks
+                            )
+                        except AcidError as error:
+                            failed += 1
+                            print(f"compaction {compaction_id}: failed: {error}")
+                            continue
+                        print(f"compaction {outcome.compaction_id}: {outcome.status}: {outcome.message}")
+                return 1 if failed else 0
+            with open_metastore(args.metastore, args.warehouse) as metastore:
+                outcomes = run_worker(
+                    metastore,
+                    worker_id=worker_id,
+                    max_compactions=args.max,
+                    run_tasks=runner,
+                    lock_manager=locks,
+                )
+        finally:
+            locks.close()
+        for outcome in outcomes:
+            print(f"compaction {outcome.compaction_id}: {outcome.status}: {outcome.message}")
         return 0
     finally:
         spark.stop()

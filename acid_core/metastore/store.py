@@ -796,6 +796,12 @@ class Metastore(Protocol):
         """Claim the oldest initiated compaction ('i' -> 'w'), or None."""
         ...
 
+    def claim_compaction(
+        self, compaction_id: int, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo:
+        """Claim one given initiated compaction ('i' -> 'w'); ``CompactionStateError`` otherwise."""
+        ...
+
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """Attach the worker's compaction transaction and highest write ID (Hive's same name)."""
         ...
@@ -1848,6 +1854,18 @@ class SqlMetastore:
                     row = s.get(CompactionQueueEntry, compaction_id, populate_existing=True)
                     return None if row is None else _compaction_info(row)
             return None
+
+    def claim_compaction(
+        self, compaction_id: int, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo:
+        """See ``Metastore.claim_compaction``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("claim_compaction") as s:
+            row = self._queue_row(s, compaction_id)  # locked FOR UPDATE: one claimer wins
+            self._require_state(row, "claim", (CompactionState.INITIATED,))
+            row.state, row.worker_id, row.worker_version, row.start = "w", worker_id, worker_version, now_ms
+            s.flush()
+            return _compaction_info(row)
 
     def _queue_row(self, s: Session, compaction_id: int) -> CompactionQueueEntry:
         _check_id("compaction ID", compaction_id)

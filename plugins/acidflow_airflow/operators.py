@@ -152,8 +152,8 @@ def plan_compactions(
         args += ["--metastore", config.metastore]
     return {
         "embedded": embedded,
-        # One queue-mode Spark job drains the queue (it runs the large compactions queued above).
-        "spark": [args] if spark_ids else [],
+        # One Spark job per large compaction, given its ID: it claims and runs exactly that entry.
+        "spark": [[*args, "--compaction-id", str(i)] for i in spark_ids],
         "ids": [item["compaction_id"] for item in embedded] + spark_ids,
     }
 

@@ -122,10 +122,14 @@ def test_plan_compactions_splits_embedded_and_spark_by_size(tmp_path):
     plan = plan_compactions(config, targets, "auto")
     # web_events partitions hold about 12.7 kB of deltas each (>= 12,000 B); employee about 4.8 kB.
     assert [item["table"] for item in plan["embedded"]] == ["default.employee"]
-    assert plan["spark"] == [["--warehouse", str(Path(warehouse).resolve())]]
     assert sorted(plan["ids"]) == [1, 2, 3, 4]
     with _open(warehouse) as metastore:
-        assert [c.state.value for c in metastore.show_compactions()] == ["initiated"] * 4
+        queued = metastore.show_compactions()
+        assert [c.state.value for c in queued] == ["initiated"] * 4
+    # One Spark job per large compaction, each claiming exactly its own queue entry.
+    large = sorted(c.id for c in queued if c.table == "default.web_events")
+    base = ["--warehouse", str(Path(warehouse).resolve())]
+    assert sorted(plan["spark"]) == sorted([*base, "--compaction-id", str(i)] for i in large)
 
 
 def test_compaction_and_cleaner_operators_merge_deltas_and_keep_rows(tmp_path):

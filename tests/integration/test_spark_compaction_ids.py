@@ -1,0 +1,72 @@
+"""spark_jobs/compact.py --compaction-id: the Spark job claims and runs exactly the named entries.
+
+The Airflow compaction DAG hands each large compaction to its own Spark job by ID; before this,
+a queue-mode job drained the whole queue. Real spark-submit, local[1], no mocks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from acid_core.compaction.spark_runner import find_spark_submit, spark_job_path
+from acid_core.metastore import CompactionState, CompactionType
+from acid_core.writes.transaction import Warehouse
+from spark_jobs.compact import main as compact_main
+from tests.acid_core.compaction.histories import create_table, random_history, read_rows
+
+
+@pytest.fixture
+def wh(tmp_path):
+    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    yield warehouse
+    warehouse.close()
+
+
+def test_unknown_or_claimed_ids_are_refused_before_spark_starts(wh, capsys):
+    create_table(wh, "t", partitioned=False, buckets=1)
+    entry = wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    wh.metastore.claim_compaction(entry, "another-worker")
+    assert compact_main(["--warehouse", wh.location, "--compaction-id", "999"]) == 2
+    assert "999" in capsys.readouterr().err
+    assert compact_main(["--warehouse", wh.location, "--compaction-id", str(entry)]) == 2
+    err = capsys.readouterr().err
+    assert f"compaction {entry} is 'working'" in err
+    assert "expected 'initiated'" in err
+
+
+@pytest.mark.integration("spark")
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_spark_job_runs_only_the_named_compaction(wh):
+    history = random_history(wh, 5, partitioned=False, buckets=2, txns=8)
+    before = read_rows(history)
+    first = wh.metastore.enqueue_compaction("default.t", None, CompactionType.MINOR)
+    create_table(wh, "other", partitioned=False, buckets=1)
+    second = wh.metastore.enqueue_compaction("default.other", None, CompactionType.MAJOR)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    job = subprocess.run(
+        [
+            find_spark_submit(),
+            "--master",
+            "local[1]",
+            spark_job_path(),
+            "--warehouse",
+            wh.location,
+            "--compaction-id",
+            str(first),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=540,
+        check=False,
+    )
+    assert job.returncode == 0, job.stderr[-3000:]
+    assert f"compaction {first}: compacted" in job.stdout, job.stdout
+    assert wh.metastore.get_compaction(first).state is CompactionState.READY_FOR_CLEANING
+    assert wh.metastore.get_compaction(second).state is CompactionState.INITIATED
+    assert read_rows(history) == before
