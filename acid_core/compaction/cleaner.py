@@ -390,7 +390,13 @@ def clean_compaction(
             done.append(action(item.path, item.reason, "deleted"))
     _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
     step("marking", None)
-    metastore.mark_cleaned(compaction.id)
+    # Hive 4's Cleaner hands markCleaned the directory state's aborted facts, so the metastore
+    # may forget aborted writes whose files are gone (and only those).
+    metastore.mark_cleaned(
+        compaction.id,
+        has_uncompacted_aborts=state.has_uncompacted_aborts,
+        aborted_write_ids=state.aborted_write_ids,
+    )
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
 
@@ -410,6 +416,8 @@ def run_cleaner(
 ) -> list[CleanResult]:
     """Clean every compaction that is ready; one failing compaction does not stop the others.
 
+    Unless ``dry_run``, the transaction reaper runs first and the metastore's housekeeping last.
+
     Returns:
         One result per compaction that was ready (failed ones are logged and left ready).
     """
@@ -424,6 +432,10 @@ def run_cleaner(
             _LOG.exception(
                 "cleaning compaction %d of %s failed; it stays ready", compaction.id, compaction.table
             )
+    if not options.dry_run:
+        # Hive's AcidHouseKeeperService: drop transaction records no snapshot can need any more,
+        # so the aborted lists of snapshots do not grow forever.
+        metastore.housekeeping(now)
     return results
 
 
