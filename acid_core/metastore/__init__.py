@@ -1,10 +1,12 @@
 """The transaction metastore: catalog, transactions, write IDs, compaction queue and reader leases.
 
-Public names are re-exported from ``store``; sqlalchemy and alembic are imported only in this
-package. See ``store`` for the model and the rules (Hive's ``TxnHandler``).
+Public names are re-exported from ``port`` (the values and the ``Metastore`` protocol), ``sql``
+(the SQLAlchemy adapter) and ``factory`` (``open_metastore``); sqlalchemy and alembic are imported
+only in this package. See ``sql`` for the model and the rules (Hive's ``TxnHandler``).
 
 The re-exports load lazily (PEP 562), so importing ``acid_core.metastore.cli_lease`` to build the
-``acidflow`` parser does not pay for sqlalchemy and alembic (about a second) on every command.
+``acidflow`` parser, or a port value such as ``TableType``, does not pay for sqlalchemy and alembic
+(about a second) on every command.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from acid_core.metastore.store import (
+    from acid_core.metastore.factory import default_metastore_url, open_metastore
+    from acid_core.metastore.port import (
         DEFAULT_DATABASE,
         DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
         METASTORE_DIR_NAME,
@@ -23,11 +26,9 @@ if TYPE_CHECKING:
         CompactionType,
         Database,
         HousekeepingResult,
-        InMemoryMetastore,
         Lease,
         Metastore,
         Partition,
-        SqlMetastore,
         Table,
         TableDefinition,
         TableType,
@@ -35,13 +36,15 @@ if TYPE_CHECKING:
         TxnState,
         TxnType,
         WriteOperation,
-        create_engine_for_url,
-        default_metastore_url,
-        describe_db_error,
         format_partition_name,
-        open_metastore,
         split_table_name,
         table_type_from_properties,
+    )
+    from acid_core.metastore.sql import (
+        InMemoryMetastore,
+        SqlMetastore,
+        create_engine_for_url,
+        describe_db_error,
         upgrade_schema,
     )
 
@@ -79,9 +82,20 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name in __all__:
-        from acid_core.metastore import store
+_SQL_NAMES = (
+    "InMemoryMetastore",
+    "SqlMetastore",
+    "create_engine_for_url",
+    "describe_db_error",
+    "upgrade_schema",
+)
+_FACTORY_NAMES = ("default_metastore_url", "open_metastore")
 
-        return getattr(store, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = "sql" if name in _SQL_NAMES else "factory" if name in _FACTORY_NAMES else "port"
+    return getattr(importlib.import_module(f"acid_core.metastore.{module}"), name)

@@ -96,7 +96,7 @@ def _iso(seconds: float) -> str:
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
-    from acid_core.metastore.store import open_metastore
+    from acid_core.metastore.factory import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE

@@ -40,7 +40,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from acid_core.errors import MetastoreError
 from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
-from acid_core.metastore.store import create_engine_for_url, describe_db_error, upgrade_schema
+from acid_core.metastore.sql import create_engine_for_url, describe_db_error, upgrade_schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence

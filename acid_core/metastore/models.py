@@ -32,7 +32,7 @@ READER_LEASES and the two lock tables are new. The lock tables are Core ``Table`
 columns carry snake_case keys) because ``lock_store`` queries them with Core statements on a
 ``Connection``; they live on the same ``Base.metadata`` so the Alembic history owns them.
 
-Not here: queries and rules (see ``store``, ``lock_store``), the DDL history (see ``migrations/``).
+Not here: queries and rules (see ``sql``, ``lock_store``), the DDL history (see ``migrations/``).
 """
 
 from __future__ import annotations

@@ -9,8 +9,14 @@ from __future__ import annotations
 import pytest
 
 from acid_core.errors import CompactionStateError, NoSuchCompactionError
-from acid_core.metastore import CompactionState, CompactionType, InMemoryMetastore, SqlMetastore
-from acid_core.metastore.store import Column, TableDefinition
+from acid_core.metastore import (
+    Column,
+    CompactionState,
+    CompactionType,
+    InMemoryMetastore,
+    SqlMetastore,
+    TableDefinition,
+)
 
 _FACTORIES = {
     "memory": lambda tmp_path: InMemoryMetastore(),

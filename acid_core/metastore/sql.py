@@ -1,4 +1,4 @@
-"""The transaction metastore: the ``Metastore`` port and its SQLAlchemy adapter ``SqlMetastore``.
+"""The SQLAlchemy adapter of the metastore port: ``SqlMetastore`` (SQLite by default, PostgreSQL by URL).
 
 What a writer and a reader do with it, following Hive's ``TxnHandler``::
 
@@ -48,11 +48,8 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from alembic import command
@@ -114,114 +111,52 @@ from acid_core.writeids import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
     from sqlalchemy.engine import Engine
 
+from acid_core.metastore.port import (
+    DEFAULT_DATABASE,
+    DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    Clock,
+    Column,
+    CompactionInfo,
+    CompactionState,
+    CompactionType,
+    Database,
+    HousekeepingResult,
+    Lease,
+    Metastore,
+    Partition,
+    Table,
+    TableDefinition,
+    TableType,
+    TxnInfo,
+    TxnState,
+    TxnType,
+    WriteOperation,
+    _valid_read_txn_list,
+    _valid_write_id_list,
+    format_partition_name,
+    split_table_name,
+    table_type_from_properties,
+)
+
 __all__ = [
-    "DEFAULT_DATABASE",
-    "DEFAULT_OPEN_TXN_TIMEOUT_SECONDS",
-    "METASTORE_DIR_NAME",
-    "Clock",
-    "Column",
-    "CompactionInfo",
-    "CompactionState",
-    "CompactionType",
-    "Database",
-    "HousekeepingResult",
     "InMemoryMetastore",
-    "Lease",
-    "Metastore",
-    "Partition",
     "SqlMetastore",
-    "Table",
-    "TableDefinition",
-    "TableType",
-    "TxnInfo",
-    "TxnState",
-    "TxnType",
-    "WriteOperation",
     "create_engine_for_url",
-    "default_metastore_url",
     "describe_db_error",
-    "format_partition_name",
-    "open_metastore",
-    "split_table_name",
-    "table_type_from_properties",
     "upgrade_schema",
 ]
 
 _LOG = logging.getLogger(__name__)
 
-DEFAULT_DATABASE = "default"
-# Hive's listing rules skip names starting with '.' or '_', so the embedded store is invisible there.
-METASTORE_DIR_NAME = ".acidflow"
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # Any constant works; it only has to be the same in every process that migrates one database.
 _MIGRATION_LOCK_KEY = 0x41C1DF10
 _SQLITE_BUSY_TIMEOUT_MS = 30_000
 _HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-DEFAULT_OPEN_TXN_TIMEOUT_SECONDS = 1.0
-"""Hive's ``metastore.txn.opentxn.timeout`` default: ``housekeeping`` spares transactions this young."""
-
-Clock = Callable[[], float]
-"""Returns the current time in epoch seconds (``time.time`` by default)."""
-
-
-# --------------------------------------------------------------------------------------------
-# Values
-# --------------------------------------------------------------------------------------------
-
-
-class TxnState(StrEnum):
-    """A transaction's state (Hive's ``TxnStatus``: 'o', 'c', 'a')."""
-
-    OPEN = "open"
-    COMMITTED = "committed"
-    ABORTED = "aborted"
-
-
-class TxnType(StrEnum):
-    """A transaction's type (Hive's ``TxnType``); read-only ones are left out of snapshots."""
-
-    DEFAULT = "default"
-    READ_ONLY = "read_only"
-    COMPACTION = "compaction"
-
-
-class WriteOperation(StrEnum):
-    """What a transaction did to a table or partition (Hive's ``OperationType``)."""
-
-    INSERT = "insert"
-    UPDATE = "update"
-    DELETE = "delete"
-
-
-class TableType(StrEnum):
-    """Full ACID, insert-only (MM) or plain, from TBLPROPERTIES as Hive's ``AcidUtils`` decides."""
-
-    ACID = "acid"
-    INSERT_ONLY = "insert_only"
-    PLAIN = "plain"
-
-
-class CompactionType(StrEnum):
-    """Hive's compaction types ('a' major, 'i' minor in ``CQ_TYPE``)."""
-
-    MAJOR = "major"
-    MINOR = "minor"
-
-
-class CompactionState(StrEnum):
-    """Hive's compaction states (``CQ_STATE`` / ``CC_STATE`` codes in comments)."""
-
-    INITIATED = "initiated"  # 'i'
-    WORKING = "working"  # 'w'
-    READY_FOR_CLEANING = "ready_for_cleaning"  # 'r'
-    SUCCEEDED = "succeeded"  # 's'
-    FAILED = "failed"  # 'f'
-    DID_NOT_INITIATE = "did_not_initiate"  # 'a'
-    REFUSED = "refused"  # 'c'
-    ABORTED = "aborted"  # 'x'
-
 
 _TXN_STATE_CODE = {TxnState.OPEN: "o", TxnState.COMMITTED: "c", TxnState.ABORTED: "a"}
 _TXN_STATE_BY_CODE = {code: state for state, code in _TXN_STATE_CODE.items()}
@@ -249,266 +184,6 @@ _COMMITTED = _TXN_STATE_CODE[TxnState.COMMITTED]
 _UPDATE_DELETE_CODES = (_OPERATION_CODE[WriteOperation.UPDATE], _OPERATION_CODE[WriteOperation.DELETE])
 # Hive's OperationType.COMPACT: the compactor's footprint in TXN_COMPONENTS (never a write).
 _COMPACT_OPERATION = "p"
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A column or partition key: its name and Hive type string (``int``, ``string``, ...)."""
-
-    name: str
-    type: str
-
-
-@dataclass(frozen=True, slots=True)
-class Database:
-    """A database of the catalog."""
-
-    name: str
-    location: str
-    description: str | None = None
-    owner: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TableDefinition:
-    """What CREATE TABLE says; ``name`` is ``table`` (in ``default``) or ``database.table``.
-
-    ``num_buckets`` is -1 when the table is not bucketed, as Hive stores it.
-    """
-
-    name: str
-    columns: tuple[Column, ...]
-    partition_keys: tuple[Column, ...] = ()
-    bucket_columns: tuple[str, ...] = ()
-    num_buckets: int = -1
-    properties: Mapping[str, str] = field(default_factory=dict)
-    location: str | None = None
-    external: bool = False
-    owner: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    """A table of the catalog, as stored."""
-
-    database: str
-    name: str
-    location: str
-    columns: tuple[Column, ...]
-    partition_keys: tuple[Column, ...]
-    bucket_columns: tuple[str, ...]
-    num_buckets: int
-    properties: Mapping[str, str]
-    table_type: TableType
-    external: bool
-    owner: str | None
-    create_time: float
-
-    @property
-    def full_name(self) -> str:
-        """``database.table``."""
-        return f"{self.database}.{self.name}"
-
-
-@dataclass(frozen=True, slots=True)
-class Partition:
-    """A partition: ``name`` is Hive's escaped ``k1=v1/k2=v2``; ``values`` in key order."""
-
-    table: str
-    name: str
-    values: tuple[str, ...]
-    location: str
-    create_time: float
-
-
-@dataclass(frozen=True, slots=True)
-class TxnInfo:
-    """One transaction, as SHOW TRANSACTIONS prints it (times in epoch seconds)."""
-
-    txn_id: TxnId
-    state: TxnState
-    txn_type: TxnType
-    user: str
-    host: str
-    started: float
-    last_heartbeat: float
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionInfo:
-    """One compaction, queued or historical (Hive's ``CompactionInfo`` / SHOW COMPACTIONS row)."""
-
-    id: int
-    table: str
-    partition: str | None
-    state: CompactionState
-    compaction_type: CompactionType
-    properties: Mapping[str, str]
-    enqueue_time: float | None
-    worker_id: str | None = None
-    start_time: float | None = None
-    end_time: float | None = None
-    highest_write_id: WriteId | None = None
-    next_txn_id: TxnId | None = None
-    txn_id: TxnId | None = None
-    commit_time: float | None = None
-    error_message: str | None = None
-    initiator_id: str | None = None
-    initiator_version: str | None = None
-    worker_version: str | None = None
-    run_as: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class HousekeepingResult:
-    """What one ``housekeeping`` run deleted.
-
-    Attributes:
-        deleted_txn_ids: ``TXNS`` rows deleted: aborted transactions with nothing left on disk, and
-            committed ones no write-ID row refers to any more.
-        deleted_write_id_rows: ``TXN_TO_WRITE_ID`` rows deleted.
-        low_water_mark: the transaction ID below which write-ID rows were eligible (the lowest of
-            the next txn ID, every open or remaining aborted txn, and every open txn's
-            ``MIN_HISTORY_LEVEL``).
-    """
-
-    deleted_txn_ids: tuple[TxnId, ...]
-    deleted_write_id_rows: int
-    low_water_mark: TxnId
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """A reader lease: the snapshot ``write_ids`` of ``table`` stays readable until ``expires``."""
-
-    lease_id: int
-    table: str
-    write_ids: ValidWriteIdList
-    owner: str
-    created: float
-    expires: float
-
-
-# --------------------------------------------------------------------------------------------
-# Pure helpers
-# --------------------------------------------------------------------------------------------
-
-
-def split_table_name(name: str) -> tuple[str, str]:
-    """Split ``db.table`` (or ``table``, in ``default``) into lower-cased parts, as Hive normalizes.
-
-    Raises:
-        InvalidTableNameError: empty parts or more than one dot.
-
-    >>> split_table_name("Sales.Orders")
-    ('sales', 'orders')
-    >>> split_table_name("employee")
-    ('default', 'employee')
-    """
-    if not isinstance(name, str):
-        raise InvalidTableNameError(repr(name))
-    parts = name.strip().lower().split(".")
-    if len(parts) == 1:
-        parts = [DEFAULT_DATABASE, *parts]
-    if len(parts) != 2 or not all(part and part.strip() == part for part in parts):
-        raise InvalidTableNameError(name)
-    return parts[0], parts[1]
-
-
-def table_type_from_properties(properties: Mapping[str, str]) -> TableType:
-    """Hive's rule (``AcidUtils.isTransactionalTable`` / ``isInsertOnlyTable``) on TBLPROPERTIES.
-
-    >>> table_type_from_properties({"transactional": "true"})
-    <TableType.ACID: 'acid'>
-    >>> table_type_from_properties({"transactional": "TRUE", "transactional_properties": "insert_only"})
-    <TableType.INSERT_ONLY: 'insert_only'>
-    """
-    lowered = {str(key).lower(): str(value) for key, value in properties.items()}
-    if lowered.get("transactional", "").lower() != "true":
-        return TableType.PLAIN
-    if lowered.get("transactional_properties", "").lower() == "insert_only":
-        return TableType.INSERT_ONLY
-    return TableType.ACID
-
-
-# FileUtils.charToEscape: control characters and the characters that mean something in a path.
-_ESCAPED = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
-
-
-def _escape_path_name(value: str) -> str:
-    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in value)
-
-
-def format_partition_name(keys: Sequence[str], values: Sequence[str | None]) -> str:
-    """Hive's ``FileUtils.makePartName``: ``k1=v1/k2=v2`` with path characters %-escaped.
-
-    A null or empty value becomes ``__HIVE_DEFAULT_PARTITION__``.
-
-    >>> format_partition_name(["ds", "hr"], ["2024-01-01", "12:00"])
-    'ds=2024-01-01/hr=12%3A00'
-    """
-    parts = []
-    for key, value in zip(keys, values, strict=True):
-        shown = _HIVE_DEFAULT_PARTITION if value is None or value == "" else _escape_path_name(value)
-        parts.append(f"{_escape_path_name(key.lower())}={shown}")
-    return "/".join(parts)
-
-
-def _valid_read_txn_list(
-    high_watermark: int, open_or_aborted: Sequence[tuple[int, bool]], current_txn_id: int | None
-) -> ValidTxnList:
-    # TxnCommonUtils.createValidReadTxnList: a txn sees nothing at or above itself except itself.
-    current = current_txn_id if current_txn_id is not None and current_txn_id > 0 else None
-    hwm = high_watermark if current is None else min(current, high_watermark)
-    open_ids: list[int] = []
-    aborted_ids: list[int] = []
-    min_open: int | None = None
-    for txn_id, aborted in open_or_aborted:
-        if current is not None and txn_id >= current:
-            break
-        if aborted:
-            aborted_ids.append(txn_id)
-        else:
-            open_ids.append(txn_id)
-            if min_open is None:
-                min_open = txn_id
-    return ValidTxnList(hwm, tuple(open_ids), tuple(aborted_ids), min_open)
-
-
-def _valid_write_id_list(
-    table: str,
-    valid_txns: ValidTxnList,
-    high_watermark: int,
-    allocations: Sequence[tuple[int, int]],
-) -> ValidWriteIdList:
-    # GetValidWriteIdsForTableFunction.execute, after its two high-watermark queries.
-    invalid: list[int] = []
-    aborted_flags: list[bool] = []
-    min_open = LONG_MAX
-    found_valid = False
-    for txn_id, write_id in allocations:
-        if valid_txns.is_txn_valid(txn_id):
-            found_valid = True
-            continue
-        invalid.append(write_id)
-        aborted = valid_txns.is_txn_aborted(txn_id)
-        aborted_flags.append(aborted)
-        if not aborted:
-            min_open = min(min_open, write_id)
-    if not found_valid:
-        # Hive: with no committed write left under the watermark, report only the lowest invalid one.
-        lowest = invalid[0] if invalid else None
-        invalid, aborted_flags = [], []
-        if lowest is not None:
-            invalid, high_watermark = [lowest], lowest
-            aborted_flags = [lowest != min_open]
-    return ValidWriteIdList(
-        high_watermark=high_watermark,
-        open_ids=tuple(w for w, a in zip(invalid, aborted_flags, strict=True) if not a),
-        aborted_ids=tuple(w for w, a in zip(invalid, aborted_flags, strict=True) if a),
-        min_open_id=None if min_open == LONG_MAX else min_open,
-        table_name=table,
-    )
 
 
 def _ms(seconds: float) -> int:
@@ -619,306 +294,8 @@ def _lease(row: ReaderLease) -> Lease:
 
 
 # --------------------------------------------------------------------------------------------
-# The port
-# --------------------------------------------------------------------------------------------
-
-
-class Metastore(Protocol):
-    """The transaction authority: catalog, transactions, write IDs, compaction queue, leases.
-
-    Every ``now`` argument is epoch seconds; ``None`` asks the store's clock.
-    """
-
-    # Catalog ---------------------------------------------------------------------------------
-    def create_database(
-        self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
-    ) -> Database:
-        """Create a database; its location defaults to ``<warehouse>/<name>.db`` as in Hive.
-
-        Raises:
-            DatabaseAlreadyExistsError: the name is taken.
-        """
-        ...
-
-    def get_database(self, name: str) -> Database:
-        """Load a database. Raises ``NoSuchDatabaseError``."""
-        ...
-
-    def list_databases(self) -> list[str]:
-        """All database names, sorted."""
-        ...
-
-    def drop_database(self, name: str, cascade: bool = False) -> None:
-        """Drop a database; with tables only when ``cascade``. Raises ``DatabaseNotEmptyError``."""
-        ...
-
-    def create_table(self, definition: TableDefinition) -> Table:
-        """Create a table and its write-ID counter; location defaults to ``<db location>/<table>``.
-
-        Raises:
-            TableAlreadyExistsError: the name is taken.
-            NoSuchDatabaseError: the database does not exist.
-            InvalidTableDefinitionError: bad columns, keys or bucketing.
-        """
-        ...
-
-    def get_table(self, name: str) -> Table:
-        """Load a table. Raises ``NoSuchTableError``."""
-        ...
-
-    def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
-        """Table names of a database, sorted. Raises ``NoSuchDatabaseError``."""
-        ...
-
-    def drop_table(self, name: str) -> None:
-        """Drop a table, its partitions and its transaction records (Hive's ``cleanupRecords``).
-
-        Raises:
-            NoSuchTableError: no such table.
-        """
-        ...
-
-    def add_partition(
-        self, table: str, values: Mapping[str, str | None], location: str | None = None
-    ) -> Partition:
-        """Add a partition; ``values`` must name exactly the table's partition keys.
-
-        Raises:
-            InvalidPartitionError: keys do not match.
-            PartitionAlreadyExistsError: it exists.
-        """
-        ...
-
-    def drop_partition(self, table: str, values: Mapping[str, str | None]) -> None:
-        """Drop a partition. Raises ``NoSuchPartitionError``."""
-        ...
-
-    def list_partitions(self, table: str) -> list[Partition]:
-        """Partitions of a table, sorted by name."""
-        ...
-
-    # Transactions ----------------------------------------------------------------------------
-    def open_txn(
-        self,
-        user: str | None = None,
-        host: str | None = None,
-        txn_type: TxnType = TxnType.DEFAULT,
-        now: float | None = None,
-    ) -> TxnId:
-        """Open a transaction; IDs are unique and increasing across all clients."""
-        ...
-
-    def get_txn(self, txn_id: int) -> TxnInfo:
-        """One transaction's record. Raises ``NoSuchTxnError``."""
-        ...
-
-    def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
-        """The snapshot of global transactions (Hive's ``createValidReadTxnList``).
-
-        Read-only transactions are left out. With ``current_txn_id`` the high watermark is that
-        transaction and only transactions below it are exceptions, so it sees its own writes.
-        """
-        ...
-
-    def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
-        """The transaction's write ID for a table; the same transaction always gets the same ID.
-
-        Raises:
-            NoSuchTxnError / TxnNotOpenError: the transaction is unknown or not open.
-            NoSuchTableError: no such table.
-        """
-        ...
-
-    def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
-        """A reader's write-ID snapshot of a table (Hive's ``getValidWriteIdsForTable``)."""
-        ...
-
-    def get_compactor_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidCompactorWriteIdList:
-        """The compactor's list (Hive's ``createValidCompactWriteIdList`` of the reader's list)."""
-        ...
-
-    def add_write_component(
-        self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
-    ) -> WriteId:
-        """Record that the transaction wrote a table/partition; allocates its write ID if needed."""
-        ...
-
-    def commit_txn(self, txn_id: int, now: float | None = None) -> None:
-        """Commit; first committer wins on overlapping updates/deletes of one table/partition.
-
-        Raises:
-            CommitConflictError: a concurrent transaction committed an update/delete of the same
-                table/partition first; this transaction is aborted.
-            TxnNotOpenError: the transaction was aborted (for example by the reaper).
-            NoSuchTxnError: unknown ID.
-        """
-        ...
-
-    def abort_txn(self, txn_id: int) -> None:
-        """Abort; its write IDs stay invalid forever. Raises ``TxnNotOpenError`` if committed."""
-        ...
-
-    def heartbeat(self, txn_id: int, now: float | None = None) -> None:
-        """Keep an open transaction alive. Raises ``TxnNotOpenError`` if it was aborted."""
-        ...
-
-    def abort_timed_out_txns(self, timeout_seconds: float, now: float | None = None) -> list[TxnId]:
-        """The reaper (Hive's ``performTimeOuts``): abort open txns silent for ``timeout_seconds``."""
-        ...
-
-    def show_transactions(self) -> list[TxnInfo]:
-        """Open and aborted transactions, by ID (Hive's ``getOpenTxnsInfo`` / SHOW TRANSACTIONS)."""
-        ...
-
-    def min_open_txn_id(self) -> TxnId:
-        """The lowest open transaction ID, or the next ID when none is open (Hive's water mark)."""
-        ...
-
-    # Compaction queue --------------------------------------------------------------------------
-    def enqueue_compaction(
-        self,
-        table: str,
-        partition: str | None,
-        compaction_type: CompactionType,
-        *,
-        properties: Mapping[str, str] | None = None,
-        initiator_id: str | None = None,
-        initiator_version: str | None = None,
-        run_as: str | None = None,
-        now: float | None = None,
-    ) -> int:
-        """Queue a compaction ('i'); an initiated or working one for the same target is reused."""
-        ...
-
-    def find_next_to_compact(
-        self, worker_id: str, worker_version: str | None = None, now: float | None = None
-    ) -> CompactionInfo | None:
-        """Claim the oldest initiated compaction ('i' -> 'w'), or None."""
-        ...
-
-    def claim_compaction(
-        self, compaction_id: int, worker_id: str, worker_version: str | None = None, now: float | None = None
-    ) -> CompactionInfo:
-        """Claim one given initiated compaction ('i' -> 'w'); ``CompactionStateError`` otherwise."""
-        ...
-
-    def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
-        """Attach the worker's compaction transaction and highest write ID (Hive's same name)."""
-        ...
-
-    def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
-        """'w' -> 'r'. Without a compaction txn, records the next txn ID and commit time now.
-
-        With one, ``commit_txn`` of that txn records them: the next txn ID at commit time.
-        """
-        ...
-
-    def find_ready_to_clean(
-        self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
-    ) -> list[CompactionInfo]:
-        """Compactions the cleaner may clean now (Hive's ``findReadyToClean``)."""
-        ...
-
-    def mark_cleaned(
-        self,
-        compaction_id: int,
-        now: float | None = None,
-        *,
-        has_uncompacted_aborts: bool | None = None,
-        aborted_write_ids: Iterable[int] = (),
-    ) -> None:
-        """'r' -> history 's'; forget the aborted writes the cleaner removed (Hive's ``markCleaned``).
-
-        ``has_uncompacted_aborts=False`` (the cleaner's directory state found no delta that still
-        holds aborted writes) forgets every aborted write of the table/partition up to the
-        compaction's highest write ID; otherwise only ``aborted_write_ids`` (those of the aborted
-        directories it deleted) are forgotten. Left unset, no aborted write is forgotten (the safe
-        default). Only transactions below the compaction's next txn ID count: they had all ended
-        before the cleaner listed the directory. ``housekeeping`` then deletes the transactions
-        that have nothing left to track.
-        """
-        ...
-
-    def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
-        """'i'/'w'/'r' -> history 'f'."""
-        ...
-
-    def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
-        """'i'/'w' -> history 'c'."""
-        ...
-
-    def abort_compaction(self, compaction_id: int, now: float | None = None) -> None:
-        """'i' -> history 'x' (Hive aborts only initiated compactions)."""
-        ...
-
-    def record_did_not_initiate(
-        self,
-        table: str,
-        partition: str | None,
-        compaction_type: CompactionType,
-        error_message: str,
-        now: float | None = None,
-    ) -> int:
-        """Write history 'a' for a compaction the initiator could not start."""
-        ...
-
-    def get_compaction(self, compaction_id: int) -> CompactionInfo:
-        """A queued or historical compaction. Raises ``NoSuchCompactionError``."""
-        ...
-
-    def show_compactions(self, table: str | None = None) -> list[CompactionInfo]:
-        """Queue and history, by ID."""
-        ...
-
-    # Reader leases -----------------------------------------------------------------------------
-    def take_lease(
-        self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
-    ) -> tuple[int, ValidWriteIdList]:
-        """Register the current snapshot of a table for ``ttl_seconds``; returns (ID, snapshot)."""
-        ...
-
-    def release_lease(self, lease_id: int) -> None:
-        """Drop a lease. Raises ``NoSuchLeaseError``."""
-        ...
-
-    def list_leases(self, table: str | None = None) -> list[Lease]:
-        """Leases (of one table or all), by ID; expired ones stay until ``expire_leases``."""
-        ...
-
-    def expire_leases(self, now: float | None = None) -> list[int]:
-        """Delete leases whose expiry is at or before ``now``; returns their IDs."""
-        ...
-
-    # Housekeeping ------------------------------------------------------------------------------
-    def housekeeping(
-        self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
-    ) -> HousekeepingResult:
-        """Delete transactions and write-ID rows that no snapshot needs (Hive's AcidHouseKeeperService).
-
-        See ``SqlMetastore.housekeeping``.
-        """
-        ...
-
-    def close(self) -> None:
-        """Release connections."""
-        ...
-
-
-# --------------------------------------------------------------------------------------------
 # The adapter
 # --------------------------------------------------------------------------------------------
-
-
-def default_metastore_url(warehouse: str) -> str:
-    """``sqlite:///<warehouse>/.acidflow/metastore.sqlite`` (absolute)."""
-    return f"sqlite:///{Path(warehouse).resolve() / METASTORE_DIR_NAME / 'metastore.sqlite'}"
-
-
-def open_metastore(url: str | None, warehouse: str) -> SqlMetastore:
-    """Open (and migrate) the metastore at ``url``, or the embedded SQLite file of ``warehouse``."""
-    if url is None:
-        (Path(warehouse).resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
-    return SqlMetastore(url or default_metastore_url(warehouse), warehouse=str(Path(warehouse).resolve()))
 
 
 @functools.cache
