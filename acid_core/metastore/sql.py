@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import importlib.util
 import logging
 import socket
 import sqlite3
@@ -73,6 +74,7 @@ from acid_core.errors import (
     InvalidTableDefinitionError,
     InvalidTableNameError,
     MetastoreError,
+    MissingDependencyError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
     NoSuchLeaseError,
@@ -147,6 +149,7 @@ __all__ = [
     "SqlMetastore",
     "create_engine_for_url",
     "describe_db_error",
+    "resolve_postgres_driver",
     "upgrade_schema",
 ]
 
@@ -309,6 +312,35 @@ def _is_sqlite_memory(url: sa.URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
+_POSTGRES_DRIVERS = ("psycopg2", "psycopg")  # the installed one wins; psycopg2 is requirements.txt's
+
+
+def resolve_postgres_driver(url: sa.URL) -> sa.URL:
+    """Give a bare ``postgresql://`` URL a driver that is installed; other URLs are returned as is.
+
+    SQLAlchemy 2.1 maps a bare ``postgresql://`` to psycopg (3); users write that form, while the
+    pinned driver is psycopg2. A URL that names its driver (``postgresql+psycopg2://``) is kept.
+
+    Args:
+        url: a parsed SQLAlchemy URL.
+
+    Returns:
+        The URL, with ``+psycopg2`` (or ``+psycopg``) added when it had no driver.
+
+    Raises:
+        MissingDependencyError: a bare PostgreSQL URL and neither psycopg2 nor psycopg installed.
+
+    >>> str(resolve_postgres_driver(sa.make_url("sqlite:///m.db")))
+    'sqlite:///m.db'
+    """
+    if url.drivername != "postgresql":
+        return url
+    for driver in _POSTGRES_DRIVERS:
+        if importlib.util.find_spec(driver) is not None:
+            return url.set(drivername=f"postgresql+{driver}")
+    raise MissingDependencyError("psycopg2-binary (or psycopg)", "a postgresql:// metastore", "postgres")
+
+
 def create_engine_for_url(url: sa.URL) -> Engine:
     """An engine configured as the metastore uses it; the lock store shares this setup.
 
@@ -323,7 +355,15 @@ def create_engine_for_url(url: sa.URL) -> Engine:
         The engine; nothing is connected yet.
     """
     if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+        url = resolve_postgres_driver(url)
+        try:
+            return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+        except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
+            raise MissingDependencyError(
+                f"the database driver {url.drivername!r}",
+                f"the metastore URL {url.render_as_string()!r}",
+                "postgres",
+            ) from e
     memory = _is_sqlite_memory(url)
     if memory:
         engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
