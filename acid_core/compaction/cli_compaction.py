@@ -203,7 +203,12 @@ def run_initiate(args: argparse.Namespace) -> int:
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
     from acid_core.compaction.spark_runner import SparkSubmitRunner
-    from acid_core.compaction.worker import WorkerOptions, check_compaction_target, run_worker
+    from acid_core.compaction.worker import (
+        WorkerOptions,
+        check_compaction_target,
+        recover_abandoned_compactions,
+        run_worker,
+    )
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
@@ -225,6 +230,16 @@ def run_compact(args: argparse.Namespace) -> int:
         elif args.partition is not None:
             print("acidflow compact: error: --partition needs --table", file=sys.stderr)
             return 2
+        # Recovered entries are marked failed and queued again: that is this run's recovery, not
+        # a failure of this run, so they are reported as recovered and do not set the exit status.
+        recovered = recover_abandoned_compactions(metastore, worker_timeout_seconds=worker_timeout)
+        for compaction_id in recovered:
+            entry = metastore.get_compaction(compaction_id)
+            message = entry.error_message or entry.state.value
+            if args.json:
+                print(json.dumps({"compaction_id": compaction_id, "status": "recovered", "message": message}))
+            else:
+                print(f"compaction {compaction_id}: recovered: {message}")
         before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
         # The configured lock manager (ACIDFLOW_LOCK_MANAGER): each compaction holds its
         # partition's maintenance lock, so two workers never compact one partition at once.
