@@ -891,7 +891,9 @@ def _is_dead_local_worker(worker_id: str | None, started: float | None) -> bool:
     if not worker_id:
         return True
     host, _, pid_text = worker_id.rpartition("-")
-    if not pid_text.isdigit():
+    if not pid_text.isdigit():  # "<host>-<pid>-<role>" (the Airflow operator's "-airflow")
+        host, _, pid_text = host.rpartition("-")
+    if not host or not pid_text.isdigit():
         return False
     # The worker process started before it claimed the entry; a process started after the claim
     # holds a reused process ID.

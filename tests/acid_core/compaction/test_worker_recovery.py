@@ -177,3 +177,14 @@ def test_dead_worker_id_helper_names_no_live_process():
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)
     assert host
+
+
+@pytest.mark.parametrize("suffix", ["", "-airflow"], ids=["plain", "airflow-operator"])
+def test_recover_dead_local_worker_with_role_suffix_is_recovered(wh, suffix):
+    warehouse, _ = wh
+    metastore = warehouse.metastore
+    partition = metastore.list_partitions("default.t")[0].name
+    metastore.enqueue_compaction("default.t", partition, CompactionType.MAJOR)
+    claimed = metastore.find_next_to_compact(_dead_worker_id() + suffix)
+    assert recover_abandoned_compactions(metastore) == [claimed.id]
+    assert metastore.get_compaction(claimed.id).state is CompactionState.FAILED
