@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acid_core.errors import LockRefusedError
 from acid_core.locks import LockMode, LockRequest, default_host, is_dead_local_process, parse_lock_object
@@ -170,3 +172,51 @@ def test_is_dead_local_process_reused_pid_is_dead():
     # This process started long after an owner registered a week ago: its PID was reused.
     assert is_dead_local_process(default_host(), os.getpid(), started=time.time() - 7 * 86400)
     assert not is_dead_local_process(default_host(), os.getpid(), started=time.time())
+
+
+_SESSION = st.tuples(
+    st.sampled_from(["here", "there"]),  # host
+    st.sampled_from(["alive", "dead", None]),  # owner pid state (None: recorded before revision 0006)
+    st.integers(min_value=0, max_value=3),  # heartbeat age in timeouts/2: 0..1 live, 3 expired
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(sessions=st.lists(_SESSION, min_size=1, max_size=6))
+def test_sql_lock_store_purge_matches_model(tmp_path_factory, sessions):
+    """Model: a session survives iff its heartbeat is within its timeout and its owner is not a
+    dead process of the checking host (other hosts and unknown pids expire by timeout only)."""
+    timeout_ms, now = 10_000, 1_000_000_000
+    pids = {"alive": 100, "dead": 200}
+    killed: set[int] = set()  # every owner is alive while it acquires; "dead" ones die afterwards
+    store = SqlLockStore(
+        f"sqlite:///{tmp_path_factory.mktemp('purge')}/m.sqlite",
+        is_dead_owner=lambda host, pid, _started: host == "here" and pid in killed,
+    )
+    try:
+        expected = []
+        for i, (host, owner, age) in enumerate(sessions):
+            beat = now - age * timeout_ms // 2 - (1 if age == 3 else 0)
+            store.open_session(f"s{i}", host, timeout_ms, beat, pid=None if owner is None else pids[owner])
+            granted = store.attempt(
+                session_id=f"s{i}",
+                token=f"t{i}",
+                rows=[LockRow(f"db.t{i}", "db", f"t{i}", "x")],
+                markers=[],
+                holder=f"h{i}",
+                host=host,
+                txn_id=None,
+                now_ms=beat,
+                find_conflicts=lambda existing: [],
+            )
+            assert granted.granted
+            # the later attempts purge by their own (earlier or equal) clock; the model uses `now`
+            expired = beat + timeout_ms < now
+            dead = host == "here" and owner == "dead"
+            if not expired and not dead:
+                expected.append(f"db.t{i}")
+        killed.add(pids["dead"])
+        remaining = [s.object_name for s in store.list_locks(now)]
+        assert sorted(remaining) == sorted(expected)
+    finally:
+        store.close()
