@@ -24,7 +24,14 @@ reader's registry) plus one stripe when the inputs' write-ID ranges are disjoint
 (the usual case: the file-by-file order is already row-ID order, see ``is_key_ordered``), or one
 stripe per input file otherwise (a k-way merge); never a whole table.
 
-Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run):
+Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run;
+it recovers an entry whose worker is a dead process of this host, or that has been 'working'
+longer than the worker timeout, Hive's ``hive.compactor.worker.timeout``, 86400 s by default. The
+dead worker's maintenance lock goes with its lock session: the SQL lock manager frees a session
+whose owner is a dead local process at once, ZooKeeper when the session times out):
+
+- before the lock, or holding it before step 1: nothing was written. Recovery fails the entry
+  and queues the compaction again.
 
 - writing / verifying: only the hidden staging directory exists; readers skip hidden names. T is
   open, so nothing is visible. Recovery aborts T, deletes the staging directory, fails the queue
@@ -42,8 +49,10 @@ Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job 
 Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
 run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
 Not here: deciding (``initiator``), planning (``planner``), deleting inputs (``cleaner``).
-Errors: ``CompactionVerificationError`` (output does not match; nothing committed), and whatever
-the metastore, reader or writer raise; the queue entry is marked failed with the message.
+Errors: ``CompactionVerificationError`` (output does not match; nothing committed),
+``NoSuchPartitionError``/``InvalidPartitionError`` (the entry names no existing partition; nothing
+is touched), and whatever the metastore, reader or writer raise; the queue entry is marked failed
+with the message.
 """
 
 from __future__ import annotations
