@@ -15,7 +15,9 @@ file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``,
 host, or 'working' longer than ``--worker-timeout``, default ``$ACIDFLOW_COMPACTOR_WORKER_TIMEOUT``
 else 86400 s: Hive's ``hive.compactor.worker.timeout``), then runs queued ones (a ``--table``
 compaction is queued first, as ALTER TABLE ... COMPACT does; a table or ``--partition`` that does
-not exist is refused before anything is queued). With ``--executor
+not exist is refused before anything is queued). Each recovered compaction prints one
+``compaction N: recovered: <why>`` line (``"status": "recovered"`` with ``--json``); recovery
+alone does not make the exit status 1. With ``--executor
 auto`` compactions whose inputs reach ``--spark-threshold-bytes`` run on Spark.
 
 Not here: the rules (``initiator``, ``planner``), the work (``worker``, ``cleaner``); the top-level
