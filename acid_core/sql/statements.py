@@ -469,7 +469,7 @@ def drop_database(context: StatementContext, statement: ParsedStatement) -> Stat
     dropped = []
     kept = []
     for target in drop.args.get("tables") or [drop.this]:
-        name = target.name.lower()
+        name = (target.name or target.db).lower()  # sqlglot reads DROP SCHEMA x as a db name
         if name == DEFAULT_DATABASE:
             raise DropDefaultDatabaseError(name)  # HiveMetaStore.drop_database, before anything else
         try:
