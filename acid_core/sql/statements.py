@@ -491,7 +491,7 @@ def drop_database(context: StatementContext, statement: ParsedStatement) -> Stat
         dropped.append(name)
     message = f"OK: dropped {', '.join(dropped) or 'nothing'}"
     if kept:
-        message += f"; kept {', '.join(kept)}: not empty (EXTERNAL table data or files acidflow does not own)"
+        message += f"; kept {', '.join(kept)}: not empty or not only the database's (EXTERNAL table data or files acidflow does not own)"
     return StatementResult("drop_database", message=message)
 
 
@@ -501,6 +501,10 @@ def _remove_if_empty(context: StatementContext, location: str) -> bool:
     Hive deletes the whole directory; acidflow deletes only what it owns (the managed tables'
     directories, removed before), so EXTERNAL tables' files and foreign files inside it stay.
     """
+    try:  # the database is gone from the metastore: its directory must overlap nothing left
+        location = _checked_location(context, location, _occupants(context.warehouse.metastore))
+    except InvalidLocationError:
+        return False
     file_io, path = context.warehouse.table_dir(location)
     if file_io.info(path) is None:
         return True

@@ -342,7 +342,8 @@ def test_drop_database_cascade_deletes_managed_data_wherever_it_is_and_keeps_ext
     assert (tmp_path / "elsewhere").is_dir()
     assert tree(tmp_path / "wh" / "d.db" / "ext") == external
     assert result.message.endswith(
-        f"kept {tmp_path / 'wh' / 'd.db'}: not empty (EXTERNAL table data or files acidflow does not own)"
+        f"kept {tmp_path / 'wh' / 'd.db'}: not empty or not only the database's (EXTERNAL table data or files "
+        "acidflow does not own)"
     )
     assert session.warehouse.metastore.list_databases() == ["default"]
 
@@ -359,6 +360,18 @@ def test_drop_database_cascade_with_a_forged_table_row_refused_and_nothing_chang
         "it is the location of table default.keep",
     )
     assert session.warehouse.metastore.list_tables("d") == ["bad", "ok"]
+
+
+def test_drop_database_whose_row_points_at_an_empty_table_directory_keeps_it(world):
+    session, tmp_path = world
+    session.execute(f"CREATE TABLE empty (a int) {ACID}")
+    empty = tmp_path / "wh" / "empty"
+    assert empty.is_dir()
+    session.warehouse.metastore.create_database("forged", str(empty))
+    (result,) = session.execute("DROP DATABASE forged")
+    assert f"kept {empty}" in result.message
+    assert empty.is_dir()
+    assert session.warehouse.metastore.list_databases() == ["default"]
 
 
 def test_cli_sql_unsafe_location_exits_1_with_one_line(tmp_path, capsys, monkeypatch):
