@@ -281,7 +281,7 @@ def _previous_actions(io: FileIO, table_root: str, compaction_id: int) -> list[P
     if io.info(path) is None:
         return []
     finished: list[PathAction] = []
-    for item in (PathAction(**entry) for entry in json.loads(io.read_bytes(path))):
+    for item in _ledger_entries(path, io.read_bytes(path)):
         if item.action != "planned":
             finished.append(item)
         elif io.info(item.path) is None:  # the killed run got to it

@@ -241,3 +241,21 @@ def test_malformed_ledger_row_type_raises(trash):
     trash.write([{**rows[0], "time": "yesterday"}])
     with pytest.raises(StorageError, match=r"with a bad 'time'; expected a cleaner action"):
         read_ledger(trash.location)
+
+
+def test_cleaner_with_a_malformed_ledger_deletes_nothing_and_stays_ready(tmp_path):
+    from acid_core.metastore import CompactionState
+
+    with Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None) as wh:
+        random_history(wh, 43, partitioned=False, buckets=1, txns=5)
+        location = wh.metastore.get_table("default.t").location
+        wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+        [outcome] = run_worker(wh.metastore)
+        ledger = os.path.join(location, LEDGER_DIR, "ledger", f"c{outcome.compaction_id}.json")
+        os.makedirs(os.path.dirname(ledger))
+        with open(ledger, "w") as f:
+            f.write('[{"path": "/etc"}]')
+        before = tree(location)
+        assert run_cleaner(wh.metastore) == []  # logged with the ledger file's name; nothing deleted
+        assert tree(location) == before
+        assert wh.metastore.get_compaction(outcome.compaction_id).state is CompactionState.READY_FOR_CLEANING
