@@ -468,7 +468,7 @@ class InvalidLocationError(AcidError, ValueError):
 
 
 class InvalidObjectNameError(AcidError, ValueError):
-    """A database, table or column name, or a partition value, that cannot round-trip to a safe directory name."""
+    """A database, table or column name, or a partition value, that cannot round-trip to a directory name."""
 
     def __init__(self, kind: str, name: str, expected: str) -> None:
         self.kind, self.name, self.expected = kind, name, expected

@@ -5,7 +5,7 @@
     CREATE TABLE t (c type, ..) [PARTITIONED BY (k type, ..)] [CLUSTERED BY (c) INTO n BUCKETS]
         [STORED AS ORC] [LOCATION '..'] [TBLPROPERTIES ('transactional'='true'
         [, 'transactional_properties'='insert_only'])]            full ACID / insert-only / plain
-    DROP TABLE [IF EXISTS] t                     X lock; a managed table's data removed, an EXTERNAL one's kept
+    DROP TABLE [IF EXISTS] t                       X lock; managed: data removed; EXTERNAL: files kept
     CREATE DATABASE [IF NOT EXISTS] db | DROP DATABASE [IF EXISTS] db [CASCADE] | SHOW DATABASES
     DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
     ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [LOCATION '..'] [PARTITION (..) [LOCATION '..']]
@@ -37,8 +37,9 @@ directory only once it is empty. ``DROP DATABASE default`` is refused, as in Hiv
 
 Not here: parsing and dispatch (``engine``, ``registry``), files (``acid_core.writes``).
 Errors: ``InvalidLocationError``, ``InvalidObjectNameError``, ``UnsafeDeleteError``,
-``DropDefaultDatabaseError``, ``NoSuchTableError``, ``NoSuchColumnError``, ``SqlTypeError``, ``ValueOutOfRangeError``,
-``SqlExecutionError``, ``UnsupportedStatementError``, ``CommitConflictError``, lock errors.
+``DropDefaultDatabaseError``, ``NoSuchTableError``, ``NoSuchColumnError``, ``SqlTypeError``,
+``ValueOutOfRangeError``, ``SqlExecutionError``, ``UnsupportedStatementError``,
+``CommitConflictError``, lock errors.
 """
 
 from __future__ import annotations
@@ -491,7 +492,10 @@ def drop_database(context: StatementContext, statement: ParsedStatement) -> Stat
         dropped.append(name)
     message = f"OK: dropped {', '.join(dropped) or 'nothing'}"
     if kept:
-        message += f"; kept {', '.join(kept)}: not empty or not only the database's (EXTERNAL table data or files acidflow does not own)"
+        message += (
+            f"; kept {', '.join(kept)}: not empty or not only the database's (EXTERNAL table data or "
+            "files acidflow does not own)"
+        )
     return StatementResult("drop_database", message=message)
 
 
