@@ -46,7 +46,13 @@ from typing import TYPE_CHECKING, Final
 
 from acid_core.compaction.worker import partition_location
 from acid_core.directory import load_directory_state
-from acid_core.errors import AcidError, NotEnoughHistoryError, StorageError, UnsafeCleanError
+from acid_core.errors import (
+    AcidError,
+    NotEnoughHistoryError,
+    StorageError,
+    UnsafeCleanError,
+    UnsafeDeleteError,
+)
 from acid_core.fs import file_io_for, real_path
 from acid_core.locations import is_inside_path
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
@@ -508,6 +514,15 @@ def _in_owned(io: FileIO, path: str, roots: Sequence[str]) -> bool:
     )
 
 
+def _table_root(table_location: str) -> tuple[FileIO, str]:
+    io, table_root = file_io_for(table_location)
+    if not table_root.strip("/"):
+        raise UnsafeDeleteError(
+            table_location, "the table location is a filesystem root", "a table directory of its own"
+        )
+    return io, table_root
+
+
 def _trash_problem(io: FileIO, table_root: str, item: PathAction) -> str | None:
     trash = io.join(table_root, TRASH_DIR)
     if item.trash_path is None or not _in_owned(io, item.trash_path, [trash]):
@@ -535,9 +550,10 @@ def purge_trash(
 
     Raises:
         StorageError: a ledger file that is not a JSON list of cleaner actions.
+        UnsafeDeleteError: the table location is a filesystem root.
     """
     now = time.time() if now is None else now
-    io, table_root = file_io_for(table_location)
+    io, table_root = _table_root(table_location)
     purged: list[str] = []
     for item in read_ledger(table_location):
         if item.action != "quarantined" or not item.trash_path or now - item.time < older_than_seconds:
@@ -570,8 +586,9 @@ def restore_from_trash(
 
     Raises:
         StorageError: a path to restore exists again (nothing is overwritten), or a bad ledger file.
+        UnsafeDeleteError: the table location is a filesystem root.
     """
-    io, table_root = file_io_for(table_location)
+    io, table_root = _table_root(table_location)
     roots = [table_root, *(file_io_for(location)[1] for location in partition_locations)]
     private = [io.join(table_root, TRASH_DIR), io.join(table_root, LEDGER_DIR)]
     restored: list[str] = []

@@ -259,3 +259,13 @@ def test_cleaner_with_a_malformed_ledger_deletes_nothing_and_stays_ready(tmp_pat
         assert run_cleaner(wh.metastore) == []  # logged with the ledger file's name; nothing deleted
         assert tree(location) == before
         assert wh.metastore.get_compaction(outcome.compaction_id).state is CompactionState.READY_FOR_CLEANING
+
+
+@pytest.mark.parametrize("location", ["/", "file:///"])
+def test_purge_and_restore_refuse_a_table_location_at_a_filesystem_root(location):
+    from acid_core.errors import UnsafeDeleteError
+
+    with pytest.raises(UnsafeDeleteError, match=r"the table location is a filesystem root"):
+        purge_trash(location)
+    with pytest.raises(UnsafeDeleteError, match=r"the table location is a filesystem root"):
+        restore_from_trash(location, 1)
