@@ -6,8 +6,8 @@
     acidflow compact [--table T [--partition P] --type minor|major] [--max N] [--worker-timeout S]
                      [--executor embedded|spark|auto] [--spark-master M] [--spark-threshold-bytes N]
     acidflow clean [--dry-run] [--quarantine] [--retention SECONDS] [--json]
-    acidflow clean --purge-trash TABLE [--older-than SECONDS]
-    acidflow clean --restore TABLE --compaction ID
+    acidflow clean --purge-trash TABLE [--older-than SECONDS]    only inside TABLE's trash
+    acidflow clean --restore TABLE --compaction ID              only back into TABLE's locations
 
 Every command takes ``--metastore URL`` (default ``$ACIDFLOW_METASTORE``, else the embedded SQLite
 file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``, else
@@ -23,6 +23,8 @@ auto`` compactions whose inputs reach ``--spark-threshold-bytes`` run on Spark.
 Not here: the rules (``initiator``, ``planner``), the work (``worker``, ``cleaner``); the top-level
 parser (``acid_core.cli`` calls ``add_compaction_parsers``; handlers are ``run_initiate``,
 ``run_compact``, ``run_clean``).
+A ledger row of ``--purge-trash``/``--restore`` that points outside what the table owns is named
+on stderr and skipped, and the command exits 1.
 Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1).
 """
 
@@ -291,22 +293,40 @@ def run_compact(args: argparse.Namespace) -> int:
 
 def run_clean(args: argparse.Namespace) -> int:
     """``acidflow clean``: clean ready compactions, or purge / restore a table's trash."""
-    from acid_core.compaction.cleaner import CleanerOptions, purge_trash, restore_from_trash, run_cleaner
+    from acid_core.compaction.cleaner import (
+        CleanerOptions,
+        PathAction,
+        purge_trash,
+        restore_from_trash,
+        run_cleaner,
+    )
+
+    skipped: list[str] = []
+
+    def report(action: PathAction, why: str) -> None:
+        # A ledger row is input, not trust: one pointing elsewhere is named, skipped, and fails the run.
+        skipped.append(action.path)
+        print(
+            f"acidflow clean: skipped ledger row of compaction {action.compaction_id}: {why}", file=sys.stderr
+        )
 
     with _open(args) as metastore:
         if args.purge_trash is not None:
             location = metastore.get_table(args.purge_trash).location
-            for path in purge_trash(location, args.older_than):
+            for path in purge_trash(location, args.older_than, on_skip=report):
                 print(f"purged {path}")
-            return 0
+            return 1 if skipped else 0
         if args.restore is not None:
             if args.compaction is None:
                 print("acidflow clean: error: --restore needs --compaction ID")
                 return 2
-            location = metastore.get_table(args.restore).location
-            for path in restore_from_trash(location, args.compaction):
+            table = metastore.get_table(args.restore)
+            partitions = [p.location for p in metastore.list_partitions(table.full_name)]
+            for path in restore_from_trash(
+                table.location, args.compaction, partition_locations=partitions, on_skip=report
+            ):
                 print(f"restored {path}")
-            return 0
+            return 1 if skipped else 0
         options = CleanerOptions(
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
         )

@@ -85,6 +85,11 @@ from acid_core.errors import (
     TableAlreadyExistsError,
     TxnNotOpenError,
 )
+from acid_core.locations import (
+    validate_column_name,
+    validate_object_name,
+    validate_partition_value,
+)
 from acid_core.metastore.models import (
     CompactionQueueEntry,
     CompletedCompaction,
@@ -207,6 +212,7 @@ def _validate_definition(definition: TableDefinition, full_name: str) -> None:
             full_name, f"column {duplicates[0]!r} is declared twice", "unique names across columns and keys"
         )
     for column in (*definition.columns, *definition.partition_keys):
+        validate_column_name(column.name)
         if not column.name or not column.type:
             raise InvalidTableDefinitionError(full_name, f"column {column!r}", "a non-empty name and type")
     column_names = {c.name.lower() for c in definition.columns}
@@ -559,7 +565,7 @@ class SqlMetastore:
         self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
     ) -> Database:
         """See ``Metastore.create_database``."""
-        db_name = _normalize_database_name(name)
+        db_name = validate_object_name("database", _normalize_database_name(name))
         where = location or f"{self._warehouse}/{db_name}.db"
         with self._transaction("create_database", lambda: DatabaseAlreadyExistsError(db_name)) as s:
             if s.scalar(select(DatabaseRow.db_id).where(DatabaseRow.name == db_name)) is not None:
@@ -610,6 +616,7 @@ class SqlMetastore:
         """See ``Metastore.create_table``."""
         database, name = split_table_name(definition.name)
         full_name = f"{database}.{name}"
+        validate_object_name("table", name)  # MetaStoreUtils.validateName, as create_table_core
         _validate_definition(definition, full_name)
         already = functools.partial(_table_exists_error, full_name)
         with self._transaction("create_table", already) as s:
@@ -688,7 +695,7 @@ class SqlMetastore:
                 else "no partition (the table is unpartitioned)"
             )
             raise InvalidPartitionError(table.full_name, dict(values), expected)
-        ordered = [given[k] for k in keys]
+        ordered = [validate_partition_value(given[k]) for k in keys]
         return format_partition_name(keys, ordered), tuple("" if v is None else str(v) for v in ordered)
 
     def add_partition(
