@@ -37,6 +37,7 @@ touched), ``StorageError`` after the retries; both leave the entry ready for cle
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import posixpath
@@ -326,16 +327,18 @@ def _ledger_entries(path: str, payload: bytes) -> list[PathAction]:
         raise StorageError(
             f"Ledger file {path!r} holds {type(items).__name__}; expected a list of cleaner actions"
         )
+    # Every field of PathAction is known; those without a default are required (rows written by
+    # an older acidflow lack the fields added since, which have defaults).
+    known = {f.name: f for f in dataclasses.fields(PathAction)}
+    required = {n for n, f in known.items() if f.default is dataclasses.MISSING}
     actions = []
     for item in items:
-        if not isinstance(item, dict) or set(item) != set(_LEDGER_FIELDS):
-            raise StorageError(
-                f"Ledger file {path!r} has row {item!r}; expected the fields {sorted(_LEDGER_FIELDS)}"
-            )
+        if not isinstance(item, dict) or not required <= set(item) <= set(known):
+            raise StorageError(f"Ledger file {path!r} has row {item!r}; expected the fields {sorted(known)}")
         bad = [
             k
             for k, kinds in _LEDGER_FIELDS.items()
-            if not isinstance(item[k], kinds) or isinstance(item[k], bool)
+            if k in item and (not isinstance(item[k], kinds) or isinstance(item[k], bool))
         ]
         if bad:
             raise StorageError(

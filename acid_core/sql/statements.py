@@ -30,7 +30,8 @@ the type checks and casts, and the writes; any error aborts it, so a failing sta
 no visible row.
 
 Locations (``acid_core.locations``): a CREATE TABLE / CREATE DATABASE / ADD PARTITION location,
-given or default, is validated before anything is created (also where its symbolic links lead);
+given or default, is validated before anything is created (also where its symbolic links lead;
+a managed table's or partition's directory must be empty or new, since its DROP deletes it all);
 a DROP validates every directory it will delete before the metadata goes, deletes a managed
 table's data only (Hive's rule: EXTERNAL tables keep their files), and removes a dropped database's
 directory only once it is empty. ``DROP DATABASE default`` is refused, as in Hive.
@@ -299,6 +300,25 @@ def _managed_data(context: StatementContext, table: Table, occupants: Sequence[O
     return targets
 
 
+def _check_unowned_files(context: StatementContext, candidate: str, location: str) -> None:
+    """A managed table's or partition's new directory must be empty or new: its DROP deletes it all.
+
+    Raises:
+        InvalidLocationError: the directory already holds files acidflow did not write.
+    """
+    file_io, path = context.warehouse.table_dir(location)
+    if file_io.info(path) is None:
+        return
+    entries = sorted(child.name for child in file_io.list_dir(path))
+    if entries:
+        raise InvalidLocationError(
+            candidate,
+            f"it already holds {len(entries)} entries acidflow did not write (first {entries[0]!r}), which a "
+            "DROP of a managed table would delete",
+            "an empty or new directory; hint: CREATE EXTERNAL TABLE uses existing files and keeps them",
+        )
+
+
 def _table_exists(metastore: Metastore, name: str) -> bool:
     try:
         metastore.get_table(name)
@@ -366,6 +386,8 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
         # The default location is checked too: an earlier LOCATION may have taken it.
         default = f"{metastore.get_database(database_name).location.rstrip('/')}/{table_name}"
         checked = _checked_location(context, location or default, _occupants(metastore))
+        if not external:
+            _check_unowned_files(context, location or default, checked)
         location = checked if location is not None else None
     definition = TableDefinition(
         name=name,
@@ -700,6 +722,8 @@ def _add_partition(
     checked = _checked_location(
         context, location or default, _occupants(metastore, container=table.full_name)
     )
+    if not table.external:
+        _check_unowned_files(context, location or default, checked)
     partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
     file_io, path = context.warehouse.table_dir(partition.location)
     file_io.mkdirs(path)

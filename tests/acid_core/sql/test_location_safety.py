@@ -9,8 +9,12 @@ table's DROP deletes its data (also partitions elsewhere), an EXTERNAL table kee
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from acid_core.errors import (
     AcidError,
@@ -131,6 +135,33 @@ def test_create_table_through_a_symlink_to_another_table_refused(world):
         f"it leads (through a symbolic link) to '{tmp_path / 'wh' / 'keep'}', and it is the location of table "
         "default.keep",
     )
+
+
+@pytest.mark.parametrize("kind", ["table", "partition"])
+def test_managed_location_holding_foreign_files_refused(world, kind):
+    """Its DROP would delete them: a managed table or partition starts in an empty or new directory."""
+    session, tmp_path = world
+    sql = {
+        "table": f"CREATE TABLE x (a int) {ACID} LOCATION '{tmp_path / 'sentinel'}'",
+        "partition": f"ALTER TABLE part ADD PARTITION (p='x') LOCATION '{tmp_path / 'sentinel'}'",
+    }[kind]
+    assert_refused(
+        session,
+        tmp_path,
+        sql,
+        InvalidLocationError,
+        f"Refusing location '{tmp_path / 'sentinel'}': it already holds 1 entries acidflow did not write (first "
+        "'etc')",
+    )
+
+
+def test_external_table_over_existing_files_is_created_and_keeps_them(world):
+    session, tmp_path = world
+    before = tree(tmp_path / "sentinel")
+    session.execute(
+        f"CREATE EXTERNAL TABLE x (a int) STORED AS ORC LOCATION '{tmp_path / 'sentinel'}'; DROP TABLE x"
+    )
+    assert tree(tmp_path / "sentinel") == before
 
 
 def test_create_table_default_location_taken_by_an_earlier_location_refused(world):
@@ -393,3 +424,109 @@ def test_cli_sql_unsafe_location_exits_1_with_one_line(tmp_path, capsys, monkeyp
 def test_errors_are_acid_errors():
     for error in (InvalidLocationError, InvalidObjectNameError, UnsafeDeleteError, DropDefaultDatabaseError):
         assert issubclass(error, AcidError)
+
+
+# -- property: whatever DDL an attacker runs, no DROP deletes another object's files ---------------
+
+_PLACES = ["wh", "wh/a", "wh/a/b", "wh/t1", "wh/t1/x", "ext", "ext/a", "ext/a/b", "", "wh/..", "sentinel"]
+_OPERATIONS = st.one_of(
+    st.tuples(
+        st.just("create"),
+        st.sampled_from(["t1", "t2", "t3"]),
+        st.booleans(),
+        st.sampled_from([None, *_PLACES]),
+    ),
+    st.tuples(st.just("database"), st.sampled_from(["d1", "d2"]), st.sampled_from([None, *_PLACES])),
+    st.tuples(
+        st.just("table_in"),
+        st.sampled_from(["d1.u", "d2.u"]),
+        st.booleans(),
+        st.sampled_from([None, *_PLACES]),
+    ),
+    st.tuples(st.just("partition"), st.sampled_from(["p1", "p2"]), st.sampled_from([None, *_PLACES])),
+    st.tuples(st.just("drop"), st.sampled_from(["t1", "t2", "t3", "pt", "d1.u", "d2.u"])),
+    st.tuples(st.just("drop_partition"), st.sampled_from(["p1", "p2"])),
+    st.tuples(st.just("drop_db"), st.sampled_from(["d1", "d2", "default"])),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_OPERATIONS, min_size=1, max_size=8))
+def test_ddl_sequence_never_deletes_what_another_object_owns(operations):
+    """Model: each object writes a marker file into its directory when created; after any sequence
+    of CREATE / ADD PARTITION / DROP (refused ones included), every marker of a live object, of
+    every EXTERNAL table, and the sentinel outside the warehouse still exist."""
+    base = tempfile.mkdtemp(prefix="acidflow-ddl-")
+    try:
+        sentinel = os.path.join(base, "sentinel", "passwd")
+        os.makedirs(os.path.dirname(sentinel))
+        with open(sentinel, "w") as f:
+            f.write("root\n")
+        root = os.path.join(base, "wh")
+        with Warehouse(root, InMemoryMetastore(warehouse=root), heartbeat_seconds=None) as wh:
+            session = SqlSession(wh)
+            session.execute(f"CREATE TABLE pt (a int) PARTITIONED BY (p string) {ACID}")
+            kept: dict[str, str] = {}  # marker path -> owner, for files that must survive
+            owners: dict[str, list[str]] = {}  # live object -> its markers
+            refusals: list[str] = []
+
+            def mark(owner, location, external):
+                marker = os.path.join(location, f"marker_{owner.replace('/', '_')}")
+                os.makedirs(location, exist_ok=True)
+                with open(marker, "w") as f:
+                    f.write(owner)
+                owners.setdefault(owner, []).append(marker)
+                if external:
+                    kept[marker] = owner
+
+            def place(where):
+                return None if where is None else os.path.join(base, where)
+
+            for operation in operations:
+                kind, *args = operation
+                try:
+                    if kind in ("create", "table_in"):
+                        name, external, where = args
+                        clause = "" if place(where) is None else f" LOCATION '{place(where)}'"
+                        table_kind = "EXTERNAL TABLE" if external else "TABLE"
+                        props = "STORED AS ORC" if external else ACID
+                        session.execute(f"CREATE {table_kind} {name} (a int) {props}{clause}")
+                        table = wh.metastore.get_table(name)
+                        mark(table.full_name, table.location, external)
+                    elif kind == "database":
+                        name, where = args
+                        clause = "" if place(where) is None else f" LOCATION '{place(where)}'"
+                        session.execute(f"CREATE DATABASE {name}{clause}")
+                        mark(name, wh.metastore.get_database(name).location, False)
+                    elif kind == "partition":
+                        value, where = args
+                        clause = "" if place(where) is None else f" LOCATION '{place(where)}'"
+                        session.execute(f"ALTER TABLE pt ADD PARTITION (p='{value}'){clause}")
+                        [partition] = [
+                            p for p in wh.metastore.list_partitions("pt") if p.name == f"p={value}"
+                        ]
+                        mark(f"default.pt/p={value}", partition.location, False)
+                    elif kind == "drop":
+                        dropped = wh.metastore.get_table(args[0]).full_name
+                        session.execute(f"DROP TABLE {args[0]}")
+                        for owner in [o for o in owners if o == dropped or o.startswith(f"{dropped}/")]:
+                            owners.pop(owner)
+                    elif kind == "drop_partition":
+                        session.execute(f"ALTER TABLE pt DROP PARTITION (p='{args[0]}')")
+                        owners.pop(f"default.pt/p={args[0]}", None)
+                    else:
+                        tables = wh.metastore.list_tables(args[0])
+                        session.execute(f"DROP DATABASE {args[0]} CASCADE")
+                        for owner in [args[0], *(f"{args[0]}.{t}" for t in tables)]:
+                            owners.pop(owner, None)
+                except AcidError as e:
+                    refusals.append(str(e))
+                assert all("\n" not in message for message in refusals)
+                for owner, markers in owners.items():
+                    for marker in markers:
+                        assert os.path.exists(marker), f"{operation}: the marker of live {owner} is gone"
+                for marker, owner in kept.items():
+                    assert os.path.exists(marker), f"{operation}: the files of EXTERNAL {owner} are gone"
+                assert os.path.exists(sentinel), f"{operation}: the sentinel outside the warehouse is gone"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
