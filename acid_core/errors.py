@@ -172,6 +172,22 @@ class StorageError(AcidError):
     """A filesystem operation failed (missing directory, permission, remote store error)."""
 
 
+class UnsafeFileOperationError(StorageError):
+    """A delete or move aimed at a filesystem root, a top-level directory or a path with ``..``.
+
+    The last line of defence under every destructive call: whatever a caller validated, the
+    filesystem layer itself never removes or moves ``/``, ``/etc``, a bucket or anything named
+    through ``..``.
+    """
+
+    def __init__(self, operation: str, path: str) -> None:
+        self.operation, self.path = operation, path
+        super().__init__(
+            f"Refusing to {operation} {path!r}: it is a filesystem root, a top-level directory or has a "
+            "'..' component; expected a path at least two levels deep without '..'"
+        )
+
+
 class CommitConflictError(AcidError):
     """Another writer committed first; refresh the snapshot and retry."""
 
