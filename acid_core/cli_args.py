@@ -6,13 +6,15 @@
     acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST]
 
 Not here: any subcommand's own options, or what it does with the snapshot.
-Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed list string.
+Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
+list string.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from acid_core.errors import InvalidWriteIdListError
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
@@ -29,19 +31,31 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--write-ids",
         metavar="LIST",
-        default="",
+        default=None,
         help="ValidWriteIdList, e.g. 'db.t:7:5:5:3' (table:hwm:minOpen:open,..:aborted,..); "
         "default: everything committed",
     )
     parser.add_argument(
         "--txns",
         metavar="LIST",
-        default="",
+        default=None,
         help="ValidTxnList deciding _v visibility, e.g. '20:18:18:' (hwm:minOpen:open,..:aborted,..); "
         "default: every transaction committed",
     )
 
 
 def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, ValidTxnList]:
-    """The ``(write_ids, txns)`` snapshot named by ``--write-ids`` and ``--txns``."""
-    return parse_valid_write_id_list(args.write_ids), parse_valid_txn_list(args.txns)
+    """The ``(write_ids, txns)`` snapshot named by ``--write-ids`` and ``--txns``.
+
+    An omitted option means everything committed; an explicitly empty one (``--write-ids "$UNSET"``)
+    is refused rather than read as everything committed, which is what Hive would make of it.
+    """
+    for option, value in (("--write-ids", args.write_ids), ("--txns", args.txns)):
+        if value is not None and not value.strip():
+            raise InvalidWriteIdListError(
+                value,
+                f"{option} list",
+                "is empty; expected a list such as 'db.t:7:5:5:3' (--write-ids) or '20:18:18:' "
+                f"(--txns); hint: omit {option} to see everything committed",
+            )
+    return parse_valid_write_id_list(args.write_ids or ""), parse_valid_txn_list(args.txns or "")
