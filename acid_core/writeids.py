@@ -311,7 +311,9 @@ def _parse_tail(
     min_open = _parse_id(value, parts[1], "min open ID", expected)
     open_ids = _parse_ids(value, parts[2] if len(parts) > 2 else "", "open ID", expected, ranges=ranges)
     aborted_ids = _parse_ids(value, parts[3] if len(parts) > 3 else "", "aborted ID", expected, ranges=ranges)
-    _check_consistent(value, expected, high_watermark, min_open, (("open", open_ids), ("aborted", aborted_ids)))
+    _check_consistent(
+        value, expected, high_watermark, min_open, (("open", open_ids), ("aborted", aborted_ids))
+    )
     if ranges:
         # Hive 4's ValidReadTxnList.readFromString merges the open and the aborted lists assuming
         # each is ascending: an unsorted list would be misread, not sorted.

@@ -933,6 +933,9 @@ def run_worker(
                     metastore, claimed, options=options, run_tasks=run_tasks, lock_manager=lock_manager
                 )
             )
-        except AcidError:
-            _LOG.exception("compaction %d of %s failed", claimed.id, claimed.table)
+        except AcidError as error:
+            # One line with the reason (it is also the queue entry's error message); the
+            # traceback only at debug level.
+            _LOG.error("compaction %d of %s failed: %s", claimed.id, claimed.table, error)
+            _LOG.debug("compaction %d failed", claimed.id, exc_info=True)
     return outcomes

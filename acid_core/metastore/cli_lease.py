@@ -44,8 +44,10 @@ def _positive_seconds(text: str) -> float:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid lease ID {text!r}: expected a positive integer")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid lease ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
+        )
     return int(text)
 
 

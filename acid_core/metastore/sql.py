@@ -1533,8 +1533,10 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> tuple[int, ValidWriteIdList]:
         """See ``Metastore.take_lease``."""
-        if not ttl_seconds > 0:
-            raise InvalidMetastoreRequestError("lease TTL", ttl_seconds, "a positive number of seconds")
+        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
+            raise InvalidMetastoreRequestError(
+                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
+            )
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1617,9 +1619,13 @@ def _table_exists_error(full_name: str) -> AcidError:
     )
 
 
+_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
+_LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
+
+
 def _check_id(what: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidMetastoreRequestError(what, value, "a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _LONG_MAX:
+        raise InvalidMetastoreRequestError(what, value, f"a positive integer <= {_LONG_MAX} (a 64-bit long)")
 
 
 def _current_user() -> str:

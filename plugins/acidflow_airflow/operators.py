@@ -368,6 +368,13 @@ class AcidCleanerOperator(BaseOperator):
         )
         alerts = backlog_alerts([], summary, config)
         AcidBacklogNotifier(config=config).notify_alerts(alerts)
+        failed = [r for r in cleaned if r["status"] == "failed"]
+        if failed:
+            # The failed compactions stay ready (the next run retries them); this run failed.
+            raise _fail(
+                f"task {self.task_id}: cleaning failed for "
+                + "; ".join(f"compaction {r['compaction_id']}: {r['message']}" for r in failed)
+            )
         return {
             "cleaned": cleaned,
             "waiting": [c["id"] for c in summary["cleaning"]],
