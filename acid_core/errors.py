@@ -10,6 +10,8 @@ The tree::
     ├── NotEnoughHistoryError                  only a compacted base that the snapshot cannot use
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
+    ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
+    │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
     ├── CommitStateUnknownError                never retry blindly
     ├── LockTimeoutError / LockLostError
@@ -39,6 +41,7 @@ __all__ = [
     "CommitConflictError",
     "CommitStateUnknownError",
     "CompactionStateError",
+    "CorruptDataError",
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
@@ -533,4 +536,15 @@ class InvalidCompactStatementError(AcidError, ValueError):
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
             "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
             "nothing was queued"
+        )
+
+
+class CorruptDataError(AcidError):
+    """Data files that cannot be trusted: a corrupt ORC file, or a base/delta holding what Hive never writes."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(
+            f"Corrupt ACID data at {path!r}: {problem}; expected {expected}; the read stopped there and "
+            "nothing was changed; hint: move the file or directory aside, or restore it from a backup"
         )

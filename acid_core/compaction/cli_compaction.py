@@ -174,6 +174,7 @@ def run_initiate(args: argparse.Namespace) -> int:
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
     from acid_core.compaction.spark_runner import SparkSubmitRunner
+    from acid_core.compaction.targets import check_compaction_target
     from acid_core.compaction.worker import WorkerOptions, run_worker
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
@@ -186,9 +187,9 @@ def run_compact(args: argparse.Namespace) -> int:
         options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
     with _open(args) as metastore:
         if args.table is not None:
-            metastore.enqueue_compaction(
-                args.table, args.partition, CompactionType(args.type), initiator_id="manual"
-            )
+            # Refuse an unknown table or partition before anything is queued (Hive's DDL check).
+            table, partition = check_compaction_target(metastore, args.table, args.partition)
+            metastore.enqueue_compaction(table, partition, CompactionType(args.type), initiator_id="manual")
         before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
         # The configured lock manager (ACIDFLOW_LOCK_MANAGER): each compaction holds its
         # partition's maintenance lock, so two workers never compact one partition at once.

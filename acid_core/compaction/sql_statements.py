@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 
+from acid_core.compaction.targets import check_compaction_target
 from acid_core.compaction.worker import run_worker
 from acid_core.errors import AcidError, InvalidPartitionError, UnsupportedStatementError
 from acid_core.metastore import CompactionState, CompactionType, format_partition_name
@@ -105,6 +106,8 @@ def alter_table_compact(context: StatementContext, statement: ParsedStatement) -
     metastore = context.warehouse.metastore
     table = metastore.get_table(match.group("table").replace("`", ""))
     partition = _partition_name(table, match.group("partition"), statement.text)
+    # AlterTableCompactOperation: an unknown partition is an error and nothing is queued.
+    check_compaction_target(metastore, table.full_name, partition)
     properties = dict(_pairs(_PROPERTY, match.group("properties") or "", statement.text, "TBLPROPERTIES"))
     kind = CompactionType(match.group("type").lower())
     compaction_id = metastore.enqueue_compaction(
