@@ -10,6 +10,8 @@ The tree::
     ├── NotEnoughHistoryError                  only a compacted base that the snapshot cannot use
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
+    ├── StorageError                           a filesystem operation failed
+    │   └── DiskFullError                      no space left (files or the metastore database)
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
     │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
@@ -45,6 +47,7 @@ __all__ = [
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
+    "DiskFullError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
     "InvalidCompactStatementError",
@@ -547,4 +550,15 @@ class CorruptDataError(AcidError):
         super().__init__(
             f"Corrupt ACID data at {path!r}: {problem}; expected {expected}; the read stopped there and "
             "nothing was changed; hint: move the file or directory aside, or restore it from a backup"
+        )
+
+
+class DiskFullError(StorageError):
+    """No space left on the device holding ``path`` (data files or the metastore's database)."""
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
+            "hint: free space (or raise the quota) and rerun; nothing was committed"
         )
