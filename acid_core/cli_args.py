@@ -12,9 +12,11 @@ list string.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acid_core.errors import InvalidWriteIdListError
+from acid_core.errors import InvalidWriteIdListError, StorageError
+from acid_core.metastore.port import METASTORE_DIR_NAME
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
-__all__ = ["add_snapshot_arguments", "snapshot_from_args"]
+__all__ = ["add_snapshot_arguments", "require_existing_warehouse", "snapshot_from_args"]
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,3 +61,23 @@ def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, Vali
                 f"(--txns); hint: omit {option} to see everything committed",
             )
     return parse_valid_write_id_list(args.write_ids or ""), parse_valid_txn_list(args.txns or "")
+
+
+def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> None:
+    """Refuse a warehouse without its embedded metastore, for commands that only maintain one.
+
+    ``acidflow sql`` creates a warehouse on first use; ``initiate``, ``compact``, ``clean`` and
+    ``lease`` must not create an empty one because of a typo in ``--warehouse``.
+
+    Raises:
+        StorageError: no ``--metastore`` URL and no ``<warehouse>/.acidflow/metastore.sqlite``.
+    """
+    if metastore_url is not None:
+        return
+    database = Path(warehouse).resolve() / METASTORE_DIR_NAME / "metastore.sqlite"
+    if not database.is_file():
+        raise StorageError(
+            f"Warehouse {warehouse!r} has no metastore ({str(database)!r} does not exist); expected an "
+            "existing warehouse; hint: check --warehouse / ACIDFLOW_WAREHOUSE, pass --metastore URL, or "
+            "create tables first with `acidflow sql`"
+        )

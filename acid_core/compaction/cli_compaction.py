@@ -147,10 +147,12 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _open(args: argparse.Namespace) -> SqlMetastore:
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     return open_metastore(url, warehouse)
 
 

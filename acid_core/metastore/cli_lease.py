@@ -98,10 +98,12 @@ def _iso(seconds: float) -> str:
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore.factory import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     with open_metastore(url, warehouse) as store:
         if args.lease_command == "take":
             lease_id, snapshot = store.take_lease(args.table, args.ttl, owner=args.owner)
