@@ -44,7 +44,7 @@ class _OneLineParser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line (the usage is one ``--help`` away)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}; see '{self.prog} --help'\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())}; see '{self.prog} --help'\n")
 
 
 class _OneLineFormatter(logging.Formatter):
@@ -57,10 +57,10 @@ class _OneLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if self._debug:
             return super().format(record)
-        message = " ".join(record.getMessage().split())
+        message = " ".join(record.getMessage().splitlines())
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
-            message = f"{message}: {' '.join(str(error).split()) or type(error).__name__}"
+            message = f"{message}: {' '.join(str(error).splitlines()) or type(error).__name__}"
         return f"acidflow: {record.levelname.lower()}: {message}"
 
 
@@ -236,7 +236,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_error(message: str) -> None:
-    print(f"acidflow: error: {' '.join(message.split())}", file=sys.stderr)
+    # One line; spaces inside quoted values stay as they are.
+    print(f"acidflow: error: {' '.join(message.splitlines())}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover
