@@ -784,3 +784,66 @@ def test_config_env_garbage_names_variable_and_expected_type(environ, named):
     assert "\n" not in message
     assert named in message
     assert "; expected " in message
+
+
+# --------------------------------------------------------------------------------------------
+# Failed items: the compactor and the cleaner exit 1, one line per failure, no traceback.
+# --------------------------------------------------------------------------------------------
+
+
+def _small_warehouse(tmp_path: Path) -> Path:
+    warehouse = tmp_path / "wh"
+    code, _, err = _run(
+        [
+            "sql",
+            "--warehouse",
+            str(warehouse),
+            "CREATE TABLE x (id int) STORED AS ORC" + ACID,
+            "INSERT INTO x VALUES (1)",
+            "INSERT INTO x VALUES (2)",
+        ]
+    )
+    assert code == 0, err
+    return warehouse
+
+
+def test_cli_compact_failed_compaction_exits_1_with_one_log_line(tmp_path):
+    warehouse = _small_warehouse(tmp_path)
+    code, _, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major'"])
+    assert code == 0, err
+    (warehouse / "x" / D1 / "bucket_00000").write_bytes(b"bit rot")  # the worker cannot read its input
+    code, out, err = _run(["compact", "--warehouse", str(warehouse), "--executor", "embedded"])
+    assert code == 1
+    assert "Traceback" not in out + err
+    [line] = err.strip().splitlines()
+    assert line.startswith("acidflow: error: compaction 1 of default.x failed: ")
+    assert "bucket_00000" in line
+    [printed] = out.strip().splitlines()
+    assert printed.startswith("compaction 1: failed: NotAnAcidFileError: ")
+    assert printed.endswith(line.split("failed: ", 1)[1])
+
+
+def test_cli_clean_failed_cleaning_exits_1_and_stays_ready(tmp_path):
+    warehouse = _small_warehouse(tmp_path)
+    code, _, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major' AND WAIT"])
+    assert code == 0, err
+    table = warehouse / "x"
+    shutil.move(table, tmp_path / "moved")
+    table.write_text("the table directory is now a file")
+    code, out, err = _run(["clean", "--warehouse", str(warehouse)])
+    assert code == 1
+    assert "Traceback" not in out + err
+    [line] = err.strip().splitlines()
+    assert line.startswith("acidflow: error: cleaning compaction 1 of default.x failed; it stays ready: ")
+    assert out.startswith("compaction 1: failed: ")
+    code, out, _ = _run(["sql", "--warehouse", str(warehouse), "--format", "jsonl", "SHOW COMPACTIONS"])
+    assert '"state":"ready for cleaning"' in out
+
+
+def test_debug_logs_the_traceback_of_a_failed_compaction(tmp_path):
+    warehouse = _small_warehouse(tmp_path)
+    _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major'"])
+    (warehouse / "x" / D1 / "bucket_00000").write_bytes(b"bit rot")
+    code, _, err = _run(["--debug", "compact", "--warehouse", str(warehouse), "--executor", "embedded"])
+    assert code == 1
+    assert "Traceback" in err
