@@ -387,7 +387,7 @@ def _sql_cases() -> list[Case]:
 def _maintenance_cases() -> list[Case]:
     wh = ["--warehouse", "{wh}"]
     cases: list[Case] = [
-        ("compact-unknown_table", ["compact", *wh, "--table", "nope"], "'nope'", 1, {}),
+        ("compact-unknown_table", ["compact", *wh, "--table", "nope"], "'default.nope'", 1, {}),
         (
             "compact-partition_of_unpartitioned",
             ["compact", *wh, "--table", "t", "--partition", "p=1"],
