@@ -10,6 +10,10 @@ The tree::
     ├── NotEnoughHistoryError                  only a compacted base that the snapshot cannot use
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
+    ├── StorageError                           a filesystem operation failed
+    │   └── DiskFullError                      no space left (files or the metastore database)
+    ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
+    │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
     ├── CommitStateUnknownError                never retry blindly
     ├── LockTimeoutError / LockLostError
@@ -44,9 +48,11 @@ __all__ = [
     "CommitConflictError",
     "CommitStateUnknownError",
     "CompactionStateError",
+    "CorruptDataError",
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
+    "DiskFullError",
     "DropDefaultDatabaseError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
@@ -601,4 +607,26 @@ class InvalidCompactStatementError(AcidError, ValueError):
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
             "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
             "nothing was queued"
+        )
+
+
+class CorruptDataError(AcidError):
+    """Data files that cannot be trusted: a corrupt ORC file, or a base/delta holding what Hive never writes."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(
+            f"Corrupt ACID data at {path!r}: {problem}; expected {expected}; the read stopped there and "
+            "nothing was changed; hint: move the file or directory aside, or restore it from a backup"
+        )
+
+
+class DiskFullError(StorageError):
+    """No space left on the device holding ``path`` (data files or the metastore's database)."""
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
+            "hint: free space (or raise the quota) and rerun; nothing was committed"
         )

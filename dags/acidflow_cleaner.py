@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
-from acidflow_airflow.config import load_config
+from acidflow_airflow.config import load_config_for_dag
 from acidflow_airflow.operators import AcidCleanerOperator
 from airflow.sdk import dag
 
-CONFIG = load_config()
+CONFIG = load_config_for_dag()
 
 
 @dag(

@@ -173,7 +173,8 @@ class CleanResult:
 
     Attributes:
         compaction_id: the queue entry.
-        status: ``cleaned``, ``dry_run`` or ``waiting`` (a lease still reads something).
+        status: ``cleaned``, ``dry_run``, ``waiting`` (a lease still reads something) or ``failed``
+            (an error; the compaction stays ready and the message names the reason).
         message: one sentence.
         actions: the paths handled.
     """
@@ -483,7 +484,8 @@ def run_cleaner(
     Unless ``dry_run``, the transaction reaper runs first and the metastore's housekeeping last.
 
     Returns:
-        One result per compaction that was ready (failed ones are logged and left ready).
+        One result per compaction that was ready; a failed one has status ``failed`` (it is logged
+        and left ready, so the next run retries it).
     """
     options = options or CleanerOptions()
     if not options.dry_run:
@@ -492,10 +494,16 @@ def run_cleaner(
     for compaction in metastore.find_ready_to_clean(retention_seconds=options.retention_seconds, now=now):
         try:
             results.append(clean_compaction(metastore, compaction, options, now))
-        except AcidError:
-            _LOG.exception(
-                "cleaning compaction %d of %s failed; it stays ready", compaction.id, compaction.table
+        except AcidError as error:
+            # One line with the reason; the traceback only at debug level.
+            _LOG.error(
+                "cleaning compaction %d of %s failed; it stays ready: %s",
+                compaction.id,
+                compaction.table,
+                error,
             )
+            _LOG.debug("cleaning compaction %d failed", compaction.id, exc_info=True)
+            results.append(CleanResult(compaction.id, "failed", f"{error}; it stays ready"))
     if not options.dry_run:
         # Hive's AcidHouseKeeperService: drop transaction records no snapshot can need any more,
         # so the aborted lists of snapshots do not grow forever.

@@ -48,13 +48,16 @@ _DEFAULT_WAREHOUSE = "./warehouse"
 _DEFAULT_SPARK_THRESHOLD = 1 << 30
 
 
+_LONG_MAX = 2**63 - 1
+
+
 def _non_negative(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a non-negative number")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a finite non-negative number")
     return value
 
 
@@ -86,8 +89,16 @@ def _worker_timeout(args: argparse.Namespace) -> float:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a positive integer")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= _LONG_MAX:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: expected a positive integer <= {_LONG_MAX} (a 64-bit long)"
+        )
+    return int(text)
+
+
+def _byte_count(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > _LONG_MAX:
+        raise argparse.ArgumentTypeError(f"invalid byte count {text!r}: expected a whole number >= 0")
     return int(text)
 
 
@@ -146,7 +157,7 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
     compact.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     compact.add_argument(
         "--spark-threshold-bytes",
-        type=int,
+        type=_byte_count,
         default=_DEFAULT_SPARK_THRESHOLD,
         metavar="N",
         help=f"input bytes from which auto uses Spark (default {_DEFAULT_SPARK_THRESHOLD})",
@@ -180,10 +191,12 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _open(args: argparse.Namespace) -> SqlMetastore:
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     return open_metastore(url, warehouse)
 
 
@@ -292,7 +305,7 @@ def run_compact(args: argparse.Namespace) -> int:
 
 
 def run_clean(args: argparse.Namespace) -> int:
-    """``acidflow clean``: clean ready compactions, or purge / restore a table's trash."""
+    """``acidflow clean``: clean ready compactions, or purge / restore a table's trash; exit 1 if any failed."""
     from acid_core.compaction.cleaner import (
         CleanerOptions,
         PathAction,
@@ -348,4 +361,4 @@ def run_clean(args: argparse.Namespace) -> int:
         print(f"compaction {result.compaction_id}: {result.status}: {result.message}")
         for action in result.actions:
             print(f"  {action.action}\t{action.reason}\t{action.path}")
-    return 0
+    return 1 if any(result.status == "failed" for result in results) else 0

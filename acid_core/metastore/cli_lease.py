@@ -44,8 +44,10 @@ def _positive_seconds(text: str) -> float:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid lease ID {text!r}: expected a positive integer")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid lease ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
+        )
     return int(text)
 
 
@@ -96,10 +98,12 @@ def _iso(seconds: float) -> str:
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore.factory import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     with open_metastore(url, warehouse) as store:
         if args.lease_command == "take":
             lease_id, snapshot = store.take_lease(args.table, args.ttl, owner=args.owner)

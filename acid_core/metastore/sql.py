@@ -41,6 +41,7 @@ conflict (the transaction is already aborted when it is raised).
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import getpass
 import importlib.util
@@ -69,6 +70,7 @@ from acid_core.errors import (
     CompactionStateError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
+    DiskFullError,
     InvalidMetastoreRequestError,
     InvalidPartitionError,
     InvalidTableDefinitionError,
@@ -155,6 +157,7 @@ __all__ = [
     "create_engine_for_url",
     "describe_db_error",
     "resolve_postgres_driver",
+    "translate_db_error",
     "upgrade_schema",
 ]
 
@@ -457,7 +460,7 @@ class SqlMetastore:
             self._engine = create_engine_for_url(self._url)
             upgrade_schema(self._engine)
         except SQLAlchemyError as e:
-            raise MetastoreError("open", self._shown_url, describe_db_error(e)) from e
+            raise translate_db_error("open", self._url, e) from e
         except CommandError as e:  # e.g. the database is at a revision this code does not know
             raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
         self._ensure_default_database()
@@ -496,10 +499,10 @@ class SqlMetastore:
                 yield session
         except IntegrityError as e:
             if on_integrity_error is None:
-                raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
+                raise translate_db_error(operation, self._url, e) from e
             raise on_integrity_error() from e
         except SQLAlchemyError as e:
-            raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
+            raise translate_db_error(operation, self._url, e) from e
 
     def _ensure_default_database(self) -> None:
         try:
@@ -1580,8 +1583,10 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> tuple[int, ValidWriteIdList]:
         """See ``Metastore.take_lease``."""
-        if not ttl_seconds > 0:
-            raise InvalidMetastoreRequestError("lease TTL", ttl_seconds, "a positive number of seconds")
+        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
+            raise InvalidMetastoreRequestError(
+                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
+            )
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1664,9 +1669,13 @@ def _table_exists_error(full_name: str) -> AcidError:
     )
 
 
+_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
+_LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
+
+
 def _check_id(what: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidMetastoreRequestError(what, value, "a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _LONG_MAX:
+        raise InvalidMetastoreRequestError(what, value, f"a positive integer <= {_LONG_MAX} (a 64-bit long)")
 
 
 def _current_user() -> str:
@@ -1674,6 +1683,29 @@ def _current_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry in some containers
         return "unknown"
+
+
+_DISK_FULL_PGCODE = "53100"  # PostgreSQL's disk_full SQLSTATE
+_DISK_FULL_SQLITE = "database or disk is full"  # SQLITE_FULL
+
+
+def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
+    """The ``AcidError`` for a database failure: ``DiskFullError`` when the disk is full, else ``MetastoreError``.
+
+    A full disk is a disk problem, not a metastore or lock-store one: the message says so and names
+    the database file (SQLite) or the URL (a server).
+    """
+    cause = getattr(error, "orig", None) or error
+    full = (
+        getattr(cause, "pgcode", None) == _DISK_FULL_PGCODE
+        or _DISK_FULL_SQLITE in str(cause)
+        or (isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT))
+    )
+    shown = url.render_as_string(hide_password=True)
+    if full:
+        path = url.database if url.get_backend_name() == "sqlite" and url.database else shown
+        return DiskFullError(path, f"metastore operation {operation!r}", describe_db_error(error))
+    return MetastoreError(operation, shown, describe_db_error(error))
 
 
 def describe_db_error(error: SQLAlchemyError) -> str:

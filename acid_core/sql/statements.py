@@ -59,6 +59,7 @@ from acid_core.errors import (
     DropDefaultDatabaseError,
     InvalidLocationError,
     InvalidPartitionError,
+    InvalidTableDefinitionError,
     NoSuchColumnError,
     NoSuchDatabaseError,
     NoSuchPartitionError,
@@ -336,6 +337,18 @@ def _delete_dirs(context: StatementContext, locations: Sequence[str]) -> None:
 # -- DDL -----------------------------------------------------------------------------------------
 
 
+_MAX_BUCKETS = 2**31 - 1  # Hive's numBuckets is a Java int (StorageDescriptor.numBuckets: i32)
+
+
+def _bucket_count(table: str, text: str) -> int:
+    # Hive's parser reads INTO n BUCKETS with Integer.parseInt: above 2^31-1 it is an error.
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= _MAX_BUCKETS:
+        raise InvalidTableDefinitionError(
+            table, f"{text} BUCKETS is out of range", f"INTO n BUCKETS with 1 <= n <= {_MAX_BUCKETS}"
+        )
+    return int(text)
+
+
 @register_statement(
     "create_table",
     expression_type=exp.Create,
@@ -363,7 +376,7 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
             partition_keys = _columns(prop.this)
         elif isinstance(prop, exp.ClusteredByProperty):
             bucket_columns = tuple(c.name.lower() for c in prop.expressions)
-            num_buckets = int(str(prop.args["buckets"].this))
+            num_buckets = _bucket_count(name, str(prop.args["buckets"].this))
         elif isinstance(prop, exp.FileFormatProperty):
             file_format = prop.this.name.upper() if prop.this is not None else "ORC"
         elif isinstance(prop, exp.LocationProperty):

@@ -33,6 +33,7 @@ was expected.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,10 +51,14 @@ __all__ = [
     "BacklogLevels",
     "TableGroup",
     "load_config",
+    "load_config_for_dag",
+    "load_config_for_task",
     "parse_duration",
 ]
 
 CONFIG_ENV: Final = "ACIDFLOW_CONFIG"
+_INT_MAX: Final = 2**31 - 1  # counts and thresholds are Java ints in Hive (HiveConf IntVar)
+_LONG_MAX: Final = 2**63 - 1
 WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
 METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
 EXECUTOR_ENV: Final = "ACIDFLOW_COMPACTION_EXECUTOR"
@@ -100,8 +105,8 @@ def parse_duration(source: str, key: str, value: object) -> float:
             raise InvalidPlatformConfigError(
                 source, key, value, "a duration such as 3600, 15m, 12h or 7d"
             ) from None
-    if seconds < 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative duration")
+    if not 0 <= seconds < math.inf:  # NaN and inf are no durations either
+        raise InvalidPlatformConfigError(source, key, value, "a finite non-negative duration")
     return seconds
 
 
@@ -239,16 +244,24 @@ class AcidflowConfig:
         return tuple(dict.fromkeys(routed)) or self.default_channels
 
 
-def _non_negative_int(source: str, key: str, value: object) -> int:
+def _non_negative_int(source: str, key: str, value: object, maximum: int = _INT_MAX) -> int:
+    expected = f"an integer from 0 to {maximum}"
     if isinstance(value, bool):
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+        raise InvalidPlatformConfigError(source, key, value, expected)
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer") from None
-    if number < 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+        raise InvalidPlatformConfigError(source, key, value, expected) from None
+    if not 0 <= number <= maximum:
+        raise InvalidPlatformConfigError(source, key, value, expected)
     return number
+
+
+def _text(source: str, key: str, value: object, expected: str) -> str:
+    # A YAML list, number or !!binary where a path or URL belongs is a mistake, not a str() away.
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidPlatformConfigError(source, key, value, expected)
+    return value.strip()
 
 
 def _non_negative_float(source: str, key: str, value: object) -> float:
@@ -258,8 +271,8 @@ def _non_negative_float(source: str, key: str, value: object) -> float:
         number = float(str(value).strip())
     except ValueError:
         raise InvalidPlatformConfigError(source, key, value, "a non-negative number") from None
-    if not number >= 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative number")
+    if not 0 <= number < math.inf:
+        raise InvalidPlatformConfigError(source, key, value, "a finite non-negative number")
     return number
 
 
@@ -304,7 +317,9 @@ def _schedule(source: str, key: str, value: object) -> str | None:
         if text not in {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous"}:
             raise InvalidPlatformConfigError(source, key, value, "a cron preset such as @hourly or @daily")
         return text
-    if len(text.split()) != 5:
+    from croniter import croniter  # Airflow's own dependency
+
+    if len(text.split()) != 5 or not croniter.is_valid(text):
         raise InvalidPlatformConfigError(
             source, key, value, "a five-field cron expression such as '*/30 * * * *'"
         )
@@ -319,9 +334,11 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         )
     changes: dict[str, Any] = {"source": source}
     if data.get("warehouse") is not None:
-        changes["warehouse"] = str(data["warehouse"])
+        changes["warehouse"] = _text(source, "warehouse", data["warehouse"], "a directory or URI string")
     if data.get("metastore") is not None:
-        changes["metastore"] = str(data["metastore"])
+        changes["metastore"] = _text(
+            source, "metastore", data["metastore"], "a SQLAlchemy URL string, or null for the embedded one"
+        )
     if "groups" in data:
         raw = data["groups"]
         if not isinstance(raw, list) or not raw:
@@ -426,7 +443,7 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         changes["executor"] = _executor(source, "compaction.executor", compaction["executor"])
     if "spark_threshold_bytes" in compaction:
         changes["spark_threshold_bytes"] = _non_negative_int(
-            source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"]
+            source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"], _LONG_MAX
         )
     if "spark_conn_id" in compaction:
         changes["spark_conn_id"] = _string_list(
@@ -471,7 +488,11 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
                 for c in _string_list(source, f"{key}.channels", item["channels"])
             )
             tables = _table_patterns(source, f"{key}.tables", item["tables"]) if "tables" in item else ()
-            owner = None if item.get("owner") is None else str(item["owner"])
+            owner = (
+                None
+                if item.get("owner") is None
+                else _text(source, f"{key}.owner", item["owner"], "an owner name string")
+            )
             routes.append(AlertRoute(channels, owner, tables))
         changes["routes"] = tuple(routes)
     return replace(AcidflowConfig(), **changes)
@@ -522,10 +543,39 @@ def load_config(
         overrides["executor"] = _executor(EXECUTOR_ENV, EXECUTOR_ENV, env[EXECUTOR_ENV])
     if env.get(SPARK_THRESHOLD_ENV, "").strip():
         overrides["spark_threshold_bytes"] = _non_negative_int(
-            SPARK_THRESHOLD_ENV, SPARK_THRESHOLD_ENV, env[SPARK_THRESHOLD_ENV]
+            SPARK_THRESHOLD_ENV, SPARK_THRESHOLD_ENV, env[SPARK_THRESHOLD_ENV], _LONG_MAX
         )
     if env.get(ALERTS_ENV, "").strip():
         overrides["default_channels"] = tuple(
             _channel(ALERTS_ENV, ALERTS_ENV, c) for c in env[ALERTS_ENV].split(",") if c.strip()
         )
     return replace(config, **overrides) if overrides else config
+
+
+def load_config_for_dag() -> AcidflowConfig:
+    """``load_config()`` for a DAG file at parse time: an invalid setting logs one line, gives defaults.
+
+    A DAG that fails to import shows a traceback and disappears from the UI; with the defaults it
+    stays visible and its tasks fail with the one-line error (``load_config_for_task``).
+    """
+    import logging
+
+    try:
+        return load_config()
+    except InvalidPlatformConfigError as error:
+        logging.getLogger(__name__).error("acidflow: %s; the DAG uses the defaults until it is fixed", error)
+        return AcidflowConfig()
+
+
+def load_config_for_task() -> AcidflowConfig:
+    """``load_config()`` in a task: an invalid setting fails the task, without retries, in one line.
+
+    Raises:
+        AirflowFailException: the configuration is invalid (the message names the key and value).
+    """
+    try:
+        return load_config()
+    except InvalidPlatformConfigError as error:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        raise AirflowFailException(f"acidflow configuration: {error}") from None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +44,7 @@ class AcidMetastoreHook(BaseHook):
     def config(self) -> AcidflowConfig:
         """The configuration (loaded on first use)."""
         if self._config is None:
-            self._config = load_config()
+            self._config = load_config_for_task()
         return self._config
 
     def get_conn(self) -> Any:  # noqa: ANN401 - acid_core.metastore.SqlMetastore

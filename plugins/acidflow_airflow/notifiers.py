@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseNotifier
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -199,7 +199,7 @@ class AcidBacklogNotifier(BaseNotifier):
     def config(self) -> AcidflowConfig:
         """The configuration (loaded on first use)."""
         if self._config is None:
-            self._config = load_config()
+            self._config = load_config_for_task()
         return self._config
 
     def notify_alerts(self, alerts: list[Alert]) -> list[Alert]:

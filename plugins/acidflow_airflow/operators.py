@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -202,7 +202,7 @@ class AcidCompactionOperator(BaseOperator):
         from acid_core.metastore import CompactionType
         from acidflow_airflow.hooks import AcidMetastoreHook
 
-        config = self._config or load_config()
+        config = self._config or load_config_for_task()
         worker_id = f"{default_worker_id()}-airflow"
         hook = AcidMetastoreHook(config)
         with hook.metastore() as metastore, hook.lock_manager() as locks:
@@ -329,7 +329,7 @@ class AcidCleanerOperator(BaseOperator):
         from acidflow_airflow.notifiers import AcidBacklogNotifier, backlog_alerts
         from acidflow_airflow.sensors import emit_metrics
 
-        config = self._config or load_config()
+        config = self._config or load_config_for_task()
         options = CleanerOptions(
             retention_seconds=config.cleaner_retention_seconds
             if self.retention_seconds is None
@@ -368,6 +368,13 @@ class AcidCleanerOperator(BaseOperator):
         )
         alerts = backlog_alerts([], summary, config)
         AcidBacklogNotifier(config=config).notify_alerts(alerts)
+        failed = [r for r in cleaned if r["status"] == "failed"]
+        if failed:
+            # The failed compactions stay ready (the next run retries them); this run failed.
+            raise _fail(
+                f"task {self.task_id}: cleaning failed for "
+                + "; ".join(f"compaction {r['compaction_id']}: {r['message']}" for r in failed)
+            )
         return {
             "cleaned": cleaned,
             "waiting": [c["id"] for c in summary["cleaning"]],

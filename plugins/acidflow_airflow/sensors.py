@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseSensorOperator
 from airflow.sdk.bases.sensor import PokeReturnValue
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -71,7 +71,7 @@ class AcidBacklogSensor(BaseSensorOperator):
     Args:
         group: the table group (``groups`` in acidflow.yaml).
         deferrable: wait on the triggerer (default) instead of a worker slot.
-        config: the configuration (default: ``load_config()`` at run time).
+        config: the configuration (default: ``load_config_for_task()`` at run time).
     """
 
     template_fields = ("group",)
@@ -95,7 +95,7 @@ class AcidBacklogSensor(BaseSensorOperator):
     def config(self) -> AcidflowConfig:
         """The configuration (loaded at run time, never at parse time)."""
         if self._config is None:
-            self._config = load_config()
+            self._config = load_config_for_task()
         return self._config
 
     def execute(self, context: Context) -> Any:  # noqa: ANN401

@@ -176,7 +176,9 @@ def test_cleaner_refuses_a_partition_location_that_holds_the_table(wh, tmp_path)
 
     with pytest.raises(UnsafeCleanError, match=r"Refusing to clean .*: it is not inside the table location"):
         clean_compaction(wh.metastore, entry)
-    assert run_cleaner(wh.metastore) == []  # logged; the entry stays ready
+    [failed] = run_cleaner(wh.metastore)  # logged and reported; the entry stays ready
+    assert (failed.compaction_id, failed.status, failed.actions) == (entry.id, "failed", ())
+    assert "it is not inside the table location" in failed.message
     assert visible(str(tmp_path)) == before
     assert wh.metastore.get_compaction(entry.id).state is CompactionState.READY_FOR_CLEANING
 
