@@ -13,7 +13,8 @@ The file (every key optional; see ``acidflow.yaml.example``)::
       - {name: all, tables: ["*.*"]}
     thresholds: {delta_num: 10, delta_pct: 0.1, aborted: 1000, aborted_time: 12h}
     backlog:    {warning_deltas: 20, critical_deltas: 50, critical_enqueue_age: 6h,
-                 critical_cleaning_age: 24h}
+                 critical_working_age: 6h, critical_cleaning_age: 24h, failure_streak: 3}
+    history:    {retention: 14d, sample_interval: 5m, window: 7d}   # the backlog page's trends
     schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly"}
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
@@ -68,6 +69,7 @@ _UNITS: Final = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _EXECUTORS: Final = ("auto", "embedded", "spark")
 _TOP_KEYS: Final = frozenset(
     {
+        "history",
         "warehouse",
         "metastore",
         "groups",
@@ -139,6 +141,8 @@ class BacklogLevels:
     critical_deltas: int = 50
     critical_enqueue_age_seconds: float = 6 * 3600.0
     critical_cleaning_age_seconds: float = 24 * 3600.0
+    critical_working_age_seconds: float = 6 * 3600.0
+    failure_streak: int = 3
 
     def for_table(self, properties: Mapping[str, str], table: str) -> BacklogLevels:
         """These levels with the table's ``acidflow.backlog.*`` TBLPROPERTIES applied."""
@@ -201,6 +205,9 @@ class AcidflowConfig:
     cleaner_quarantine: bool = False
     default_channels: tuple[str, ...] = ("log",)
     routes: tuple[AlertRoute, ...] = ()
+    history_retention_seconds: float = 14 * 86400.0
+    history_sample_seconds: float = 300.0
+    history_window_seconds: float = 7 * 86400.0
     source: str = "defaults"
 
     def initiator_config(self) -> Any:  # noqa: ANN401 - acid_core.compaction.initiator.InitiatorConfig
@@ -361,7 +368,14 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         source,
         data,
         "backlog",
-        {"warning_deltas", "critical_deltas", "critical_enqueue_age", "critical_cleaning_age"},
+        {
+            "warning_deltas",
+            "critical_deltas",
+            "critical_enqueue_age",
+            "critical_working_age",
+            "critical_cleaning_age",
+            "failure_streak",
+        },
     )
     levels = BacklogLevels()
     if "warning_deltas" in backlog:
@@ -388,6 +402,18 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
                 source, "backlog.critical_cleaning_age", backlog["critical_cleaning_age"]
             ),
         )
+    if "critical_working_age" in backlog:
+        levels = replace(
+            levels,
+            critical_working_age_seconds=parse_duration(
+                source, "backlog.critical_working_age", backlog["critical_working_age"]
+            ),
+        )
+    if "failure_streak" in backlog:
+        streak = _non_negative_int(source, "backlog.failure_streak", backlog["failure_streak"])
+        if streak < 1:
+            raise InvalidPlatformConfigError(source, "backlog.failure_streak", streak, "at least 1")
+        levels = replace(levels, failure_streak=streak)
     if levels.warning_deltas > levels.critical_deltas:
         raise InvalidPlatformConfigError(
             source,
@@ -396,6 +422,14 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
             f"at most critical_deltas ({levels.critical_deltas})",
         )
     changes["levels"] = levels
+    history = _section(source, data, "history", {"retention", "sample_interval", "window"})
+    for key, attribute in (
+        ("retention", "history_retention_seconds"),
+        ("sample_interval", "history_sample_seconds"),
+        ("window", "history_window_seconds"),
+    ):
+        if key in history:
+            changes[attribute] = parse_duration(source, f"history.{key}", history[key])
     schedules = _section(source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout"})
     if "sensor" in schedules:
         changes["sensor_schedule"] = _schedule(source, "schedules.sensor", schedules["sensor"])
