@@ -15,7 +15,7 @@ The file (every key optional; see ``acidflow.yaml.example``)::
     backlog:    {warning_deltas: 20, critical_deltas: 50, critical_enqueue_age: 6h,
                  critical_working_age: 6h, critical_cleaning_age: 24h, failure_streak: 3}
     history:    {retention: 14d, sample_interval: 5m, window: 7d}   # the backlog page's trends
-    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly"}
+    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly", paused_at_creation: false}
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
     cleaner:    {retention: 0, quarantine: false}
@@ -194,6 +194,7 @@ class AcidflowConfig:
     levels: BacklogLevels = field(default_factory=BacklogLevels)
     sensor_schedule: str | None = "*/30 * * * *"
     cleaner_schedule: str | None = "@hourly"
+    paused_at_creation: bool = False
     sensor_poke_seconds: float = 60.0
     sensor_timeout_seconds: float = 25 * 60.0
     pool: str = "acidflow_compaction"
@@ -430,7 +431,15 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
     ):
         if key in history:
             changes[attribute] = parse_duration(source, f"history.{key}", history[key])
-    schedules = _section(source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout"})
+    schedules = _section(
+        source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout", "paused_at_creation"}
+    )
+    if "paused_at_creation" in schedules:
+        if not isinstance(schedules["paused_at_creation"], bool):
+            raise InvalidPlatformConfigError(
+                source, "schedules.paused_at_creation", schedules["paused_at_creation"], "true or false"
+            )
+        changes["paused_at_creation"] = schedules["paused_at_creation"]
     if "sensor" in schedules:
         changes["sensor_schedule"] = _schedule(source, "schedules.sensor", schedules["sensor"])
     if "cleaner" in schedules:
