@@ -432,7 +432,10 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         if key in history:
             changes[attribute] = parse_duration(source, f"history.{key}", history[key])
     schedules = _section(
-        source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout", "paused_at_creation"}
+        source,
+        data,
+        "schedules",
+        {"sensor", "cleaner", "sensor_poke", "sensor_timeout", "paused_at_creation"},
     )
     if "paused_at_creation" in schedules:
         if not isinstance(schedules["paused_at_creation"], bool):
