@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -107,6 +108,16 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
         metavar="N",
         help=f"input bytes from which auto uses Spark (default {_DEFAULT_SPARK_THRESHOLD})",
     )
+    compact.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress lines on stderr: compaction, bucket i/N, a 'still running' line every "
+        "--progress-interval seconds (auto: when stderr is a terminal)",
+    )
+    compact.add_argument(
+        "--progress-interval", type=_non_negative, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )
     compact.set_defaults(handler=run_compact)
 
     clean = subparsers.add_parser(
@@ -162,17 +173,22 @@ def run_initiate(args: argparse.Namespace) -> int:
 
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
+    from acid_core.compaction.cli_progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
-    from acid_core.compaction.worker import WorkerOptions, run_worker
+    from acid_core.compaction.worker import WorkerOptions, run_tasks_embedded, run_worker
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
     runner = SparkSubmitRunner(master=args.spark_master)
+    show_progress = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
+    progress = ProgressReporter(interval=args.progress_interval) if show_progress else None
+    run_tasks = run_tasks_embedded if progress is None else progress.wrap(run_tasks_embedded, "embedded")
     if args.executor == "embedded":
         options = WorkerOptions()
     else:
         threshold = 0 if args.executor == "spark" else args.spark_threshold_bytes
-        options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
+        large = runner if progress is None else progress.wrap(runner, "on Spark")
+        options = WorkerOptions(large_runner=large, large_threshold_bytes=threshold)
     with _open(args) as metastore:
         if args.table is not None:
             metastore.enqueue_compaction(
@@ -186,7 +202,9 @@ def run_compact(args: argparse.Namespace) -> int:
             warehouse=args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE,
         )
         try:
-            outcomes = run_worker(metastore, max_compactions=args.max, options=options, lock_manager=locks)
+            outcomes = run_worker(
+                metastore, max_compactions=args.max, options=options, run_tasks=run_tasks, lock_manager=locks
+            )
         finally:
             locks.close()
         failed = [

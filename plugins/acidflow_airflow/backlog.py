@@ -9,6 +9,7 @@
             BacklogLevels (config, TBLPROPERTIES) -> ok / warning / critical
     queue_summary(metastore, now)  -> Hive's compaction metrics (compaction_num_<state>, oldest ages)
     backlog_metrics(rows, summary) -> {metric name: value} as Hive's AcidMetricService names them
+    queue_metrics(summary)         -> the same without the per-table delta counts (the cleaner's)
     record_backlog(metastore, rows, config, now)   -> the sensor's samples (ACIDFLOW_BACKLOG_SAMPLES),
                                                       at most one per partition per sample interval
     add_history(rows, samples, config, now)        -> rows + sparklines (SVG), time to critical
@@ -37,6 +38,7 @@ __all__ = [
     "backlog_metrics",
     "collect_backlog",
     "list_group_tables",
+    "queue_metrics",
     "queue_summary",
     "record_backlog",
 ]
@@ -413,6 +415,20 @@ def queue_summary(metastore: Any, now: float | None = None) -> dict[str, Any]:  
 
 def backlog_metrics(rows: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, float]:
     """Hive's metric names with values; per-table delta counts as ``compaction_num_active_deltas.<db>.<t>``."""
+    metrics = queue_metrics(summary)
+    metrics[COMPACTION_NUM_OBSOLETE_DELTAS] = float(sum(row.get("obsolete", 0) or 0 for row in rows))
+    per_table: dict[str, float] = {}
+    for row in rows:
+        per_table[row["table"]] = (
+            per_table.get(row["table"], 0.0) + (row.get("deltas") or 0) + (row.get("delete_deltas") or 0)
+        )
+    for table, count in per_table.items():
+        metrics[f"{COMPACTION_NUM_ACTIVE_DELTAS}.{table}"] = count
+    return metrics
+
+
+def queue_metrics(summary: dict[str, Any]) -> dict[str, float]:
+    """The queue's and the transactions' metrics (Hive's names) from ``queue_summary``."""
     metrics: dict[str, float] = {
         f"{COMPACTION_STATUS_PREFIX}{state}": float(count) for state, count in summary["counts"].items()
     }
@@ -431,12 +447,4 @@ def backlog_metrics(rows: list[dict[str, Any]], summary: dict[str, Any]) -> dict
     metrics[NUM_ABORTED_TXNS] = float(len(aborted_txns))
     metrics[OLDEST_ABORTED_TXN_ID] = float(oldest_aborted["txn_id"]) if oldest_aborted else 0.0
     metrics[OLDEST_ABORTED_TXN_AGE] = float(oldest_aborted["age"]) if oldest_aborted else 0.0
-    metrics[COMPACTION_NUM_OBSOLETE_DELTAS] = float(sum(row.get("obsolete", 0) or 0 for row in rows))
-    per_table: dict[str, float] = {}
-    for row in rows:
-        per_table[row["table"]] = (
-            per_table.get(row["table"], 0.0) + (row.get("deltas") or 0) + (row.get("delete_deltas") or 0)
-        )
-    for table, count in per_table.items():
-        metrics[f"{COMPACTION_NUM_ACTIVE_DELTAS}.{table}"] = count
     return metrics
