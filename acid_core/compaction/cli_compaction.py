@@ -112,8 +112,8 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
         "--progress",
         choices=("auto", "on", "off"),
         default="auto",
-        help="progress lines on stderr: compaction, bucket i/N, a 'still running' line every "
-        "--progress-interval seconds (auto: when stderr is a terminal)",
+        help="progress lines on stderr: each compaction, bucket i/N, and a 'still running' line "
+        "every 30 s while one step takes long (auto: when stderr is a terminal)",
     )
     compact.add_argument(
         "--progress-interval", type=_non_negative, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
@@ -245,7 +245,7 @@ def run_clean(args: argparse.Namespace) -> int:
         if args.purge_trash is not None:
             location = metastore.get_table(args.purge_trash).location
             for path in purge_trash(location, args.older_than):
-                print(f"purged {path}")
+                print(json.dumps({"purged": path}) if args.json else f"purged {path}")
             return 0
         if args.restore is not None:
             if args.compaction is None:
@@ -253,7 +253,7 @@ def run_clean(args: argparse.Namespace) -> int:
                 return 2
             location = metastore.get_table(args.restore).location
             for path in restore_from_trash(location, args.compaction):
-                print(f"restored {path}")
+                print(json.dumps({"restored": path}) if args.json else f"restored {path}")
             return 0
         options = CleanerOptions(
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
