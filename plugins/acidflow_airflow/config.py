@@ -20,7 +20,8 @@ The file (every key optional; see ``acidflow.yaml.example``)::
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
     cleaner:    {retention: 0, quarantine: false}
     alerts:
-      default: [log]                        # channels: log, webhook:<url>, email:<address>
+      default: [log]                        # channels: log, webhook:<url>, email:<address>,
+                                            # notifier:<module.Class>?arg=value (an Airflow notifier)
       routes:  [{owner: alice, channels: ["email:alice@example.com"]},
                 {tables: ["sales.*"], channels: ["webhook:https://hooks.example.com/x"]}]
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -116,8 +118,14 @@ def _channel(source: str, key: str, value: object) -> str:
         return text
     if kind == "email" and "@" in target:
         return text
+    if kind == "notifier" and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(\?.*)?", target):
+        return text
     raise InvalidPlatformConfigError(
-        source, key, value, "a channel: log, webhook:<http(s) URL> or email:<address>"
+        source,
+        key,
+        value,
+        "a channel: log, webhook:<http(s) URL>, email:<address> or "
+        "notifier:<module.NotifierClass>[?arg=value&...]",
     )
 
 

@@ -3,7 +3,10 @@
 ::
 
     backlog_alerts(rows, summary, config)   -> [Alert]         (pure: which alerts, to which channels)
-    deliver(alert)                          -> log / webhook:<url> / email:<address>
+    deliver(alert)                          -> log / webhook:<url> / email:<address> /
+                                               notifier:<module.Class>?arg=value&...  (any Airflow
+                                               BaseNotifier, e.g. a provider's Slack notifier; its
+                                               template fields see {{ acidflow_alert.message }} ...)
     AcidBacklogNotifier(...)                  an Airflow notifier: on_failure_callback of the DAGs,
                                               or .notify_alerts(alerts) from a task
 
@@ -256,6 +259,21 @@ def _send_email(address: str, alert: Alert) -> None:
     send_email(address, f"[acidflow] {alert.kind}: {alert.table}", f"<pre>{alert.message}</pre>")
 
 
+def _send_to_notifier(target: str, alert: Alert) -> None:
+    """Build the Airflow notifier named by ``target`` and call it with the alert in its context."""
+    import importlib
+    from urllib.parse import parse_qsl
+
+    path, _, query = target.partition("?")
+    module, _, name = path.rpartition(".")
+    notifier_class = getattr(importlib.import_module(module), name)
+    if not (isinstance(notifier_class, type) and issubclass(notifier_class, BaseNotifier)):
+        raise TypeError(f"alert channel notifier:{path}: {notifier_class!r} is not an Airflow BaseNotifier")
+    notifier = notifier_class(**dict(parse_qsl(query, keep_blank_values=True)))
+    # BaseNotifier.__call__ renders the template fields with this context, then notify()s.
+    notifier({"acidflow_alert": alert.to_dict()})
+
+
 def deliver(alert: Alert, timeout: float = 10.0) -> list[str]:
     """Send ``alert`` to each of its channels; returns the channels that failed (logged)."""
     failed = []
@@ -273,6 +291,8 @@ def deliver(alert: Alert, timeout: float = 10.0) -> list[str]:
                     response.read()
             elif kind == "email":
                 _send_email(target, alert)
+            elif kind == "notifier":
+                _send_to_notifier(target, alert)
         except Exception:  # one channel down must not hide the alert from the others
             _LOG.exception("alert channel %s failed for %s", channel, alert.table)
             failed.append(channel)

@@ -9,7 +9,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels
+from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels, load_config
 from acidflow_airflow.notifiers import AcidBacklogNotifier, Alert, backlog_alerts, deliver
 
 
@@ -215,3 +215,20 @@ def test_backlog_alerts_queue_waiting_past_critical_age():
     assert [(a.kind, a.table, a.partition) for a in alerts] == [("queue_stuck", "db.a", "ds=1")]
     assert alerts[0].message.startswith("compaction 3 of db.a has waited 900 s in the queue (> 600 s)")
     assert backlog_alerts([], {**summary, "oldest_enqueue_age": 300.0}, config) == []
+
+
+def test_deliver_through_an_airflow_notifier_renders_its_template(tmp_path):
+    path = tmp_path / "sent.txt"
+    channel = (
+        "notifier:tests.plugins.recording_notifier.RecordingNotifier"
+        f"?text=[{{{{ acidflow_alert.kind }}}}] {{{{ acidflow_alert.message }}}}&path={path}"
+    )
+    assert load_config(None, {"ACIDFLOW_ALERT_CHANNELS": channel}).default_channels == (channel,)
+    alert = Alert("cleaner_blocked", "db.t", "blocked behind transaction 12", (channel,))
+    assert deliver(alert) == []
+    assert path.read_text() == "[cleaner_blocked] blocked behind transaction 12\n"
+
+
+def test_deliver_to_a_class_that_is_not_a_notifier_fails_that_channel_only(tmp_path):
+    alert = Alert("backlog_critical", "db.t", "too many deltas", ("notifier:pathlib.Path", "log"))
+    assert deliver(alert) == ["notifier:pathlib.Path"]
