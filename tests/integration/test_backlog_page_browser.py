@@ -104,7 +104,7 @@ def test_backlog_page_shows_demo_backlog_and_compact_now_starts_a_run(airflow_ap
 
 
 @pytest.mark.timeout(300)
-def test_platform_dags_are_active_when_the_platform_starts(airflow_api_server):
+def test_platform_dags_are_active_when_the_platform_starts(airflow_api_server, browser):
     headers = {"Authorization": f"Bearer {airflow_api_server.token}"}
     dags = httpx.get(
         f"{airflow_api_server.url}/api/v2/dags",
@@ -117,6 +117,12 @@ def test_platform_dags_are_active_when_the_platform_starts(airflow_api_server):
         "acidflow_compaction": False,
         "acidflow_cleaner": False,
     }
+    # What a new user sees on Airflow's DAG list (the page the issue found showing 0 active DAGs).
+    browser.set_cookie("_token", airflow_api_server.token, airflow_api_server.url)
+    browser.navigate(f"{airflow_api_server.url}/dags")
+    browser.wait_for("document.body.innerText.includes('acidflow_sensor')", 90)
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.screenshot(ARTIFACTS / "airflow_dags_active.png")
 
 
 def _grow_clicks_over_four_days(warehouse: str, now: float) -> None:
