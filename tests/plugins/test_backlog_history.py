@@ -20,6 +20,8 @@ from acidflow_airflow.backlog import (
 from acidflow_airflow.config import AcidflowConfig, BacklogLevels, load_config
 from acidflow_airflow.hooks import AcidWarehouseHook
 from acidflow_airflow.sensors import AcidBacklogSensor
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from acid_core.errors import InvalidPlatformConfigError
 from acid_core.metastore import open_metastore
@@ -172,3 +174,45 @@ def test_metrics_use_hive_names_for_open_and_aborted_transactions(tmp_path):
     assert metrics["oldest_aborted_txn_id"] == float(aborted)
     assert metrics["oldest_ready_for_cleaning_age_in_sec"] == 0.0
     assert [t["txn_id"] for t in summary["open_txns"]] == [first, first + 1]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 2 * 3600), st.sets(st.sampled_from(["ds=1", "ds=2", "ds=3"]), min_size=1)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_record_backlog_matches_a_model_of_interval_and_retention(steps):
+    """Model: a partition gets a sample iff its last kept one is at least the interval old; the
+    retention drops samples older than it whenever something is recorded."""
+    from acid_core.metastore import InMemoryMetastore
+
+    config = AcidflowConfig(history_sample_seconds=600.0, history_retention_seconds=3 * 3600.0)
+    model: list[tuple[str, float]] = []
+    now = 1_000_000.0
+    with InMemoryMetastore() as metastore:
+        for gap, partitions in steps:
+            now += gap
+            rows = [
+                {
+                    "table": "db.t",
+                    "partition": p,
+                    "deltas": 1,
+                    "delete_deltas": 0,
+                    "delta_bytes": 10,
+                    "delete_delta_bytes": 0,
+                    "aborted": 0,
+                    "oldest_delta_time": None,
+                    "error": None,
+                }
+                for p in sorted(partitions)
+            ]
+            due = [p for p in sorted(partitions) if not any(q == p and t > now - 600.0 for q, t in model)]
+            written = record_backlog(metastore, rows, config, now=now)
+            assert written == len(due)
+            if due:
+                model = [(p, t) for p, t in model if t >= now - 3 * 3600.0] + [(p, now) for p in due]
+            stored = [(s.partition, s.sampled_at) for s in metastore.list_backlog_samples(0.0)]
+            assert stored == sorted(model)
