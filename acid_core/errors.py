@@ -25,6 +25,11 @@ The tree::
     ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
     ├── NoSuchCompactionError / CompactionStateError   a queue transition Hive does not allow
     ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
+    ├── InvalidLocationError (ValueError)      a LOCATION that could make acidflow delete what is not
+    │                                          the table's (a root, the warehouse, another table, ..)
+    ├── InvalidObjectNameError (ValueError)    a name that cannot round-trip to a safe directory name
+    ├── UnsafeDeleteError                      a DROP, purge or restore path outside what the table owns
+    ├── DropDefaultDatabaseError               DROP DATABASE default (refused, as in Hive)
     └── MissingDependencyError (ImportError)   an optional extra is not installed
 
 Invariants: every message names what failed, the offending value (``!r``), what was expected,
@@ -42,12 +47,15 @@ __all__ = [
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
+    "DropDefaultDatabaseError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
     "InvalidEventError",
+    "InvalidLocationError",
     "InvalidMetastoreRequestError",
+    "InvalidObjectNameError",
     "InvalidPartitionError",
     "InvalidPathError",
     "InvalidPlatformConfigError",
@@ -81,6 +89,7 @@ __all__ = [
     "TableAlreadyExistsError",
     "TxnNotOpenError",
     "UnsafeCleanError",
+    "UnsafeDeleteError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -439,6 +448,49 @@ class UnsafeCleanError(AcidError):
         super().__init__(
             f"Refusing to clean {path!r}: it is not inside the table location {location!r}; expected a "
             "base or delta directory of the table or one of its partitions"
+        )
+
+
+class InvalidLocationError(AcidError, ValueError):
+    """A table, partition or database LOCATION acidflow refuses.
+
+    A DROP or the cleaner deletes inside a table's location, so a location that is a filesystem
+    root, the warehouse root (or an ancestor of it), another table's, partition's or database's
+    location (or an ancestor of one), that escapes with ``..`` or whose scheme no filesystem serves
+    would let them delete what is not the table's.
+    """
+
+    def __init__(self, location: str, problem: str, expected: str) -> None:
+        self.location, self.problem, self.expected = location, problem, expected
+        super().__init__(
+            f"Refusing location {location!r}: {problem}; expected {expected}; nothing was created or changed"
+        )
+
+
+class InvalidObjectNameError(AcidError, ValueError):
+    """A database, table or column name, or a partition value, that cannot round-trip to a directory name."""
+
+    def __init__(self, kind: str, name: str, expected: str) -> None:
+        self.kind, self.name, self.expected = kind, name, expected
+        super().__init__(f"Invalid {kind} name {name!r}: expected {expected}; nothing was created")
+
+
+class UnsafeDeleteError(AcidError):
+    """A delete or move acidflow refuses: the path is not inside what the table owns."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(f"Refusing to delete or move {path!r}: {problem}; expected {expected}")
+
+
+class DropDefaultDatabaseError(AcidError):
+    """``DROP DATABASE default``: refused, as Hive's ``drop_database`` refuses it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"Can not drop default database {name!r} (as Hive); expected another database; "
+            "hint: DROP TABLE its tables instead"
         )
 
 

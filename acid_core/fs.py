@@ -45,7 +45,18 @@ if TYPE_CHECKING:
 
     import pyarrow.fs as pafs
 
-__all__ = ["FileIO", "FileInfo", "LocalFileIO", "PyArrowFileIO", "file_io_for"]
+__all__ = [
+    "SUPPORTED_SCHEMES",
+    "FileIO",
+    "FileInfo",
+    "LocalFileIO",
+    "PyArrowFileIO",
+    "file_io_for",
+    "real_path",
+]
+
+SUPPORTED_SCHEMES: frozenset[str] = frozenset({"file", "hdfs", "viewfs", "s3", "gs", "gcs", "abfs", "abfss"})
+"""The URI schemes ``file_io_for`` serves (pyarrow's filesystems); any other LOCATION is refused."""
 
 
 class FileInfo(NamedTuple):
@@ -354,3 +365,11 @@ def file_io_for(location: str) -> tuple[FileIO, str]:
     with _translate_uri_errors(location):
         filesystem, path = pa_fs.FileSystem.from_uri(location)
     return PyArrowFileIO(filesystem), path
+
+
+def real_path(file_io: FileIO, path: str) -> str:
+    """``path`` with symbolic links resolved on the local disk (other stores have none: unchanged).
+
+    Safety checks compare real paths, so a symlink inside a table cannot lead a delete elsewhere.
+    """
+    return os.path.realpath(path) if isinstance(file_io, LocalFileIO) else path

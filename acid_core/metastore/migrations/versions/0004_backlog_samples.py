@@ -1,7 +1,7 @@
 """Backlog samples: the sensor runs' measurements, the backlog page's history.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0006
 Create Date: 2026-11-25 15:30:00.000000
 
 ``ACIDFLOW_BACKLOG_SAMPLES`` is acidflow's own table (Hive keeps no backlog history): one row per
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
