@@ -8,6 +8,10 @@
     acidflow initiate [--dry-run] | compact ... | clean [--dry-run]
     acidflow lease take TABLE [--ttl SECONDS] [--json] | release ID | list
     acidflow lock acquire OBJECT... --mode S|X [--hold S] [--retries N] [--wait S] | show
+    acidflow completion bash|zsh|fish     shell completion (eval "$(acidflow completion bash)")
+
+Each command's ``--help`` ends with examples; commands printing JSON lines take ``--json``
+(``acid_core.cli_help``).
 
 Every subcommand returns an exit code; an ``AcidError`` becomes one line on stderr
 (``acidflow: error: ...``) and exit code 1, never a traceback. An ``OSError`` no subsystem
@@ -31,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn, cast
 
 from acid_core.cli_args import add_snapshot_arguments, snapshot_from_args
+from acid_core.cli_help import add_completion_parser, autocomplete, decorate
 from acid_core.errors import AcidError
 
 __all__ = ["DEBUG_ENV", "build_parser", "describe_os_error", "main"]
@@ -205,12 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_compaction_parsers(subparsers)
     add_lease_parser(subparsers)
     add_lock_parser(subparsers)
+    add_completion_parser(subparsers)
+    decorate(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acidflow`` command; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    autocomplete(parser)
+    args = parser.parse_args(argv)
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     with _logging_to_stderr(debug=debug):
         return _run(args)

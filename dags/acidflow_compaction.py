@@ -32,7 +32,13 @@ PARAMS = {
         description="db.table (when no statement is given)",
         pattern=r"^$|^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
     ),
-    "partition": Param("", type=["string", "null"], title="Partition", description="k=v[/k2=v2], optional"),
+    "partition": Param(
+        "",
+        type=["string", "null"],
+        title="Partition",
+        description="k=v[/k2=v2], optional. The table and partition are checked against the metastore "
+        "before anything is queued: an unknown one fails the run's plan task with the known names.",
+    ),
     "type": Param("major", type="string", enum=["minor", "major"], title="Compaction type"),
     "executor": Param("auto", type="string", enum=["auto", "embedded", "spark"], title="Executor"),
 }
@@ -43,7 +49,7 @@ PARAMS = {
     schedule=COMPACTION_REQUESTS,
     start_date=START_DATE,
     catchup=False,
-    is_paused_upon_creation=True,
+    is_paused_upon_creation=CONFIG.paused_at_creation,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params=PARAMS,

@@ -162,6 +162,16 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
         metavar="N",
         help=f"input bytes from which auto uses Spark (default {_DEFAULT_SPARK_THRESHOLD})",
     )
+    compact.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress lines on stderr: each compaction, bucket i/N, and a 'still running' line "
+        "every 30 s while one step takes long (auto: when stderr is a terminal)",
+    )
+    compact.add_argument(
+        "--progress-interval", type=_non_negative, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )
     compact.set_defaults(handler=run_compact)
 
     clean = subparsers.add_parser(
@@ -219,22 +229,28 @@ def run_initiate(args: argparse.Namespace) -> int:
 
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
+    from acid_core.compaction.cli_progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import (
         WorkerOptions,
         check_compaction_target,
         recover_abandoned_compactions,
+        run_tasks_embedded,
         run_worker,
     )
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
     runner = SparkSubmitRunner(master=args.spark_master)
+    show_progress = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
+    progress = ProgressReporter(interval=args.progress_interval) if show_progress else None
+    run_tasks = run_tasks_embedded if progress is None else progress.wrap(run_tasks_embedded, "embedded")
     if args.executor == "embedded":
         options = WorkerOptions()
     else:
         threshold = 0 if args.executor == "spark" else args.spark_threshold_bytes
-        options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
+        large = runner if progress is None else progress.wrap(runner, "on Spark")
+        options = WorkerOptions(large_runner=large, large_threshold_bytes=threshold)
     worker_timeout = _worker_timeout(args)
     with _open(args) as metastore:
         if args.table is not None:
@@ -269,6 +285,7 @@ def run_compact(args: argparse.Namespace) -> int:
                 metastore,
                 max_compactions=args.max,
                 options=options,
+                run_tasks=run_tasks,
                 lock_manager=locks,
                 worker_timeout_seconds=worker_timeout,
             )
@@ -327,7 +344,7 @@ def run_clean(args: argparse.Namespace) -> int:
         if args.purge_trash is not None:
             location = metastore.get_table(args.purge_trash).location
             for path in purge_trash(location, args.older_than, on_skip=report):
-                print(f"purged {path}")
+                print(json.dumps({"purged": path}) if args.json else f"purged {path}")
             return 1 if skipped else 0
         if args.restore is not None:
             if args.compaction is None:
@@ -338,7 +355,7 @@ def run_clean(args: argparse.Namespace) -> int:
             for path in restore_from_trash(
                 table.location, args.compaction, partition_locations=partitions, on_skip=report
             ):
-                print(f"restored {path}")
+                print(json.dumps({"restored": path}) if args.json else f"restored {path}")
             return 1 if skipped else 0
         options = CleanerOptions(
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine

@@ -84,6 +84,7 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
     take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
+    release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
     release.add_argument("lease_id", metavar="ID", type=_positive_int)
     listing = actions.add_parser("list", parents=[common], help="list leases")
     listing.add_argument("table", metavar="TABLE", nargs="?", default=None, help="only this table")
@@ -114,7 +115,10 @@ def run_lease(args: argparse.Namespace) -> int:
             return 0
         if args.lease_command == "release":
             store.release_lease(args.lease_id)
-            print(f"released lease {args.lease_id}")
+            if args.json:
+                print(json.dumps({"lease_id": args.lease_id, "released": True}))
+            else:
+                print(f"released lease {args.lease_id}")
             return 0
         leases = store.list_leases(args.table)
         for lease in leases:

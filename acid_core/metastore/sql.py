@@ -93,6 +93,7 @@ from acid_core.locations import (
     validate_partition_value,
 )
 from acid_core.metastore.models import (
+    BacklogSampleRow,
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTxnComponent,
@@ -127,6 +128,7 @@ if TYPE_CHECKING:
 from acid_core.metastore.port import (
     DEFAULT_DATABASE,
     DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    BacklogSample,
     Clock,
     Column,
     CompactionInfo,
@@ -302,6 +304,20 @@ def _lease(row: ReaderLease) -> Lease:
         owner=row.owner,
         created=row.created / 1000,
         expires=row.expires / 1000,
+    )
+
+
+def _backlog_sample(row: BacklogSampleRow) -> BacklogSample:
+    return BacklogSample(
+        table=f"{row.database}.{row.table}",
+        partition=row.partition,
+        sampled_at=row.sampled_at / 1000,
+        deltas=row.deltas,
+        delete_deltas=row.delete_deltas,
+        delta_bytes=row.delta_bytes,
+        delete_delta_bytes=row.delete_delta_bytes,
+        aborted=row.aborted,
+        oldest_delta_time=None if row.oldest_delta_time is None else row.oldest_delta_time / 1000,
     )
 
 
@@ -1633,6 +1649,54 @@ class SqlMetastore:
             if ids:
                 s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids)))
             return ids
+
+    def record_backlog_samples(
+        self, samples: Sequence[BacklogSample], prune_before: float | None = None
+    ) -> None:
+        """See ``Metastore.record_backlog_samples``.
+
+        One database transaction: the pruning and the new rows commit together (a crash keeps
+        neither or both; recording again later only adds a point to the history).
+        """
+        rows = []
+        for sample in samples:
+            database, name = split_table_name(sample.table)
+            rows.append(
+                BacklogSampleRow(
+                    database=database,
+                    table=name,
+                    partition=sample.partition,
+                    sampled_at=_ms(sample.sampled_at),
+                    deltas=sample.deltas,
+                    delete_deltas=sample.delete_deltas,
+                    delta_bytes=sample.delta_bytes,
+                    delete_delta_bytes=sample.delete_delta_bytes,
+                    aborted=sample.aborted,
+                    oldest_delta_time=None
+                    if sample.oldest_delta_time is None
+                    else _ms(sample.oldest_delta_time),
+                )
+            )
+        with self._transaction("record_backlog_samples") as s:
+            if prune_before is not None:
+                s.execute(delete(BacklogSampleRow).where(BacklogSampleRow.sampled_at < _ms(prune_before)))
+            s.add_all(rows)
+
+    def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
+        """See ``Metastore.list_backlog_samples``."""
+        query = select(BacklogSampleRow).where(BacklogSampleRow.sampled_at >= _ms(since))
+        if table is not None:
+            database, name = split_table_name(table)
+            query = query.where(BacklogSampleRow.database == database, BacklogSampleRow.table == name)
+        query = query.order_by(
+            BacklogSampleRow.database,
+            BacklogSampleRow.table,
+            BacklogSampleRow.partition,
+            BacklogSampleRow.sampled_at,
+            BacklogSampleRow.id,
+        )
+        with self._transaction("list_backlog_samples") as s:
+            return [_backlog_sample(r) for r in s.scalars(query)]
 
 
 def _conforms_to_port(store: SqlMetastore) -> Metastore:

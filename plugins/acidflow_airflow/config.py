@@ -13,13 +13,15 @@ The file (every key optional; see ``acidflow.yaml.example``)::
       - {name: all, tables: ["*.*"]}
     thresholds: {delta_num: 10, delta_pct: 0.1, aborted: 1000, aborted_time: 12h}
     backlog:    {warning_deltas: 20, critical_deltas: 50, critical_enqueue_age: 6h,
-                 critical_cleaning_age: 24h}
-    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly"}
+                 critical_working_age: 6h, critical_cleaning_age: 24h, failure_streak: 3}
+    history:    {retention: 14d, sample_interval: 5m, window: 7d}   # the backlog page's trends
+    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly", paused_at_creation: false}
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
     cleaner:    {retention: 0, quarantine: false}
     alerts:
-      default: [log]                        # channels: log, webhook:<url>, email:<address>
+      default: [log]                        # channels: log, webhook:<url>, email:<address>,
+                                            # notifier:<module.Class>?arg=value (an Airflow notifier)
       routes:  [{owner: alice, channels: ["email:alice@example.com"]},
                 {tables: ["sales.*"], channels: ["webhook:https://hooks.example.com/x"]}]
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -73,6 +76,7 @@ _UNITS: Final = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _EXECUTORS: Final = ("auto", "embedded", "spark")
 _TOP_KEYS: Final = frozenset(
     {
+        "history",
         "warehouse",
         "metastore",
         "groups",
@@ -119,8 +123,14 @@ def _channel(source: str, key: str, value: object) -> str:
         return text
     if kind == "email" and "@" in target:
         return text
+    if kind == "notifier" and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(\?.*)?", target):
+        return text
     raise InvalidPlatformConfigError(
-        source, key, value, "a channel: log, webhook:<http(s) URL> or email:<address>"
+        source,
+        key,
+        value,
+        "a channel: log, webhook:<http(s) URL>, email:<address> or "
+        "notifier:<module.NotifierClass>[?arg=value&...]",
     )
 
 
@@ -144,6 +154,8 @@ class BacklogLevels:
     critical_deltas: int = 50
     critical_enqueue_age_seconds: float = 6 * 3600.0
     critical_cleaning_age_seconds: float = 24 * 3600.0
+    critical_working_age_seconds: float = 6 * 3600.0
+    failure_streak: int = 3
 
     def for_table(self, properties: Mapping[str, str], table: str) -> BacklogLevels:
         """These levels with the table's ``acidflow.backlog.*`` TBLPROPERTIES applied."""
@@ -195,6 +207,7 @@ class AcidflowConfig:
     levels: BacklogLevels = field(default_factory=BacklogLevels)
     sensor_schedule: str | None = "*/30 * * * *"
     cleaner_schedule: str | None = "@hourly"
+    paused_at_creation: bool = False
     sensor_poke_seconds: float = 60.0
     sensor_timeout_seconds: float = 25 * 60.0
     pool: str = "acidflow_compaction"
@@ -206,6 +219,9 @@ class AcidflowConfig:
     cleaner_quarantine: bool = False
     default_channels: tuple[str, ...] = ("log",)
     routes: tuple[AlertRoute, ...] = ()
+    history_retention_seconds: float = 14 * 86400.0
+    history_sample_seconds: float = 300.0
+    history_window_seconds: float = 7 * 86400.0
     source: str = "defaults"
 
     def initiator_config(self) -> Any:  # noqa: ANN401 - acid_core.compaction.initiator.InitiatorConfig
@@ -378,7 +394,14 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         source,
         data,
         "backlog",
-        {"warning_deltas", "critical_deltas", "critical_enqueue_age", "critical_cleaning_age"},
+        {
+            "warning_deltas",
+            "critical_deltas",
+            "critical_enqueue_age",
+            "critical_working_age",
+            "critical_cleaning_age",
+            "failure_streak",
+        },
     )
     levels = BacklogLevels()
     if "warning_deltas" in backlog:
@@ -405,6 +428,18 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
                 source, "backlog.critical_cleaning_age", backlog["critical_cleaning_age"]
             ),
         )
+    if "critical_working_age" in backlog:
+        levels = replace(
+            levels,
+            critical_working_age_seconds=parse_duration(
+                source, "backlog.critical_working_age", backlog["critical_working_age"]
+            ),
+        )
+    if "failure_streak" in backlog:
+        streak = _non_negative_int(source, "backlog.failure_streak", backlog["failure_streak"])
+        if streak < 1:
+            raise InvalidPlatformConfigError(source, "backlog.failure_streak", streak, "at least 1")
+        levels = replace(levels, failure_streak=streak)
     if levels.warning_deltas > levels.critical_deltas:
         raise InvalidPlatformConfigError(
             source,
@@ -413,7 +448,26 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
             f"at most critical_deltas ({levels.critical_deltas})",
         )
     changes["levels"] = levels
-    schedules = _section(source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout"})
+    history = _section(source, data, "history", {"retention", "sample_interval", "window"})
+    for key, attribute in (
+        ("retention", "history_retention_seconds"),
+        ("sample_interval", "history_sample_seconds"),
+        ("window", "history_window_seconds"),
+    ):
+        if key in history:
+            changes[attribute] = parse_duration(source, f"history.{key}", history[key])
+    schedules = _section(
+        source,
+        data,
+        "schedules",
+        {"sensor", "cleaner", "sensor_poke", "sensor_timeout", "paused_at_creation"},
+    )
+    if "paused_at_creation" in schedules:
+        if not isinstance(schedules["paused_at_creation"], bool):
+            raise InvalidPlatformConfigError(
+                source, "schedules.paused_at_creation", schedules["paused_at_creation"], "true or false"
+            )
+        changes["paused_at_creation"] = schedules["paused_at_creation"]
     if "sensor" in schedules:
         changes["sensor_schedule"] = _schedule(source, "schedules.sensor", schedules["sensor"])
     if "cleaner" in schedules:

@@ -5,6 +5,7 @@
     AcidBacklogSensor(group="all", deferrable=True, outlets=[COMPACTION_REQUESTS])
       deferrable: defer to AcidBacklogTrigger (triggerer) -> execute_complete(event)
       else:       poke() every poke_interval on a worker slot
+      each look:  the measurement is recorded as history samples (ACIDFLOW_BACKLOG_SAMPLES)
       then:       metrics (Hive's names through Airflow's Stats), alerts for critical backlogs and
                   stuck cleaning, an Asset event on COMPACTION_REQUESTS whose extra holds the targets
                   [{table, partition, compaction_type, reason}] -> the compaction DAG runs
@@ -123,7 +124,7 @@ class AcidBacklogSensor(BaseSensorOperator):
         """One look at the group's backlog."""
         from acidflow_airflow.hooks import AcidWarehouseHook
 
-        rows = AcidWarehouseHook(self.config).backlog(self.config.group(self.group))
+        rows = AcidWarehouseHook(self.config).backlog(self.config.group(self.group), record=True)
         if not targets_of(rows):
             self.log.info("group %s: nothing to compact", self.group)
             return PokeReturnValue(is_done=False)

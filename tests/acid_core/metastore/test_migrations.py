@@ -158,7 +158,9 @@ def test_revisions_chain_0001_0002_then_0006():
     config.set_main_option("script_location", str(_MIGRATIONS_DIR))
     script = ScriptDirectory.from_config(config)
     assert script.get_revision("0002").down_revision == "0001"
-    assert "0006" in {r.revision for r in script.iterate_revisions(script.get_current_head(), "0002")}
+    chain = [r.revision for r in script.iterate_revisions(script.get_current_head(), "0002")]
+    assert "0006" in chain
+    assert "0004" in chain  # the backlog samples (issue 15), chained after 0006 at the merge
 
 
 def test_the_lock_store_alone_migrates_a_fresh_database_to_head(url):
