@@ -46,6 +46,7 @@ __all__ = [
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
+    "InvalidDataSourceOptionError",
     "InvalidEventError",
     "InvalidMetastoreRequestError",
     "InvalidPartitionError",
@@ -81,6 +82,7 @@ __all__ = [
     "TableAlreadyExistsError",
     "TxnNotOpenError",
     "UnsafeCleanError",
+    "UnsupportedDataSourceWriteError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -533,4 +535,26 @@ class InvalidCompactStatementError(AcidError, ValueError):
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
             "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
             "nothing was queued"
+        )
+
+
+class InvalidDataSourceOptionError(AcidError, ValueError):
+    """An option of the ``hiveacid`` Spark data source (``.option(k, v)``, ``OPTIONS (...)``) that is invalid."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        self.option, self.value, self.expected = option, value, expected
+        super().__init__(
+            f"Invalid hiveacid option {option}={value!r}; expected {expected}; hint: see the README section "
+            "'Read Hive ACID tables from PySpark'"
+        )
+
+
+class UnsupportedDataSourceWriteError(AcidError, ValueError):
+    """A Spark write into a Hive ACID table that acidflow refuses (the transaction is aborted)."""
+
+    def __init__(self, table: str, problem: str, expected: str) -> None:
+        self.table, self.problem, self.expected = table, problem, expected
+        super().__init__(
+            f"Cannot write to {table!r} through hiveacid: {problem}; expected {expected}; nothing was "
+            "committed"
         )
