@@ -10,12 +10,22 @@
         .option("txns", "<ValidTxnList>")                   with an explicit write-ID list only
         .option("columns", "a,b")                           data columns to read (column pruning)
         .option("lease_ttl", "3600")                        seconds the snapshot's lease lives
+        .option("partitions", "p=a;p=b/q=1")                read only these partitions (name prefixes)
+        .option("pushdown", "true")                         prune partitions from pushed filters too
         .load("db.table")                                   or .option("table", "db.table")
 
 Why a ``columns`` option: Spark 4's Python data source API gives ``reader(schema)`` the whole
 schema and never the columns a query uses, so the source cannot prune by itself. ``columns`` (or a
 user schema given with ``.schema(...)`` naming a subset of the columns) makes ``schema()`` smaller,
 and the reader then decodes only those ORC columns plus the ACID key.
+
+Why ``pushdown`` is off by default: Spark 4.2.0 keeps the partitions and read function planned by
+a filtered query on the DataFrame's data source object and reuses them for a later query on the same
+DataFrame that has no pushable filter (``PythonDataSourceV2.readInfo``; Spark's master moved it into
+the scan, "a pushdown-specific read function stored there would leak into an unrelated scan and
+make it read too few rows"). Partitions pruned for ``WHERE p = 'a'`` would then be all that
+``df.count()`` reads. ``partitions`` is part of the DataFrame's definition, so it is always safe;
+``pushdown`` is safe when every filtered query starts from a fresh ``load()``.
 
 Invariants: ``parse_source_options`` is deterministic in its input and the environment variables;
 relative warehouse paths become absolute (executors may run elsewhere).
@@ -54,7 +64,19 @@ DEFAULT_LEASE_TTL_SECONDS = 3600.0
 DEFAULT_BATCH_ROWS = 65536
 _DEFAULT_WAREHOUSE = "./warehouse"
 _KNOWN = frozenset(
-    {"path", "table", "metastore", "warehouse", "snapshot", "txns", "columns", "lease_ttl", "batch_rows"}
+    {
+        "path",
+        "table",
+        "metastore",
+        "warehouse",
+        "snapshot",
+        "txns",
+        "columns",
+        "lease_ttl",
+        "batch_rows",
+        "partitions",
+        "pushdown",
+    }
 )
 
 
@@ -72,6 +94,8 @@ class SourceOptions:
         columns: the data columns to read, or None for all.
         lease_ttl: seconds a ``latest`` snapshot's lease lives (the cleaner keeps its files).
         batch_rows: rows decoded per Arrow batch.
+        partitions: partition-name prefixes (``p=a``, ``p=a/q=1``) to read, or None for all.
+        pushdown: prune partitions from the filters Spark pushes (see the module docstring).
     """
 
     table: str
@@ -83,6 +107,8 @@ class SourceOptions:
     columns: tuple[str, ...] | None
     lease_ttl: float
     batch_rows: int
+    partitions: tuple[str, ...] | None = None
+    pushdown: bool = False
 
     @property
     def lease_id(self) -> int | None:
@@ -167,6 +193,27 @@ def parse_source_options(
         columns = names
     lease_ttl = _positive("lease_ttl", given.get("lease_ttl", str(DEFAULT_LEASE_TTL_SECONDS)), float)
     batch_rows = int(_positive("batch_rows", given.get("batch_rows", str(DEFAULT_BATCH_ROWS)), int))
+    partitions: tuple[str, ...] | None = None
+    if "partitions" in given:
+        prefixes = tuple(part.strip().strip("/") for part in given["partitions"].split(";"))
+        if not all(prefixes) or not all("=" in p for p in prefixes):
+            raise InvalidDataSourceOptionError(
+                "partitions", given["partitions"], "partition names like 'p=a' or 'p=a/q=1' separated by ';'"
+            )
+        partitions = prefixes
+    pushdown_text = given.get("pushdown", "false").strip().lower()
+    if pushdown_text not in ("true", "false"):
+        raise InvalidDataSourceOptionError("pushdown", given["pushdown"], "true or false")
     return SourceOptions(
-        table, metastore, warehouse, snapshot, write_ids, txns, columns, lease_ttl, batch_rows
+        table,
+        metastore,
+        warehouse,
+        snapshot,
+        write_ids,
+        txns,
+        columns,
+        lease_ttl,
+        batch_rows,
+        partitions,
+        pushdown_text == "true",
     )

@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING
 
 from acid_core.errors import NoSuchLeaseError
 from acid_core.metastore.port import split_table_name
+from acid_core.writeids import ValidTxnList
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from acid_core.metastore.port import Metastore
-    from acid_core.writeids import ValidTxnList, ValidWriteIdList
+    from acid_core.writeids import ValidWriteIdList
 
-__all__ = ["Snapshot", "held_snapshot", "lease_snapshot", "take_snapshot"]
+__all__ = ["Snapshot", "current_user", "held_snapshot", "lease_snapshot", "take_snapshot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,16 @@ class Snapshot:
     txns: ValidTxnList | None
 
 
+def current_user() -> str:
+    """The OS user, or ``unknown`` where the password database has no entry (containers, Spark workers)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
 def _owner() -> str:
-    return f"spark:{getpass.getuser()}@{socket.gethostname()}"
+    return f"spark:{current_user()}@{socket.gethostname()}"
 
 
 def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str | None = None) -> Snapshot:
@@ -73,8 +82,32 @@ def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:
     wanted = split_table_name(table)
     for lease in store.list_leases(table):
         if lease.lease_id == lease_id and split_table_name(lease.table) == wanted:
-            return Snapshot(lease_id, lease.write_ids, store.get_valid_txns())
+            return Snapshot(lease_id, lease.write_ids, _txns_at_lease(store, table, lease.created))
     raise NoSuchLeaseError(lease_id)
+
+
+def _txns_at_lease(store: Metastore, table: str, created: float) -> ValidTxnList:
+    """Today's ValidTxnList with the compactions committed since the lease made invisible again.
+
+    The lease stores only write IDs. Every transaction committed after it has write IDs the lease
+    already excludes, except compactions: their ``base_N_vT`` would be visible, and Hive's
+    ``getAcidState`` then refuses an older snapshot ("not enough history") instead of reading the
+    deltas the lease keeps. Hiding those compaction transactions (as open) is what a reader
+    holding the lease-time ValidTxnList sees.
+    """
+    txns = store.get_valid_txns()
+    late = {
+        int(c.txn_id)
+        for c in store.show_compactions(table)
+        if c.txn_id is not None and (c.commit_time is None or c.commit_time >= created)
+    }
+    late -= set(txns.open_ids) | set(txns.aborted_ids)
+    late = {t for t in late if t <= txns.high_watermark}
+    if not late:
+        return txns
+    open_ids = tuple(sorted({*txns.open_ids, *late}))
+    lowest = min(late) if txns.min_open_id is None else min(txns.min_open_id, *late)
+    return ValidTxnList(txns.high_watermark, open_ids, txns.aborted_ids, lowest)
 
 
 @contextmanager

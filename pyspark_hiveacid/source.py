@@ -39,7 +39,6 @@ metastore and reader raise; Spark shows them in its Python worker error.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import logging
 import operator
 import socket
@@ -70,7 +69,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from acid_core.errors import NoSuchColumnError, UnsupportedDataSourceWriteError, UnsupportedStatementError
 from pyspark_hiveacid.options import parse_source_options
-from pyspark_hiveacid.snapshot import Snapshot, lease_snapshot, take_snapshot
+from pyspark_hiveacid.snapshot import Snapshot, current_user, lease_snapshot, take_snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -84,6 +83,7 @@ __all__ = [
     "ROW_ID_COLUMN",
     "AcidInputPartition",
     "HiveAcidDataSource",
+    "HiveAcidPruningReader",
     "HiveAcidReader",
     "HiveAcidWriter",
     "spark_schema_of",
@@ -248,16 +248,6 @@ class HiveAcidReader(DataSourceReader):
         self.partition_filters: list[Filter] = []
         self.snapshot: Snapshot | None = None
 
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        """Keep the filters that read only partition columns: they prune partitions exactly."""
-        keys = {k.name.lower() for k in self.table.partition_keys}
-        for f in filters:
-            columns = _filter_columns(f)
-            if columns and columns <= keys:
-                self.partition_filters.append(f)
-            else:
-                yield f
-
     def _snapshot(self, store: Metastore) -> Snapshot:
         options = self.options
         if options.write_ids is not None:
@@ -271,7 +261,12 @@ class HiveAcidReader(DataSourceReader):
         if not table.partition_keys:
             return [((), table.location)]
         chosen = []
+        prefixes = self.options.partitions
         for partition in store.list_partitions(table.full_name):
+            if prefixes is not None and not any(
+                partition.name == p or partition.name.startswith(p + "/") for p in prefixes
+            ):
+                continue
             typed = _partition_values(table, partition.values)
             if all(_evaluate(f, typed) is True for f in self.partition_filters):
                 chosen.append((tuple(typed.values()), partition.location))
@@ -345,6 +340,24 @@ class HiveAcidReader(DataSourceReader):
             yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
+class HiveAcidPruningReader(HiveAcidReader):
+    """``HiveAcidReader`` plus partition pruning from Spark's pushed filters (option ``pushdown``).
+
+    Spark calls ``pushFilters`` only with ``spark.sql.python.filterPushdown.enabled=true`` and
+    refuses the read otherwise; see ``pyspark_hiveacid.options`` for why this is opt-in.
+    """
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Keep the filters that read only partition columns: they prune partitions exactly."""
+        keys = {k.name.lower() for k in self.table.partition_keys}
+        for f in filters:
+            columns = _filter_columns(f)
+            if columns and columns <= keys:
+                self.partition_filters.append(f)
+            else:
+                yield f
+
+
 # -- writing -------------------------------------------------------------------------------------
 
 
@@ -367,7 +380,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
         try:
             self.table = _load_acid_table(store, options.table, "write")
             self._check_schema()
-            self.txn_id = int(store.open_txn(getpass.getuser(), socket.gethostname()))
+            self.txn_id = int(store.open_txn(current_user(), socket.gethostname()))
             try:
                 self.write_id = int(store.allocate_write_id(self.txn_id, self.table.full_name))
                 keys = [k.name for k in self.table.partition_keys]
@@ -628,6 +641,8 @@ class HiveAcidDataSource(DataSource):
             table = _load_acid_table(store, options.table, "read")
         finally:
             store.close()
+        if options.pushdown:
+            return HiveAcidPruningReader(options, table, schema)
         return HiveAcidReader(options, table, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidWriter:
