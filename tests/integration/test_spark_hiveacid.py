@@ -385,17 +385,23 @@ def test_write_failing_task_aborts_and_leaves_nothing_visible(spark, tmp_path):
     aborted_before = {t.txn_id for t in wh.metastore.show_transactions() if t.state is TxnState.ABORTED}
 
     @F.udf("string")
-    def explode_on_13(value):
-        if value == "v-13":
-            raise ValueError("boom on row 13")
+    def explode_on_20(value):
+        if value == "v-20":
+            raise ValueError("boom on row 20")
         return value
 
-    df = spark.createDataFrame([(i, f"v-{i}") for i in range(2000, 2030)], "id int, v string")
-    df = df.withColumn("v", explode_on_13(F.concat(F.lit("v-"), (F.col("id") - 2000).cast("string"))))
-    with pytest.raises(Exception, match="boom on row 13"):
-        df.repartition(2).write.format("hiveacid").option("warehouse", wh.location).mode("append").save(
-            "default.t"
-        )
+    table_dir = Path(wh.metastore.get_table("default.t").location)
+    known = {d.name for d in table_dir.iterdir()}
+    # No shuffle: the UDF runs inside the write tasks; task 0 (rows 0-14) writes its file, task 1 fails.
+    df = spark.range(0, 30, numPartitions=2).selectExpr(
+        "cast(id + 2000 as int) as id", "concat('v-', id) as v"
+    )
+    with pytest.raises(Exception, match="boom on row 20"):
+        df.withColumn("v", explode_on_20("v")).write.format("hiveacid").option("warehouse", wh.location).mode(
+            "append"
+        ).save("default.t")
+    written = [d for d in table_dir.iterdir() if d.name not in known]
+    assert any((d / "bucket_00000").exists() for d in written), "task 0 wrote no file"
     assert read_rows(history) == before
     after = wh.metastore.show_transactions()
     assert len({t.txn_id for t in after if t.state is TxnState.ABORTED} - aborted_before) == 1
