@@ -445,7 +445,7 @@ def test_write_killed_job_leaves_nothing_visible(tmp_path):
     process = subprocess.Popen(
         [sys.executable, str(script), wh.location],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
