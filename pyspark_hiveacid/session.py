@@ -7,8 +7,9 @@
     create_view(spark, "t", "db.t", ...)  CREATE TEMPORARY VIEW t USING hiveacid OPTIONS (table 'db.t', ...)
 
 Spark 4 runs a Python reader's ``pushFilters`` only with ``spark.sql.python.filterPushdown.enabled``
-= true and refuses the read otherwise (``DATA_SOURCE_PUSHDOWN_DISABLED``); the source needs it for
-partition pruning, so every session acidflow builds sets it.
+= true and refuses the read otherwise (``DATA_SOURCE_PUSHDOWN_DISABLED``); the source's reader has
+``pushFilters`` with option ``pushdown=true`` (partition pruning from WHERE filters), so every
+session acidflow builds sets it (here and in ``spark_jobs/compact.py``).
 
 Not here: the data source itself (``source``).
 Errors: whatever Spark raises.

@@ -6,11 +6,12 @@ Reading, ``spark.read.format("hiveacid").load("db.t")``::
       schema()      metastore table -> data columns,          read(AcidInputPartition)
                     then partition columns (+ row__id         scan(plan=<that bucket's files>,
                     when asked: option columns / .schema())        write_ids, txns, columns)
-      pushFilters() keeps filters on partition columns           -> Arrow batches of batch_rows
-                    (partition pruning); others go back          + partition values as constants
-                    to Spark                                     (memory: the bucket's delete set
+      pushFilters() (option pushdown) keeps filters on            -> Arrow batches of batch_rows
+                    partition columns (pruning); others go       + partition values as constants
+                    back to Spark                                (memory: the bucket's delete set
       partitions()  ONE snapshot (a lease), then for each         plus one batch)
-                    pruned partition: plan_scan ->
+                    pruned partition (option partitions,
+                    pushed filters): plan_scan ->
                     one input partition per bucket with
                     its base / delta / delete-delta files
 
