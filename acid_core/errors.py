@@ -58,6 +58,7 @@ __all__ = [
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
+    "InvalidDataSourceOptionError",
     "InvalidEventError",
     "InvalidLocationError",
     "InvalidMetastoreRequestError",
@@ -96,6 +97,8 @@ __all__ = [
     "TxnNotOpenError",
     "UnsafeCleanError",
     "UnsafeDeleteError",
+    "UnsafeFileOperationError",
+    "UnsupportedDataSourceWriteError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -629,4 +632,26 @@ class DiskFullError(StorageError):
         super().__init__(
             f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
             "hint: free space (or raise the quota) and rerun; nothing was committed"
+        )
+
+
+class InvalidDataSourceOptionError(AcidError, ValueError):
+    """An option of the ``hiveacid`` Spark data source (``.option(k, v)``, ``OPTIONS (...)``) that is invalid."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        self.option, self.value, self.expected = option, value, expected
+        super().__init__(
+            f"Invalid hiveacid option {option}={value!r}; expected {expected}; hint: see the README section "
+            "'Read Hive ACID tables from PySpark'"
+        )
+
+
+class UnsupportedDataSourceWriteError(AcidError, ValueError):
+    """A Spark write into a Hive ACID table that acidflow refuses (the transaction is aborted)."""
+
+    def __init__(self, table: str, problem: str, expected: str) -> None:
+        self.table, self.problem, self.expected = table, problem, expected
+        super().__init__(
+            f"Cannot write to {table!r} through hiveacid: {problem}; expected {expected}; nothing was "
+            "committed"
         )

@@ -205,6 +205,29 @@ class ScanPlan:
     data_files: tuple[DataFile, ...]
     delete_files: tuple[DataFile, ...]
 
+    @property
+    def bucket_ids(self) -> tuple[int, ...]:
+        """The buckets that hold data files, ascending (delete files alone hide nothing)."""
+        return tuple(sorted({f.bucket_id for f in self.data_files}))
+
+    def for_bucket(self, bucket_id: int) -> ScanPlan:
+        """The part of the plan one bucket needs: its data files and its delete-delta files.
+
+        Hive's readers do the same split (``VectorizedOrcAcidRowBatchReader`` and
+        ``OrcRawRecordMerger`` read only the split's bucket file of each delete delta): a delete
+        event sits in the bucket file of the row it deletes.
+
+        >>> from acid_core.state import AcidDirectoryState
+        >>> state = AcidDirectoryState(None, (), (), (), (), (), (), frozenset(), False)
+        >>> ScanPlan(state, (DataFile("b1", FileKind.BASE, 1, 9),), ()).for_bucket(0).data_files
+        ()
+        """
+        return ScanPlan(
+            self.state,
+            tuple(f for f in self.data_files if f.bucket_id == bucket_id),
+            tuple(f for f in self.delete_files if f.bucket_id == bucket_id),
+        )
+
 
 def _read_flush_length(file_io: FileIO, path: str) -> int:
     # OrcAcidUtils.getLastFlushLength: the side file is a sequence of big-endian longs, last wins.
@@ -963,6 +986,7 @@ def scan(
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
     ordered: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    plan: ScanPlan | None = None,
 ) -> pa.RecordBatchReader:
     """Merge-on-read of a table or partition at a snapshot, as a stream of Arrow batches.
 
@@ -984,6 +1008,9 @@ def scan(
             merge of the files instead of file by file; every data file is then open at once,
             with one batch each (mind the open-file limit for partitions with thousands of files).
         batch_rows: rows decoded per batch (and the largest output batch).
+        plan: read exactly these files (a ``plan_scan`` result, possibly ``for_bucket``) instead
+            of listing ``table_dir`` now: a plan made once on a driver is read the same on every
+            executor.
 
     Returns:
         A reader of batches with the output schema (see the module docstring).
@@ -994,7 +1021,8 @@ def scan(
         InvalidScanFilterError: the filter names an unknown column or compares mismatched types.
         StorageError: ``table_dir`` is missing or a file cannot be read.
     """
-    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    if plan is None:
+        plan = plan_scan(file_io, table_dir, write_ids, txns)
     # Every footer first: a misplaced plain file is rejected before any row is returned.
     facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
     row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)
