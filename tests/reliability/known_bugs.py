@@ -7,6 +7,16 @@ soak must then pass with it off (each is named in the integrator's report with i
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING
+
+from acid_core.metastore import CompactionState, CompactionType
+
+if TYPE_CHECKING:
+    from acid_core.metastore import Metastore
+
+TABLE = "default.t"
+
 KNOWN_BUG_LEASE_TXN_SNAPSHOT = True
 """A lease records only a ValidWriteIdList, not the transaction list of the moment it was taken.
 
@@ -29,4 +39,49 @@ KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR = True
 
 With the flag on, the final phase accepts entries left 'ready for cleaning' as long as the
 directory converged; off, the queue must be empty of them. Fixed by "snapshots" (issue 11 part 3).
+"""
+
+
+def blocked_compaction(metastore: Metastore, kind: str, now: float | None = None) -> str | None:
+    """Why a ``kind`` compaction of the soak table now would enter a sequence a flagged bug breaks.
+
+    Returns:
+        None when it may run; else the reason (the soak skips that compaction).
+    """
+    now = time.time() if now is None else now
+    entries = metastore.show_compactions(TABLE)
+    if KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR and kind == "major":
+        waiting = [
+            c.id
+            for c in entries
+            if c.compaction_type is CompactionType.MINOR
+            and c.state in (CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
+        ]
+        if waiting:
+            return f"minor compaction(s) {waiting} not cleaned yet (KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR)"
+    if KNOWN_BUG_LEASE_TXN_SNAPSHOT:
+        leases = [lease for lease in metastore.list_leases(TABLE) if lease.expires > now]
+        if leases:
+            oldest = min(lease.created for lease in leases)
+            ran = [
+                c.id
+                for c in entries
+                if c.start_time is not None
+                and c.start_time >= oldest
+                and c.state
+                in (CompactionState.WORKING, CompactionState.READY_FOR_CLEANING, CompactionState.SUCCEEDED)
+            ]
+            if ran:
+                return f"compaction(s) {ran} already ran under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
+    return None
+
+
+KNOWN_BUG_ORPHAN_COMPACTION_TXN = True
+"""A worker SIGKILLed between ``open_txn(COMPACTION)`` and ``update_compactor_state`` leaves an open
+compaction transaction that no queue entry names: ``recover_abandoned_compactions`` cannot abort it,
+so it holds the cleaner's "lowest open txn" until the reaper's timeout (300 s, Hive's
+``hive.txn.timeout``; Hive has the same window and relies on the same reaper). With the flag on,
+the final phase lets the reaper's timeout pass (aborts every open transaction: no process is alive)
+before it converges; off, no transaction may be open once ``acidflow compact`` has recovered.
+Reported to "crash" (issue 11 part 4: kill -9 recovery of the worker).
 """

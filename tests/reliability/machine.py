@@ -7,7 +7,7 @@ it read when taken (``SoakWriter.check``). Hypothesis shrinks a failure to a min
 rules, which is the reproduction to report.
 
 Sequences that hit a bug fixed on another branch are avoided only while its ``known_bugs`` flag is
-on (see ``_blocked``).
+on (see ``known_bugs.blocked_compaction``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from acid_core.cli import main as acidflow
 from tests.reliability import known_bugs
@@ -39,7 +39,6 @@ class SoakMachine(RuleBasedStateMachine):
         self.warehouse = f"{self.directory}/wh"
         create_soak_table(self.warehouse, self.metastore_url)
         self.writer = SoakWriter.open(self.warehouse, self.metastore_url, f"{self.directory}/journal.jsonl")
-        self.compactions_under_lease = 0
 
     def teardown(self) -> None:
         self.writer.close()
@@ -67,22 +66,15 @@ class SoakMachine(RuleBasedStateMachine):
     def release_lease(self, seed: int) -> None:
         self.writer.step("lease_release", random.Random(seed))
 
-    @precondition(lambda self: not self._blocked())
     @rule(kind=st.sampled_from(["minor", "major"]))
     def compact(self, kind: str) -> None:
+        if known_bugs.blocked_compaction(self.writer.wh.metastore, kind) is not None:
+            return
         self._cli("compact", "--table", TABLE, "--type", kind, "--executor", "embedded")
-        if self.writer.live_leases():
-            self.compactions_under_lease += 1
 
     @rule(quarantine=st.booleans())
     def clean(self, quarantine: bool) -> None:
         self._cli("clean", *(["--quarantine"] if quarantine else []))
-
-    def _blocked(self) -> bool:
-        """Whether compacting now would enter a sequence a known bug breaks."""
-        if not self.writer.live_leases():
-            self.compactions_under_lease = 0
-        return known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT and self.compactions_under_lease >= 1
 
     @invariant()
     def model_holds(self) -> None:

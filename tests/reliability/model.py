@@ -200,7 +200,6 @@ def diff_rows(expected: dict[int, str], actual: dict[int, str]) -> str:
         parts.append(f"{len(extra)} row(s) not committed: {[(k, actual[k]) for k in extra[:8]]}")
     if changed:
         parts.append(
-            f"{len(changed)} row(s) with a wrong value: "
-            f"{[(k, expected[k], actual[k]) for k in changed[:8]]}"
+            f"{len(changed)} row(s) with a wrong value: {[(k, expected[k], actual[k]) for k in changed[:8]]}"
         )
     return "; ".join(parts)

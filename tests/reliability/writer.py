@@ -29,7 +29,6 @@ import contextlib
 import io
 import json
 import os
-import random
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -49,6 +48,7 @@ from acid_core.writes.transaction import Warehouse
 from tests.reliability.model import Changes, Journal, diff_rows, replay
 
 if TYPE_CHECKING:
+    import random
     from collections.abc import Iterator
 
     from acid_core.writes.transaction import Transaction
@@ -127,7 +127,7 @@ class SoakWriter:
     # -- the model ----------------------------------------------------------------------------
 
     @property
-    def state(self):  # noqa: ANN201 - JournalState
+    def state(self):
         return replay(self.journal.records())
 
     def live_leases(self) -> list[int]:
@@ -166,7 +166,13 @@ class SoakWriter:
 
     def _pend(self, op: int, kind: str, txn_id: int, changes: Changes) -> None:
         self.journal.append(
-            {"t": "pending", "op": op, "kind": kind, "txn": txn_id, "changes": {str(k): v for k, v in changes.items()}}
+            {
+                "t": "pending",
+                "op": op,
+                "kind": kind,
+                "txn": txn_id,
+                "changes": {str(k): v for k, v in changes.items()},
+            }
         )
 
     def _done(self, op: int, committed: bool) -> None:
@@ -178,9 +184,11 @@ class SoakWriter:
         """``SELECT id, v FROM t`` through the SQL engine (a read-only transaction)."""
         [result] = self.session.execute("SELECT id, v FROM t")
         assert result.rows is not None
-        return list(zip(result.rows.column("id").to_pylist(), result.rows.column("v").to_pylist(), strict=True))
+        return list(
+            zip(result.rows.column("id").to_pylist(), result.rows.column("v").to_pylist(), strict=True)
+        )
 
-    def lease_rows(self, write_ids, txns) -> list[tuple[int, str]]:  # noqa: ANN001
+    def lease_rows(self, write_ids, txns) -> list[tuple[int, str]]:
         """The rows a lease's snapshot reads, through acid_core's reader."""
         table = self.wh.metastore.get_table(TABLE)
         file_io, path = file_io_for(table.location)
@@ -208,7 +216,9 @@ class SoakWriter:
                 continue
             lease = live.get(lease_id)
             if lease is None:
-                raise SoakFailure(f"lease {lease_id} vanished from the metastore after {what} (never released)")
+                raise SoakFailure(
+                    f"lease {lease_id} vanished from the metastore after {what} (never released)"
+                )
             # A lease is a reader's snapshot: its write IDs with the txn list of that moment (Hive's
             # getAcidState raises NotEnoughHistory for a snapshot older than a compacted base it
             # sees, so reading with today's txn list is not what a reader holding it does).
@@ -221,7 +231,11 @@ class SoakWriter:
                         f"lease {lease_id} ({lease.write_ids.to_string()}) unreadable with {name} after "
                         f"{what}: {type(error).__name__}: {error}"
                     ) from error
-                _compare(f"lease {lease_id} ({lease.write_ids.to_string()}) with {name} after {what}", record.rows, rows)
+                _compare(
+                    f"lease {lease_id} ({lease.write_ids.to_string()}) with {name} after {what}",
+                    record.rows,
+                    rows,
+                )
                 compared += len(rows)
         self.journal.append({"t": "check", "rows": compared})
         return compared
@@ -271,7 +285,12 @@ class SoakWriter:
         ids = self._pick(rng, rows, 5) or [next_id]  # no live row: an UPDATE that matches nothing
         changes: Changes = {i: f"u{op}-{i}" for i in ids if i in rows}
         listed = ", ".join(map(str, ids))
-        self._sql(op, "sql_update", changes, f"UPDATE t SET v = concat('u{op}-', CAST(id AS string)) WHERE id IN ({listed})")
+        self._sql(
+            op,
+            "sql_update",
+            changes,
+            f"UPDATE t SET v = concat('u{op}-', CAST(id AS string)) WHERE id IN ({listed})",
+        )
 
     def _sql_delete(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
         ids = self._pick(rng, rows, 4) or [next_id]
@@ -304,7 +323,7 @@ class SoakWriter:
             "WHEN NOT MATCHED THEN INSERT VALUES (b.id, b.v)",
         )
 
-    def _api(self, op: int, kind: str, changes: Changes, write, *, abort: bool = False) -> None:  # noqa: ANN001
+    def _api(self, op: int, kind: str, changes: Changes, write, *, abort: bool = False) -> None:
         txn = self.wh.transaction().begin()
         try:
             assert txn.txn_id is not None
@@ -324,7 +343,9 @@ class SoakWriter:
     @staticmethod
     def _data(changes: Changes) -> pa.Table:
         ids = [i for i, v in changes.items() if v is not None]
-        return pa.table({"id": pa.array(ids, pa.int32()), "v": pa.array([changes[i] for i in ids], pa.string())})
+        return pa.table(
+            {"id": pa.array(ids, pa.int32()), "v": pa.array([changes[i] for i in ids], pa.string())}
+        )
 
     def _api_insert(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
         changes: Changes = {i: f"a{op}-{i}" for i in range(next_id, next_id + rng.randint(1, 8))}
@@ -413,7 +434,12 @@ class SoakWriter:
         txns = self.wh.metastore.get_valid_txns().to_string()
         taken = json.loads(self._cli("lease", "take", TABLE, "--ttl", str(LEASE_TTL_SECONDS), "--json"))
         self.journal.append(
-            {"t": "lease", "lease": int(taken["lease_id"]), "rows": {str(k): v for k, v in rows.items()}, "txns": txns}
+            {
+                "t": "lease",
+                "lease": int(taken["lease_id"]),
+                "rows": {str(k): v for k, v in rows.items()},
+                "txns": txns,
+            }
         )
 
     def _lease_release(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
@@ -440,5 +466,5 @@ def _compare(what: str, expected: dict[int, str], actual: list[tuple[int, str]])
 def create_soak_table(location: str, metastore_url: str | None) -> None:
     """Create the soak table (idempotent only in the sense that it is called once per run)."""
     os.makedirs(location, exist_ok=True)
-    with Warehouse.open(location, metastore_url, heartbeat_seconds=None) as wh:
+    with Warehouse.open(location, metastore_url, heartbeat_seconds=None, user=WRITER_USER) as wh:
         SqlSession(wh).execute(CREATE_TABLE)
