@@ -5,8 +5,8 @@ SIGKILLs them at random and, at the end, checks that no committed row was lost, 
 uncommitted row was ever visible, no lease broke, nothing outside the table was touched, and the
 table converged to one base once compacted and cleaned with no lease.
 
-Profiles: quick by default (part of ``make test``: a 45 s chaos phase or 40 writer operations);
-``ACIDFLOW_SOAK=long`` (``make soak``): 20 minutes per backend. ``ACIDFLOW_SOAK_SEED=N`` replays a
+Profiles: quick by default (part of ``make test``: a 30 s chaos phase or 40 writer operations);
+``ACIDFLOW_SOAK=long`` (``make soak``): 10 minutes per backend. ``ACIDFLOW_SOAK_SEED=N`` replays a
 seed (the seed is in every failure); ``ACIDFLOW_SOAK_SECONDS`` and ``ACIDFLOW_SOAK_OPS`` override
 the profile.
 """
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 LONG = os.environ.get("ACIDFLOW_SOAK") == "long"
 OPS = int(os.environ.get("ACIDFLOW_SOAK_OPS", "100000" if LONG else "40"))
-CHAOS_SECONDS = float(os.environ.get("ACIDFLOW_SOAK_SECONDS", "1200" if LONG else "45"))
+CHAOS_SECONDS = float(os.environ.get("ACIDFLOW_SOAK_SECONDS", "600" if LONG else "30"))
 
 
 def _seed() -> int:

@@ -25,8 +25,8 @@ def test_soak_machine_random_writes_compactions_cleans_leases_match_the_model():
     run_state_machine_as_test(
         SoakMachine,
         settings=settings(
-            max_examples=60 if LONG else 4,
-            stateful_step_count=60 if LONG else 18,
+            max_examples=30 if LONG else 4,
+            stateful_step_count=40 if LONG else 18,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
             database=None,

@@ -443,11 +443,12 @@ class SoakWriter:
         )
 
     def _lease_release(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
-        state = self.state
-        live = sorted(set(state.leases) - state.releasing)
-        if not live:
-            return
-        lease_id = rng.choice(live)
+        live = self.live_leases()
+        if live:
+            self.release_lease(rng.choice(live))
+
+    def release_lease(self, lease_id: int) -> None:
+        """``acidflow lease release``, journaled before and after."""
         self.journal.append({"t": "releasing", "lease": lease_id})
         self._cli("lease", "release", str(lease_id))
         self.journal.append({"t": "released", "lease": lease_id})
