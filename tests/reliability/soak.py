@@ -371,6 +371,8 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
             report.failures.append(message)
     if known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR:
         _clean_until_done(config, report, metastore, only_minor=True)
+    if known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING:
+        writer.step("sql_insert", random.Random(config.seed))  # the highest write ID is a committed one
     deadline = time.monotonic() + (45.0 if known_bugs.KNOWN_BUG_DEAD_WORKER_LOCK_SESSION else 0.0)
     while True:
         code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
