@@ -102,6 +102,7 @@ class SoakReport:
     compaction_errors: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    known_bugs_hit: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -271,6 +272,7 @@ def run_soak(config: SoakConfig) -> SoakReport:
     report.leases_taken, report.leases_released = state.leases_taken, state.leases_released
     report.checks, report.rows_checked = state.checks, state.rows_checked
     report.failures[:0] = state.failures
+    report.known_bugs_hit = state.known_bugs_hit
     report.seconds = round(time.monotonic() - started, 1)
     return report
 

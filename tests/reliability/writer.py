@@ -29,13 +29,14 @@ import contextlib
 import io
 import json
 import os
+import random
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import AcidError, NoSuchTxnError
+from acid_core.errors import AcidError, NoSuchTxnError, NotEnoughHistoryError
 from acid_core.fs import file_io_for
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
@@ -45,10 +46,10 @@ from acid_core.sql.engine import SqlSession
 from acid_core.writeids import parse_valid_txn_list
 from acid_core.writes.streaming import StreamingConnection
 from acid_core.writes.transaction import Warehouse
+from tests.reliability import known_bugs
 from tests.reliability.model import Changes, Journal, diff_rows, replay
 
 if TYPE_CHECKING:
-    import random
     from collections.abc import Iterator
 
     from acid_core.writes.transaction import Transaction
@@ -206,6 +207,14 @@ class SoakWriter:
         compared = 0
         try:
             actual = self.select_rows()
+        except NotEnoughHistoryError as error:
+            if not known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING:
+                raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
+            # The table's high watermark dropped below its base; a committed write heals it.
+            self.journal.append(
+                {"t": "known_bug", "name": "KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING", "what": what}
+            )
+            return self.step("sql_insert", random.Random(state.next_op))
         except AcidError as error:
             raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
         _compare(f"SELECT after {what}", state.rows, actual)
@@ -429,17 +438,21 @@ class SoakWriter:
         return out.getvalue()
 
     def _lease_take(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
-        # The txn list first: a compaction committing after it stays invisible to this reader,
-        # whatever the lease's write IDs (a write committing in between is decided by those).
-        txns = self.wh.metastore.get_valid_txns().to_string()
-        taken = json.loads(self._cli("lease", "take", TABLE, "--ttl", str(LEASE_TTL_SECONDS), "--json"))
+        # A lease stores only write IDs; its reader's txn list is read around it. The pair is a
+        # consistent snapshot only when no transaction began or ended in between (else a
+        # compaction may have committed between the two reads): retry until it is.
+        # (KNOWN_BUG_LEASE_TXN_SNAPSHOT: with full-snapshot leases, use the lease's own list.)
+        for _ in range(20):
+            before = self.wh.metastore.get_valid_txns().to_string()
+            taken = json.loads(self._cli("lease", "take", TABLE, "--ttl", str(LEASE_TTL_SECONDS), "--json"))
+            lease_id = int(taken["lease_id"])
+            if self.wh.metastore.get_valid_txns().to_string() == before:
+                break
+            self._cli("lease", "release", str(lease_id))
+        else:
+            return  # the compactor kept committing: no lease this step
         self.journal.append(
-            {
-                "t": "lease",
-                "lease": int(taken["lease_id"]),
-                "rows": {str(k): v for k, v in rows.items()},
-                "txns": txns,
-            }
+            {"t": "lease", "lease": lease_id, "rows": {str(k): v for k, v in rows.items()}, "txns": before}
         )
 
     def _lease_release(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
