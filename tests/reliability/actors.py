@@ -56,7 +56,7 @@ def run_writer(args: argparse.Namespace) -> int:
     try:
         while writer.state.next_op < args.ops:
             try:
-                writer.random_step(rng)
+                writer.random_step(rng, leases=not args.no_leases)
             except SoakFailure:
                 raise
             except AcidError as error:
@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", required=True)
     parser.add_argument("--journal", default="")
     parser.add_argument("--ops", type=int, default=0)
+    parser.add_argument("--no-leases", action="store_true", help="the writer takes no leases")
     args = parser.parse_args(argv)
     try:
         return {"writer": run_writer, "compactor": run_compactor, "cleaner": run_cleaner}[args.role](args)

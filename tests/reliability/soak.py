@@ -66,6 +66,7 @@ class SoakConfig:
         metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL).
         ops: writer operations (each streaming transaction counts as one).
         kill_interval: seconds between kills, drawn uniformly from this range.
+        leases: whether the writer takes and releases leases.
         chaos_seconds: the chaos phase ends then even if the writer has not reached ``ops`` (it is
             then stopped by one more SIGKILL, and recovery runs as after any other).
     """
@@ -76,6 +77,7 @@ class SoakConfig:
     ops: int = 60
     kill_interval: tuple[float, float] = (1.0, 3.0)
     chaos_seconds: float = 60.0
+    leases: bool = True
 
 
 @dataclass
@@ -139,6 +141,7 @@ class _Actor:
             argv += ["--metastore", self.config.metastore_url]
         if self.role == "writer":
             argv += ["--journal", os.path.join(self.run_dir, "journal.jsonl"), "--ops", str(self.config.ops)]
+            argv += [] if self.config.leases else ["--no-leases"]
         env = {"USER": "soak", **os.environ, "PYTHONPATH": ROOT, "ACIDFLOW_LOCK_MANAGER": "sql"}
         log = open(os.path.join(self.run_dir, f"{self.role}.{self.incarnation}.log"), "w")  # noqa: SIM115
         self.process = subprocess.Popen(

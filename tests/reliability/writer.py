@@ -259,9 +259,14 @@ class SoakWriter:
         getattr(self, f"_{kind}")(op, rng, state.rows, state.next_id)
         return self.check(f"op {op} ({kind})")
 
-    def random_step(self, rng: random.Random) -> tuple[str, int]:
-        """A weighted random step; returns its kind and the rows compared."""
-        kind = rng.choices(STEP_KINDS, STEP_WEIGHTS)[0]
+    def random_step(self, rng: random.Random, *, leases: bool = True) -> tuple[str, int]:
+        """A weighted random step (without lease steps unless ``leases``); its kind and rows compared."""
+        kinds = [
+            (k, w)
+            for k, w in zip(STEP_KINDS, STEP_WEIGHTS, strict=True)
+            if leases or not k.startswith("lease")
+        ]
+        kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         return kind, self.step(kind, rng)
 
     def _sql(self, op: int, kind: str, changes: Changes, text: str) -> None:
