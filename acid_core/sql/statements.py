@@ -735,11 +735,30 @@ def _add_partition(
     checked = _checked_location(
         context, location or default, _occupants(metastore, container=table.full_name)
     )
+    if location is not None:
+        _check_not_another_partitions_default(table, location, checked, default)
     if not table.external:
         _check_unowned_files(context, location or default, checked)
     partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
     file_io, path = context.warehouse.table_dir(partition.location)
     file_io.mkdirs(path)
+
+
+def _check_not_another_partitions_default(table: Table, candidate: str, checked: str, default: str) -> None:
+    # Inside the table, only the partition's own default directory: any other path there may be
+    # the default directory of a partition added later (an INSERT's dynamic partition), and two
+    # partitions sharing a directory would lose each other's rows on DROP PARTITION.
+    cwd = os.getcwd()
+    here = parse_location(checked, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
+    root = parse_location(table.location, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
+    if is_inside(here, root, strictly=True) and here != parse_location(
+        default, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES
+    ):
+        raise InvalidLocationError(
+            candidate,
+            f"it is inside the location of table {table.full_name} but not the partition's own directory",
+            f"{default!r} or a directory outside the table",
+        )
 
 
 def _drop_partition(
