@@ -534,3 +534,11 @@ class InvalidCompactStatementError(AcidError, ValueError):
             "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
             "nothing was queued"
         )
+
+
+class HiveMetastoreCapabilityError(AcidError):
+    """A Hive Metastore that cannot do what acidflow asked (too old, or a setting is missing)."""
+
+    def __init__(self, metastore: str, operation: str, problem: str, hint: str) -> None:
+        self.metastore, self.operation, self.problem = metastore, operation, problem
+        super().__init__(f"Cannot {operation} on the Hive Metastore {metastore!r}: {problem}; hint: {hint}")
