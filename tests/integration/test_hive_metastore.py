@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -124,7 +127,8 @@ def test_hive_metastore_catalog_lists_hive_tables_and_partitions(hms):
     loaded = hms.get_table(f"{DB}.catalog_t")
     assert loaded.table_type.value == "acid"
     assert loaded.properties["transactional"] == "true"
-    assert loaded.location.startswith("file:///") and loaded.location.endswith("/acid_it.db/catalog_t")
+    assert loaded.location.startswith("file:///")
+    assert loaded.location.endswith("/acid_it.db/catalog_t")
     assert [c.name for c in loaded.columns] == ["id", "name", "salary"]
     assert (loaded.bucket_columns, loaded.num_buckets) == (("id",), 1)
     [partition] = hms.list_partitions(loaded.full_name)
@@ -211,7 +215,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
     # The open txn (started before the compaction committed) could still read the deltas.
     assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
     assert capsys.readouterr().out == ""
-    before = sorted(p.name for p in __import__("pathlib").Path(location).iterdir())
+    before = sorted(p.name for p in Path(location).iterdir())
     assert f"delta_{txns['committed'][0]:07d}_{txns['committed'][0]:07d}_0000" in before
 
     hms.commit_txn(txns["open"])  # the writer finishes: its row is now visible, above the base
@@ -219,9 +223,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
     assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
     [result] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert result["status"] == "cleaned", result
-    after = sorted(
-        p.name for p in __import__("pathlib").Path(location).iterdir() if not p.name.startswith("_")
-    )
+    after = sorted(p.name for p in Path(location).iterdir() if not p.name.startswith("_"))
     open_delta = f"delta_{txns['open']:07d}_{txns['open']:07d}_0000"
     assert after == [f"base_{highest:07d}", open_delta]
 
@@ -234,5 +236,108 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
             e for e in client.show_compact(ttypes.ShowCompactRequest()).compacts if e.tablename == "compact_t"
         ]
         assert [e.state for e in entries] == ["succeeded"]
+    finally:
+        transport.close()
+
+
+def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
+    from acid_core.metastore.hive_thrift import ThriftHmsConnection, parse_metastore_uris
+
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_port = dead.getsockname()[1]
+    dead.close()  # nothing listens there any more
+    uris = parse_metastore_uris(f"thrift://127.0.0.1:{dead_port},{hive_metastore_server.uri}")
+    connection = ThriftHmsConnection(uris, retry_delay_seconds=0.01)
+    try:
+        assert "default" in connection.call("get_all_databases")
+        assert connection.current_endpoint.port == hive_metastore_server.port
+    finally:
+        connection.close()
+
+
+def test_thrift_connection_times_out_on_a_silent_server():
+    from acid_core.errors import MetastoreError
+    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections (the kernel does), never answers
+    port = silent.getsockname()[1]
+    sleeps = []
+    connection = ThriftHmsConnection(
+        [HmsEndpoint("127.0.0.1", port)], timeout_seconds=0.5, retries=1, sleep=sleeps.append
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(MetastoreError, match=r"get_all_databases.*the connection broke"):
+            connection.call("get_all_databases")
+    finally:
+        connection.close()
+        silent.close()
+    assert time.monotonic() - started < 5  # two attempts of 0.5 s, not a hang
+    assert sleeps == [1.0]  # one retry, after Hive's connect.retry.delay
+
+
+def test_thrift_connection_does_not_resend_a_commit_after_a_broken_connection():
+    from hive_metastore import ttypes
+
+    from acid_core.errors import CommitStateUnknownError
+    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    received = []
+
+    def accept_and_hang_up():
+        for _ in range(2):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            received.append(conn.recv(4096))
+            conn.close()  # the request arrived; the answer never comes
+
+    thread = threading.Thread(target=accept_and_hang_up, daemon=True)
+    thread.start()
+    connection = ThriftHmsConnection([HmsEndpoint("127.0.0.1", port)], retries=1, sleep=lambda _s: None)
+    try:
+        with pytest.raises(CommitStateUnknownError, match=r"may or may not be committed"):
+            connection.call("commit_txn", ttypes.CommitTxnRequest(txnid=7))
+    finally:
+        connection.close()
+        server.close()
+    assert len(received) == 1  # sent once, never re-sent
+
+
+def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_metastore_server, capsys):
+    table = _make_table(hms, "initiate_t")
+    for i in range(11):  # more than hive.compactor.delta.num.threshold (10) deltas, no base
+        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    uri = hive_metastore_server.uri
+    warehouse = str(hive_metastore_server.warehouse)
+
+    assert acidflow(["initiate", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--json"]) == 0  # fmt: skip
+    [decision] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert decision["compaction_type"] == "major", decision
+    assert decision["compaction_id"] is not None
+
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        from hive_metastore import ttypes
+
+        [entry] = [
+            e
+            for e in client.show_compact(ttypes.ShowCompactRequest()).compacts
+            if e.tablename == "initiate_t"
+        ]
+        assert (entry.id, entry.state, entry.type) == (
+            decision["compaction_id"],
+            "initiated",
+            ttypes.CompactionType.MAJOR,
+        )
     finally:
         transport.close()
