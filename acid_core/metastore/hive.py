@@ -51,9 +51,9 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from acid_core.errors import (
     AcidError,
@@ -245,22 +245,10 @@ class HiveMetastore(Metastore):
         if self._leases is not None:
             self._leases.close()
 
-    @contextmanager
-    def _translate(self, operation: str, subject: str = "") -> Iterator[None]:
-        t = _ttypes()
-        try:
-            yield
-        except AcidError:
-            raise
-        except t.NoSuchObjectException as e:
-            if "database" in str(e.message or "").lower() and "table" not in str(e.message or "").lower():
-                raise NoSuchDatabaseError(subject.split(".")[0]) from e
-            raise NoSuchTableError(
-                f"No such table {subject!r} in the Hive Metastore {self.description!r}; expected an existing "
-                f"table; hint: SHOW TABLES in Hive lists them ({e.message})"
-            ) from e
-        except t.MetaException as e:
-            raise MetastoreError(operation, self.description, str(e.message)) from e
+    def _errors(
+        self, operation: str, subject: str = "", *, txn_id: int | None = None, txn_operation: str = ""
+    ) -> _ThriftErrors:
+        return _ThriftErrors(self.description, operation, subject, txn_id, txn_operation or operation)
 
     def is_hive2(self) -> bool:
         """Whether the server predates write IDs (Hive 2.x: ``get_valid_write_ids`` is unknown)."""
@@ -306,7 +294,7 @@ class HiveMetastore(Metastore):
         request = t.Database(
             name=database, description=description, locationUri=location, parameters={}, ownerName=owner
         )
-        with self._translate("create_database", database):
+        with self._errors("create_database", database):
             try:
                 self._hms.call("create_database", request)
             except t.AlreadyExistsException as e:
@@ -316,7 +304,7 @@ class HiveMetastore(Metastore):
     def get_database(self, name: str) -> Database:
         """See ``Metastore.get_database``."""
         t = _ttypes()
-        with self._translate("get_database", name):
+        with self._errors("get_database", name):
             try:
                 d = self._hms.call("get_database", name.strip().lower())
             except t.NoSuchObjectException as e:
@@ -325,13 +313,13 @@ class HiveMetastore(Metastore):
 
     def list_databases(self) -> list[str]:
         """See ``Metastore.list_databases``."""
-        with self._translate("list_databases"):
+        with self._errors("list_databases"):
             return sorted(str(n).lower() for n in self._hms.call("get_all_databases"))
 
     def drop_database(self, name: str, cascade: bool = False) -> None:
         """See ``Metastore.drop_database`` (the HMS deletes managed data, as Hive does)."""
         t = _ttypes()
-        with self._translate("drop_database", name):
+        with self._errors("drop_database", name):
             try:
                 self._hms.call("drop_database", name.strip().lower(), True, cascade)
             except t.NoSuchObjectException as e:
@@ -365,7 +353,7 @@ class HiveMetastore(Metastore):
             parameters=dict(definition.properties) | ({"EXTERNAL": "TRUE"} if definition.external else {}),
             tableType="EXTERNAL_TABLE" if definition.external else "MANAGED_TABLE",
         )
-        with self._translate("create_table", f"{database}.{name}"):
+        with self._errors("create_table", f"{database}.{name}"):
             try:
                 self._hms.call("create_table", table)
             except t.AlreadyExistsException as e:
@@ -379,13 +367,13 @@ class HiveMetastore(Metastore):
     def get_table(self, name: str) -> Table:
         """See ``Metastore.get_table``."""
         database, table = split_table_name(name)
-        with self._translate("get_table", f"{database}.{table}"):
+        with self._errors("get_table", f"{database}.{table}"):
             return _table_value(self._hms.call("get_table", database, table))
 
     def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
         """See ``Metastore.list_tables``."""
         t = _ttypes()
-        with self._translate("list_tables", database):
+        with self._errors("list_tables", database):
             try:
                 self._hms.call("get_database", database.strip().lower())
             except t.NoSuchObjectException as e:
@@ -395,7 +383,7 @@ class HiveMetastore(Metastore):
     def drop_table(self, name: str) -> None:
         """See ``Metastore.drop_table``."""
         database, table = split_table_name(name)
-        with self._translate("drop_table", f"{database}.{table}"):
+        with self._errors("drop_table", f"{database}.{table}"):
             self._hms.call("drop_table", database, table, True)
 
     def add_partition(
@@ -419,7 +407,7 @@ class HiveMetastore(Metastore):
             sd=sd,
             parameters={},
         )
-        with self._translate("add_partition", definition.full_name):
+        with self._errors("add_partition", definition.full_name):
             try:
                 self._hms.call("add_partition", partition)
             except t.AlreadyExistsException as e:
@@ -432,7 +420,7 @@ class HiveMetastore(Metastore):
         definition = self.get_table(table)
         keys = [k.name for k in definition.partition_keys]
         name = format_partition_name(keys, [values.get(k) for k in keys])
-        with self._translate("drop_partition", definition.full_name):
+        with self._errors("drop_partition", definition.full_name):
             try:
                 self._hms.call("drop_partition_by_name", definition.database, definition.name, name, True)
             except t.NoSuchObjectException as e:
@@ -441,7 +429,7 @@ class HiveMetastore(Metastore):
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
         database, name = split_table_name(table)
-        with self._translate("list_partitions", f"{database}.{name}"):
+        with self._errors("list_partitions", f"{database}.{name}"):
             raw_table = self._hms.call("get_table", database, name)
             keys = [k.name for k in raw_table.partitionKeys or ()]
             if not keys:
@@ -497,7 +485,7 @@ class HiveMetastore(Metastore):
             agentInfo="acidflow",
             txn_type=code,
         )
-        with self._translate("open_txn"):
+        with self._errors("open_txn"):
             return TxnId(int(self._hms.call("open_txns", request).txn_ids[0]))
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -505,7 +493,7 @@ class HiveMetastore(Metastore):
 
         A committed transaction's user, host and times are not kept by the HMS: they are empty.
         """
-        with self._translate("get_txn"):
+        with self._errors("get_txn"):
             info = self._hms.call("get_open_txns_info")
         for i in info.open_txns or ():
             if int(i.id) == txn_id:
@@ -516,7 +504,7 @@ class HiveMetastore(Metastore):
 
     def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
         """See ``Metastore.get_valid_txns`` (Hive's ``createValidReadTxnList``)."""
-        with self._translate("get_valid_txns"):
+        with self._errors("get_valid_txns"):
             high_watermark, pairs, _ = self._open_and_aborted()
         return _valid_read_txn_list(high_watermark, pairs, current_txn_id)
 
@@ -530,7 +518,7 @@ class HiveMetastore(Metastore):
             return WriteId(txn_id)
         t = _ttypes()
         request = t.AllocateTableWriteIdsRequest(dbName=database, tableName=name, txnIds=[txn_id])
-        with self._txn_errors(txn_id, "allocate a write ID in"), self._translate("allocate_write_id", table):
+        with self._errors("allocate_write_id", table, txn_id=txn_id, txn_operation="allocate a write ID in"):
             response = self._hms.call("allocate_table_write_ids", request)
         return WriteId(int(response.txnToWriteIds[0].writeId))
 
@@ -548,7 +536,7 @@ class HiveMetastore(Metastore):
             )
         t = _ttypes()
         request = t.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=valid_txns.to_string())
-        with self._translate("get_valid_write_ids", full):
+        with self._errors("get_valid_write_ids", full):
             response = self._hms.call("get_valid_write_ids", request)
         entry = response.tblValidWriteIds[0]
         invalid = [int(w) for w in entry.invalidWriteIds or ()]
@@ -593,7 +581,7 @@ class HiveMetastore(Metastore):
         request = t.LockRequest(
             component=[component], txnid=txn_id, user=self._user, hostname=self._host, agentInfo="acidflow"
         )
-        with self._txn_errors(txn_id, "record a write in"), self._translate("lock", table):
+        with self._errors("lock", table, txn_id=txn_id, txn_operation="record a write in"):
             response = self._hms.call("lock", request)
         if int(response.state) != _LOCK_ACQUIRED:
             _LOG.info(
@@ -604,26 +592,11 @@ class HiveMetastore(Metastore):
             )
         return write_id
 
-    @contextmanager
-    def _txn_errors(self, txn_id: int, operation: str) -> Iterator[None]:
-        t = _ttypes()
-        try:
-            yield
-        except t.NoSuchTxnException as e:
-            raise NoSuchTxnError(txn_id) from e
-        except t.TxnAbortedException as e:
-            if "conflict" in str(e.message or "").lower():
-                raise CommitConflictError(
-                    f"Transaction {txn_id} lost a write conflict in the Hive Metastore: {e.message}; "
-                    "expected no concurrent update of the same table/partition; hint: retry in a new transaction"
-                ) from e
-            raise TxnNotOpenError(txn_id, "aborted", operation) from e
-
     def commit_txn(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.commit_txn``; committing a committed txn is a no-op (Hive's retries)."""
         t = _ttypes()
         try:
-            with self._txn_errors(txn_id, "commit"), self._translate("commit_txn"):
+            with self._errors("commit_txn", txn_id=txn_id, txn_operation="commit"):
                 self._hms.call("commit_txn", t.CommitTxnRequest(txnid=txn_id))
         except NoSuchTxnError:
             if self.get_txn(txn_id).state is not TxnState.COMMITTED:
@@ -633,7 +606,7 @@ class HiveMetastore(Metastore):
         """See ``Metastore.abort_txn``; aborting an aborted txn is a no-op."""
         t = _ttypes()
         try:
-            with self._txn_errors(txn_id, "abort"), self._translate("abort_txn"):
+            with self._errors("abort_txn", txn_id=txn_id, txn_operation="abort"):
                 self._hms.call("abort_txn", t.AbortTxnRequest(txnid=txn_id))
         except NoSuchTxnError:
             state = self.get_txn(txn_id).state
@@ -647,8 +620,7 @@ class HiveMetastore(Metastore):
         t = _ttypes()
         # a txn without locks answers NoSuchLockException after the txn itself was heartbeaten
         with (
-            self._txn_errors(txn_id, "heartbeat"),
-            self._translate("heartbeat"),
+            self._errors("heartbeat", txn_id=txn_id, txn_operation="heartbeat"),
             suppress(t.NoSuchLockException),
         ):
             self._hms.call("heartbeat", t.HeartbeatRequest(txnid=txn_id))
@@ -659,13 +631,13 @@ class HiveMetastore(Metastore):
 
     def show_transactions(self) -> list[TxnInfo]:
         """See ``Metastore.show_transactions`` (``get_open_txns_info``)."""
-        with self._translate("show_transactions"):
+        with self._errors("show_transactions"):
             info = self._hms.call("get_open_txns_info")
         return sorted((_txn_info(i) for i in info.open_txns or ()), key=lambda i: i.txn_id)
 
     def min_open_txn_id(self) -> TxnId:
         """See ``Metastore.min_open_txn_id``."""
-        with self._translate("min_open_txn_id"):
+        with self._errors("min_open_txn_id"):
             info = self._hms.call("get_open_txns_info")
         open_ids = [int(i.id) for i in info.open_txns or () if int(i.state) == _TXN_OPEN]
         return TxnId(min(open_ids) if open_ids else int(info.txn_high_water_mark) + 1)
@@ -712,7 +684,7 @@ class HiveMetastore(Metastore):
             initiatorId=initiator_id,
             initiatorVersion=initiator_version,
         )
-        with self._translate("compact2", f"{database}.{name}"):
+        with self._errors("compact2", f"{database}.{name}"):
             response = self._hms.call("compact2", request)
         return int(response.id)
 
@@ -731,7 +703,7 @@ class HiveMetastore(Metastore):
             return None if row is None else self._info_from_row(row)
         t = _ttypes()
         request = t.FindNextCompactRequest(workerId=worker_id, workerVersion=worker_version)
-        with self._translate("find_next_compact2"):
+        with self._errors("find_next_compact2"):
             response = self._hms.call("find_next_compact2", request)
         ci = getattr(response, "ci", None)
         return None if ci is None else self._info_from_struct(ci)
@@ -769,7 +741,7 @@ class HiveMetastore(Metastore):
                 compaction_id, txn_id, highest_write_id
             )
             return
-        with self._translate("update_compactor_state"):
+        with self._errors("update_compactor_state"):
             self._hms.call(
                 "update_compactor_state", self._struct(compaction_id, highestWriteId=highest_write_id), txn_id
             )
@@ -778,11 +750,11 @@ class HiveMetastore(Metastore):
         """See ``Metastore.mark_compacted``; records the next txn ID (the cleaner's rule) on 2.3."""
         if self._use_sql_queue():
             queue = self._require_queue("mark a compaction compacted")
-            with self._translate("mark_compacted"):
+            with self._errors("mark_compacted"):
                 next_txn_id = int(self._hms.call("get_open_txns_info").txn_high_water_mark) + 1
             queue.mark_compacted(compaction_id, next_txn_id)
             return
-        with self._translate("mark_compacted"):
+        with self._errors("mark_compacted"):
             self._hms.call("mark_compacted", self._struct(compaction_id))
 
     def find_ready_to_clean(
@@ -826,7 +798,7 @@ class HiveMetastore(Metastore):
     def _blocking_locks(self, info: CompactionInfo) -> list[int]:
         t = _ttypes()
         database, name = split_table_name(info.table)
-        with self._translate("show_locks", info.table):
+        with self._errors("show_locks", info.table):
             response = self._hms.call("show_locks", t.ShowLocksRequest(dbname=database, tablename=name))
         commit_ms = None if info.commit_time is None else info.commit_time * 1000
         blocking = []
@@ -855,7 +827,7 @@ class HiveMetastore(Metastore):
         if self._use_sql_queue():
             self._require_queue("mark a compaction cleaned").mark_cleaned(compaction_id)
             return
-        with self._translate("mark_cleaned"):
+        with self._errors("mark_cleaned"):
             self._hms.call("mark_cleaned", self._struct(compaction_id))
 
     def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
@@ -863,7 +835,7 @@ class HiveMetastore(Metastore):
         if self._use_sql_queue():
             self._require_queue("mark a compaction failed").mark_failed(compaction_id, error_message)
             return
-        with self._translate("mark_failed"):
+        with self._errors("mark_failed"):
             self._hms.call("mark_failed", self._struct(compaction_id, errorMessage=error_message))
 
     def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
@@ -871,7 +843,7 @@ class HiveMetastore(Metastore):
         if self._use_sql_queue():
             self._require_queue("mark a compaction refused").mark_failed(compaction_id, error_message, "iw")
             return
-        with self._translate("mark_refused"):
+        with self._errors("mark_refused"):
             self._hms.call("mark_refused", self._struct(compaction_id, errorMessage=error_message))
 
     def abort_compaction(self, compaction_id: int, now: float | None = None) -> None:
@@ -910,7 +882,7 @@ class HiveMetastore(Metastore):
             infos = [self._info_from_row(r) for r in self._queue.list_all()]
         else:
             t = _ttypes()
-            with self._translate("show_compact"):
+            with self._errors("show_compact"):
                 response = self._hms.call("show_compact", t.ShowCompactRequest())
             infos = [_info_from_element(e) for e in response.compacts or ()]
         return sorted((i for i in infos if wanted is None or i.table == wanted), key=lambda i: i.id)
@@ -985,6 +957,52 @@ class HiveMetastore(Metastore):
     ) -> HousekeepingResult:
         """Nothing: the HMS's AcidHouseKeeperService (and ``mark_cleaned``) own txn housekeeping."""
         return HousekeepingResult((), 0, self.min_open_txn_id())
+
+
+class _ThriftErrors:
+    """Translates the server's Thrift exceptions into ``AcidError``.
+
+    A class, not a ``contextlib`` generator: the generated exceptions are immutable, and
+    ``contextlib`` would set their ``__traceback__`` (a TypeError instead of the real error).
+    """
+
+    def __init__(
+        self, where: str, operation: str, subject: str, txn_id: int | None, txn_operation: str
+    ) -> None:
+        self.where, self.operation, self.subject = where, operation, subject
+        self.txn_id, self.txn_operation = txn_id, txn_operation
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> Literal[False]:
+        if exc is None or isinstance(exc, AcidError):
+            return False
+        t = _ttypes()
+        from thrift.Thrift import TException
+
+        message = str(getattr(exc, "message", "") or exc)
+        if self.txn_id is not None and isinstance(exc, t.NoSuchTxnException):
+            raise NoSuchTxnError(self.txn_id) from exc
+        if self.txn_id is not None and isinstance(exc, t.TxnAbortedException):
+            if "conflict" in message.lower():
+                raise CommitConflictError(
+                    f"Transaction {self.txn_id} lost a write conflict in the Hive Metastore: {message}; "
+                    "expected no concurrent update of the same table/partition; hint: retry in a new transaction"
+                ) from exc
+            raise TxnNotOpenError(self.txn_id, "aborted", self.txn_operation) from exc
+        if isinstance(exc, t.NoSuchObjectException):
+            if "database" in message.lower() and "table" not in message.lower():
+                raise NoSuchDatabaseError(self.subject.split(".")[0]) from exc
+            raise NoSuchTableError(
+                f"No such table {self.subject!r} in the Hive Metastore {self.where!r}; expected an existing "
+                f"table; hint: SHOW TABLES in Hive lists them ({message})"
+            ) from exc
+        if isinstance(exc, TException):
+            raise MetastoreError(self.operation, self.where, f"{type(exc).__name__}: {message}") from exc
+        return False
 
 
 def _info_from_element(e: ThriftValue) -> CompactionInfo:
