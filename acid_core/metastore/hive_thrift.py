@@ -32,8 +32,8 @@ SASL/Kerberos: ``sasl_mechanism="GSSAPI"`` wraps the socket in Thrift's ``TSaslC
 not exercised by the tests (no KDC on the test machines).
 
 Not here: what the calls mean (the adapter), SQL on the metastore's backend database.
-Errors: ``MissingDependencyError`` without ``pyiceberg[hive]``; ``MetastoreError`` when no URI
-answers; ``CommitStateUnknownError`` when a commit's outcome is unknown. Thrift exceptions the
+Errors: ``MissingDependencyError`` without ``pyiceberg[hive]``; ``HiveMetastoreUnavailableError``
+when no URI answers; ``CommitStateUnknownError`` when a commit's outcome is unknown. Thrift exceptions the
 server raises (``NoSuchObjectException``, ``TxnAbortedException``, ...) propagate unchanged for the
 adapter to translate.
 """
@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 
 from acid_core.errors import (
     CommitStateUnknownError,
+    HiveMetastoreUnavailableError,
     InvalidMetastoreRequestError,
     MetastoreError,
     MissingDependencyError,
@@ -287,7 +288,7 @@ class ThriftHmsConnection:
                 self._index = (self._index + 1) % len(self._endpoints)
                 if attempt + 1 < len(self._endpoints) * (self._retries + 1):
                     self._sleep(self._delay)
-        raise MetastoreError("connect", self.description, "no metastore URI answered: " + "; ".join(errors))
+        raise HiveMetastoreUnavailableError(self.description, "no URI answered: " + "; ".join(errors))
 
     def call(self, method: str, *args: ThriftValue) -> ThriftValue:
         """See ``HmsConnection.call``."""

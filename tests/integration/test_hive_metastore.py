@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -254,62 +252,6 @@ def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
         assert connection.current_endpoint.port == hive_metastore_server.port
     finally:
         connection.close()
-
-
-def test_thrift_connection_times_out_on_a_silent_server():
-    from acid_core.errors import MetastoreError
-    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
-
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(8)  # accepts connections (the kernel does), never answers
-    port = silent.getsockname()[1]
-    sleeps = []
-    connection = ThriftHmsConnection(
-        [HmsEndpoint("127.0.0.1", port)], timeout_seconds=0.5, retries=1, sleep=sleeps.append
-    )
-    started = time.monotonic()
-    try:
-        with pytest.raises(MetastoreError, match=r"get_all_databases.*the connection broke"):
-            connection.call("get_all_databases")
-    finally:
-        connection.close()
-        silent.close()
-    assert time.monotonic() - started < 5  # two attempts of 0.5 s, not a hang
-    assert sleeps == [1.0]  # one retry, after Hive's connect.retry.delay
-
-
-def test_thrift_connection_does_not_resend_a_commit_after_a_broken_connection():
-    from hive_metastore import ttypes
-
-    from acid_core.errors import CommitStateUnknownError
-    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    port = server.getsockname()[1]
-    received = []
-
-    def accept_and_hang_up():
-        for _ in range(2):
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            received.append(conn.recv(4096))
-            conn.close()  # the request arrived; the answer never comes
-
-    thread = threading.Thread(target=accept_and_hang_up, daemon=True)
-    thread.start()
-    connection = ThriftHmsConnection([HmsEndpoint("127.0.0.1", port)], retries=1, sleep=lambda _s: None)
-    try:
-        with pytest.raises(CommitStateUnknownError, match=r"may or may not be committed"):
-            connection.call("commit_txn", ttypes.CommitTxnRequest(txnid=7))
-    finally:
-        connection.close()
-        server.close()
-    assert len(received) == 1  # sent once, never re-sent
 
 
 def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_metastore_server, capsys):
