@@ -12,13 +12,16 @@ HMS's snapshot and must see what Hive 2.3's own reader sees; compacts it (major,
 of the HMS, queued with ``compact2`` and claimed by SQL on COMPACTION_QUEUE as Hive's TxnHandler
 does); ``show_compact`` from a plain Thrift client lists it; the cleaner waits while the open
 transaction could still read the compacted deltas, then deletes them; Hive's reader reads the same
-rows after compaction and after cleaning.
+rows after compaction and after cleaning, and so does Spark (``enableHiveSupport`` with
+``hive.metastore.uris`` pointing at the same server, ``spark_read_hive_table.py``).
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,6 +119,29 @@ def _acidflow_rows(capsys, uri, table_name, env_db=None):
     return sorted((r["id"], r["name"], r["salary"]) for r in map(json.loads, lines))
 
 
+def _spark_rows(hms, server, table_name):
+    """Spark (enableHiveSupport, hive.metastore.uris = the same HMS) at the HMS's snapshot."""
+    txns = hms.get_valid_txns()
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("spark_read_hive_table.py")),
+            server.uri,
+            table_name,
+            str(server.warehouse),
+            hive_txn_list(txns.high_watermark, txns.exceptions, txns.min_open_id),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("ROWS ")]
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(lines) == 1, result.stdout[-3000:]
+    return sorted((r["id"], r["name"], r["salary"]) for r in json.loads(lines[0].removeprefix("ROWS ")))
+
+
 def test_hive_metastore_catalog_lists_hive_tables_and_partitions(hms):
     table = _make_table(hms, "catalog_t", partition_keys=(Column("ds", "string"),))
     hms.add_partition(table.full_name, {"ds": "2024-01-01"})
@@ -177,6 +203,8 @@ def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, hive_metastore_se
     hms.abort_txn(txns["open"])
 
 
+@pytest.mark.integration("spark")
+@pytest.mark.timeout(900)
 def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
     hms, hive, hive_metastore_server, capsys, monkeypatch
 ):
@@ -227,6 +255,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
 
     assert _hive_rows(hive, hms, table) == expected_after
     assert _acidflow_rows(capsys, uri, table.full_name) == expected_after
+    assert _spark_rows(hms, hive_metastore_server, table.full_name) == expected_after
 
     client, transport = _thrift_client(hive_metastore_server.port)
     try:
