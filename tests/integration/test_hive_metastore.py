@@ -312,3 +312,43 @@ def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_
         )
     finally:
         transport.close()
+
+
+def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    """A Hive 2.x query holds a SHARED_READ lock on the table while it reads (DbTxnManager): the
+    cleaner must not delete the deltas it may still open, as Hive 2.3's Cleaner waits for locks."""
+    from hive_metastore import ttypes
+
+    table = _make_table(hms, "lock_t")
+    writes = [_hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))]) for i in range(3)]
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        component = ttypes.LockComponent(
+            type=ttypes.LockType.SHARED_READ,
+            level=ttypes.LockLevel.TABLE,
+            dbname=DB,
+            tablename="lock_t",
+            operationType=ttypes.DataOperationType.SELECT,
+        )
+        lock = client.lock(ttypes.LockRequest(component=[component], user="reader", hostname="h"))
+        assert lock.state == ttypes.LockState.ACQUIRED
+        assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                         "--type", "major", "--executor", "embedded"]) == 0  # fmt: skip
+        assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse]) == 0
+        output = capsys.readouterr().out
+        assert f"compacted: major compaction wrote base_{writes[-1]:07d}" in output
+        assert "cleaned" not in output  # the cleaner found nothing ready
+        names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir())
+        assert sum(name.startswith("delta_") for name in names) == 3  # nothing deleted under the lock
+
+        client.unlock(ttypes.UnlockRequest(lockid=lock.lockid))
+    finally:
+        transport.close()
+    assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse]) == 0
+    assert "cleaned: deleted 3 path(s)" in capsys.readouterr().out
+    names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir() if p.name[0] != "_")
+    assert names == [f"base_{writes[-1]:07d}"]
