@@ -33,7 +33,8 @@ from acid_core.metastore.factory import open_metastore
 from acid_core.metastore.hive import HiveMetastore
 from tests.fixtures.hive import Delete, Insert, hive_txn_list
 
-pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow]
+# The first call of a fresh HMS creates its DataNucleus tables (slow on 2 shared cores).
+pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.timeout(600)]
 
 DB = "acid_it"
 COLUMNS = (Column("id", "int"), Column("name", "string"), Column("salary", "int"))
@@ -352,3 +353,25 @@ def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction
     assert "cleaned: deleted 3 path(s)" in capsys.readouterr().out
     names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir() if p.name[0] != "_")
     assert names == [f"base_{writes[-1]:07d}"]
+
+
+def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    table, txns = _story(hms, hive, "minor_t")
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "minor", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    first, last = txns["committed"][0], txns["committed"][-1]
+    # Hive 2.3 names: delta_<min>_<max> and delete_delta_<min>_<max> over txn IDs, no _v suffix.
+    assert sorted(outcome["outputs"]) == [
+        f"delete_delta_{first:07d}_{last:07d}",
+        f"delta_{first:07d}_{last:07d}",
+    ]
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+    hms.abort_txn(txns["open"])
