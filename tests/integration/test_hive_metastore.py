@@ -375,3 +375,29 @@ def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
     hms.abort_txn(txns["open"])
+
+
+def test_acidflow_adopts_a_converted_hive_table_with_original_files(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    """A table converted to ACID keeps its pre-ACID files (``000000_0``): a major compaction through
+    the HMS folds them into the base with the deltas, and Hive reads the same rows before and after."""
+    table = _make_table(hms, "original_t")
+    location = table.location.removeprefix("file://")
+    hive.write_original_file(f"{location}/000000_0", [(1, "old", 1), (2, "older", 2)])
+    t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "new", 3))])
+    _hive_write(hms, hive, table, lambda t: [Delete(t, (0, 0, 1))])  # the second original row
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    expected = [(1, "old", 1), (3, "new", 3)]
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "major", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert outcome["status"] == "compacted", outcome
+    assert outcome["outputs"][0].startswith("base_")
+    assert t1 < int(outcome["outputs"][0].removeprefix("base_"))
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
