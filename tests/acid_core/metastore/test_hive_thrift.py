@@ -75,9 +75,19 @@ def fake_hms():
     server_socket.listen()
     port = server_socket.handle.getsockname()[1]
     server_socket.listen = lambda: None  # already listening
-    thread = threading.Thread(target=server.serve, daemon=True)
+    stopping = threading.Event()
+
+    def serve():
+        try:
+            server.serve()
+        except (AttributeError, OSError):
+            if not stopping.is_set():  # accept() on the socket closed at teardown ends the loop
+                raise
+
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield port, handler
+    stopping.set()
     server_socket.close()
 
 
