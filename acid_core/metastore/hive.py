@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from acid_core.errors import (
     AcidError,
     CommitConflictError,
+    CompactionStateError,
     DatabaseAlreadyExistsError,
     HiveMetastoreCapabilityError,
     MetastoreError,
@@ -659,6 +660,10 @@ class HiveMetastore(Metastore):
     def _use_sql_queue(self) -> bool:
         return not self.has_worker_calls()
 
+    def _sql_queue(self) -> HiveQueueSql | None:
+        # The SQL is Hive 2.3's schema; a Hive 4 server is driven through its worker calls only.
+        return self._queue if self._queue is not None and self._use_sql_queue() else None
+
     def enqueue_compaction(
         self,
         table: str,
@@ -716,8 +721,6 @@ class HiveMetastore(Metastore):
         row = queue.claim(worker_id, compaction_id)
         if row is None:
             current = self.get_compaction(compaction_id)
-            from acid_core.errors import CompactionStateError
-
             raise CompactionStateError(compaction_id, current.state.value, "claim", "'initiated'")
         return self._info_from_row(row)
 
@@ -768,13 +771,14 @@ class HiveMetastore(Metastore):
         next txn ID, or (txn-less) acquired before the commit. On Hive 4 without a backend database
         the HMS's own Cleaner cleans, and this returns nothing.
         """
-        if self._queue is None:
+        queue = self._sql_queue()
+        if queue is None:
             return []
         now_s = self._clock() if now is None else now
         water_mark = self.min_open_txn_id() if min_open_txn_id is None else min_open_txn_id
         ready: list[CompactionInfo] = []
         lowest: dict[tuple[str, str | None], int] = {}
-        for row in self._queue.list_all():
+        for row in queue.list_all():
             if row.state != "r":
                 continue
             info = self._info_from_row(row)
@@ -859,17 +863,19 @@ class HiveMetastore(Metastore):
         now: float | None = None,
     ) -> int:
         """See ``Metastore.record_did_not_initiate`` (history 'a', by SQL); 0 without a backend DB."""
-        if self._queue is None:
+        queue = self._sql_queue()
+        if queue is None:
             _LOG.warning("did not initiate %s %s: %s", table, partition or "", error_message)
             return 0
         database, name = split_table_name(table)
         code = "a" if CompactionType(compaction_type) is CompactionType.MAJOR else "i"
-        return self._queue.record_attempted(database, name, partition, code)
+        return queue.record_attempted(database, name, partition, code)
 
     def get_compaction(self, compaction_id: int) -> CompactionInfo:
         """See ``Metastore.get_compaction``."""
-        if self._queue is not None:
-            return self._info_from_row(self._queue.get(compaction_id))
+        queue = self._sql_queue()
+        if queue is not None:
+            return self._info_from_row(queue.get(compaction_id))
         for info in self.show_compactions():
             if info.id == compaction_id:
                 return info
@@ -878,8 +884,9 @@ class HiveMetastore(Metastore):
     def show_compactions(self, table: str | None = None) -> list[CompactionInfo]:
         """See ``Metastore.show_compactions`` (backend rows when configured, else ``show_compact``)."""
         wanted = None if table is None else "{}.{}".format(*split_table_name(table))
-        if self._queue is not None:
-            infos = [self._info_from_row(r) for r in self._queue.list_all()]
+        queue = self._sql_queue()
+        if queue is not None:
+            infos = [self._info_from_row(r) for r in queue.list_all()]
         else:
             t = _ttypes()
             with self._errors("show_compact"):
@@ -941,8 +948,13 @@ class HiveMetastore(Metastore):
         )
 
     def release_lease(self, lease_id: int) -> None:
-        """See ``take_lease``."""
-        self.take_lease("", 0)
+        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
+        raise HiveMetastoreCapabilityError(
+            self.description,
+            "release a reader lease",
+            "the Hive Metastore has no reader leases",
+            "end the transaction that holds the snapshot instead",
+        )
 
     def list_leases(self, table: str | None = None) -> list[Lease]:
         """Acidflow's leases from ``lease_store``, else none."""
