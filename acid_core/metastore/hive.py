@@ -31,9 +31,13 @@ claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs 
 readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
-reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. Reader leases live in acidflow's
-own store, not in the HMS: without one (``lease_store``) ``list_leases`` is empty and
-``take_lease`` raises ``HiveMetastoreCapabilityError``.
+reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. The HMS has no reader leases:
+``take_lease``/``release_lease`` raise ``HiveMetastoreCapabilityError`` (an open HMS transaction
+holds a snapshot instead); ``list_leases`` reads ``lease_store`` when one is given, else is empty.
+
+Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
+Queue transitions on 2.3 are guarded UPDATEs (``hive_queue_sql``), so concurrent compactors,
+acidflow's or Hive's, never claim one entry twice.
 
 Invariants: every value returned is a port value (no Thrift object leaks); table names are
 lower-cased as Hive normalizes; locations ``file:/x`` are returned as ``file:///x``.
