@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn, cast
 
-from acid_core.cli_args import add_snapshot_arguments, snapshot_from_args
+from acid_core.cli_args import add_snapshot_arguments, resolve_target
 from acid_core.cli_help import add_completion_parser, autocomplete, decorate
 from acid_core.errors import AcidError
 
@@ -146,10 +146,11 @@ def _run_state(args: argparse.Namespace) -> int:
     from acid_core.fs import file_io_for
     from acid_core.writeids import to_compactor_write_id_list
 
-    write_ids, txns = snapshot_from_args(args)
+    target = resolve_target(args)
+    write_ids, txns = target.write_ids, target.txns
     if args.compactor:
         write_ids = to_compactor_write_id_list(write_ids)
-    file_io, path = file_io_for(args.table_dir)
+    file_io, path = file_io_for(target.location)
     state = load_directory_state(file_io, path, write_ids, txns)
     if args.json:
         print(json.dumps(state.to_json_dict()))

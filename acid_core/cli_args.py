@@ -4,14 +4,18 @@
 
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST]
     acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST]
+    acidflow state db.table [--partition k=v] --metastore URL     the table by name: its location
+                                                                  and snapshot from the metastore
 
 Not here: any subcommand's own options, or what it does with the snapshot.
 Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
-list string.
+list string; ``resolve_target`` raises ``NoSuchTableError`` / ``NoSuchPartitionError`` for an unknown name.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,26 +28,47 @@ if TYPE_CHECKING:
 
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
-__all__ = ["add_snapshot_arguments", "require_existing_warehouse", "snapshot_from_args"]
+__all__ = [
+    "SnapshotTarget",
+    "add_snapshot_arguments",
+    "require_existing_warehouse",
+    "resolve_target",
+    "snapshot_from_args",
+]
+
+_METASTORE_ENV = "ACIDFLOW_METASTORE"
+_WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``TABLE_DIR``, ``--write-ids`` and ``--txns``."""
-    parser.add_argument("table_dir", metavar="TABLE_DIR", help="table or partition directory (path or URI)")
+    """Add ``TABLE_DIR``, ``--write-ids``, ``--txns``, ``--metastore`` and ``--partition``."""
+    parser.add_argument(
+        "table_dir",
+        metavar="TABLE_DIR",
+        help="table or partition directory (path or URI), or db.table with --metastore",
+    )
     parser.add_argument(
         "--write-ids",
         metavar="LIST",
         default=None,
         help="ValidWriteIdList, e.g. 'db.t:7:5:5:3' (table:hwm:minOpen:open,..:aborted,..); "
-        "default: everything committed",
+        "default: everything committed (with --metastore: the metastore's current snapshot)",
     )
     parser.add_argument(
         "--txns",
         metavar="LIST",
         default=None,
         help="ValidTxnList deciding _v visibility, e.g. '20:18:18:' (hwm:minOpen:open,..:aborted,..); "
-        "default: every transaction committed",
+        "default: every transaction committed (with --metastore: the metastore's current snapshot)",
     )
+    parser.add_argument(
+        "--metastore",
+        metavar="URL",
+        default=None,
+        help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
+        f"Metastore; default ${_METASTORE_ENV} when TABLE_DIR is a name, not a path)",
+    )
+    parser.add_argument("--partition", metavar="k=v[/k2=v2]", default=None, help="with db.table: a partition")
 
 
 def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, ValidTxnList]:
@@ -81,3 +106,48 @@ def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> Non
             "existing warehouse; hint: check --warehouse / ACIDFLOW_WAREHOUSE, pass --metastore URL, or "
             "create tables first with `acidflow sql`"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotTarget:
+    """Where to look and at which snapshot: a directory (path or URI) and its lists."""
+
+    location: str
+    write_ids: ValidWriteIdList
+    txns: ValidTxnList
+
+
+def _is_table_name(text: str) -> bool:
+    return "/" not in text and "\\" not in text and not os.path.exists(text)
+
+
+def resolve_target(args: argparse.Namespace) -> SnapshotTarget:
+    """The directory and snapshot the arguments name.
+
+    A path is used as given, with ``--write-ids``/``--txns``. ``db.table`` (with ``--metastore``,
+    or ``$ACIDFLOW_METASTORE`` set) is looked up in the metastore: its location (or
+    ``--partition``'s) and, unless the lists are given, the metastore's current snapshot: the
+    ValidTxnList of open and aborted transactions and the table's ValidWriteIdList (on a Hive 2.x
+    metastore write IDs are transaction IDs).
+    """
+    url = args.metastore or os.environ.get(_METASTORE_ENV) or None
+    explicit_write_ids, explicit_txns = snapshot_from_args(args)  # refuses malformed or empty lists
+    if url is None or not _is_table_name(args.table_dir):
+        return SnapshotTarget(args.table_dir, explicit_write_ids, explicit_txns)
+    from acid_core.compaction.worker import partition_location
+    from acid_core.errors import NoSuchPartitionError
+    from acid_core.metastore.factory import open_metastore
+
+    warehouse = os.environ.get(_WAREHOUSE_ENV) or "./warehouse"
+    with open_metastore(url, warehouse) as metastore:
+        table = metastore.get_table(args.table_dir)
+        location = partition_location(metastore, table, args.partition)
+        if args.partition is not None and args.partition not in {
+            p.name for p in metastore.list_partitions(table.full_name)
+        }:
+            raise NoSuchPartitionError(table.full_name, args.partition)
+        txns = explicit_txns if args.txns else metastore.get_valid_txns()
+        write_ids = (
+            explicit_write_ids if args.write_ids else metastore.get_valid_write_ids(table.full_name, txns)
+        )
+    return SnapshotTarget(location, write_ids, txns)

@@ -655,3 +655,24 @@ class UnsupportedDataSourceWriteError(AcidError, ValueError):
             f"Cannot write to {table!r} through hiveacid: {problem}; expected {expected}; nothing was "
             "committed"
         )
+
+
+class HiveMetastoreCapabilityError(AcidError):
+    """A Hive Metastore that cannot do what acidflow asked (too old, or a setting is missing)."""
+
+    def __init__(self, metastore: str, operation: str, problem: str, hint: str) -> None:
+        self.metastore, self.operation, self.problem = metastore, operation, problem
+        super().__init__(f"Cannot {operation} on the Hive Metastore {metastore!r}: {problem}; hint: {hint}")
+
+
+class HiveMetastoreUnavailableError(MetastoreError):
+    """No URI of ``hive.metastore.uris`` answered (after the retries)."""
+
+    def __init__(self, uris: str, problem: str) -> None:
+        self.operation, self.url, self.problem = "connect", uris, problem
+        AcidError.__init__(
+            self,
+            f"Cannot reach the Hive Metastore {uris!r}: {problem}; expected a HiveMetaStore answering "
+            "on thrift://host:port; hint: check ACIDFLOW_METASTORE (hive.metastore.uris), that the "
+            "server runs, and ACIDFLOW_HMS_TIMEOUT",
+        )

@@ -11,6 +11,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.airflow",
     "tests.fixtures.browser",
     "tests.fixtures.hive",
+    "tests.fixtures.hms",
     "tests.fixtures.postgres",
     "tests.fixtures.spark",
     "tests.fixtures.zookeeper",

@@ -40,6 +40,7 @@ from acid_core.metastore import CompactionType, TableType
 if TYPE_CHECKING:
     from acid_core.fs import FileIO
     from acid_core.metastore import CompactionInfo, Metastore, Table
+    from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
 
 __all__ = ["INITIATOR_ID", "BacklogEntry", "collect_facts", "run_initiator"]
 
@@ -61,16 +62,30 @@ def _dir_bytes(io: FileIO, path: str) -> int:
 
 
 def collect_facts(
-    metastore: Metastore, table: Table, partition: str | None, now: float | None = None
+    metastore: Metastore,
+    table: Table,
+    partition: str | None,
+    now: float | None = None,
+    *,
+    location: str | None = None,
+    snapshot: tuple[ValidTxnList, ValidCompactorWriteIdList] | None = None,
 ) -> PartitionFacts:
-    """Measure one table or partition directory at the compactor's snapshot (Hive's ``getAcidState``)."""
+    """Measure one table or partition directory at the compactor's snapshot (Hive's ``getAcidState``).
+
+    ``location`` and ``snapshot`` (the txn list and the table's compactor list) save the metastore
+    calls when the caller already has them: ``run_initiator`` takes one snapshot per table, as
+    Hive's Initiator takes one txn list per cycle, and lists the partitions once.
+    """
     now = time.time() if now is None else now
-    io, root = file_io_for(partition_location(metastore, table, partition))
+    io, root = file_io_for(location or partition_location(metastore, table, partition))
     insert_only = table.table_type is TableType.INSERT_ONLY
     if io.info(root) is None:
         return PartitionFacts(table.full_name, partition, 0, 0, 0, insert_only=insert_only)
-    txns = metastore.get_valid_txns()
-    write_ids = metastore.get_compactor_write_ids(table.full_name, txns)
+    if snapshot is None:
+        txns = metastore.get_valid_txns()
+        write_ids = metastore.get_compactor_write_ids(table.full_name, txns)
+    else:
+        txns, write_ids = snapshot
     state = load_directory_state(io, root, write_ids, txns)
     base_bytes = 0 if state.base is None else _dir_bytes(io, io.join(root, state.base))
     for relative in state.original_files:
@@ -141,12 +156,16 @@ def run_initiator(
         if table.table_type is TableType.PLAIN:
             continue
         history = metastore.show_compactions(table.full_name)
-        partitions: list[str | None] = (
-            [p.name for p in metastore.list_partitions(table.full_name)] if table.partition_keys else [None]
+        partitions: list[tuple[str | None, str]] = (
+            [(p.name, p.location) for p in metastore.list_partitions(table.full_name)]
+            if table.partition_keys
+            else [(None, table.location)]
         )
-        for partition in partitions:
+        txns = metastore.get_valid_txns()
+        snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
+        for partition, location in partitions:
             try:
-                facts = collect_facts(metastore, table, partition, now)
+                facts = collect_facts(metastore, table, partition, now, location=location, snapshot=snapshot)
                 decision = decide_compaction(
                     facts,
                     config,

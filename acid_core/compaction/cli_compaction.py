@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acid_core.metastore import SqlMetastore
+    from acid_core.metastore.hive import HiveMetastore
 
 __all__ = ["add_compaction_parsers", "run_clean", "run_compact", "run_initiate"]
 
@@ -200,7 +201,7 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
     clean.set_defaults(handler=run_clean)
 
 
-def _open(args: argparse.Namespace) -> SqlMetastore:
+def _open(args: argparse.Namespace) -> SqlMetastore | HiveMetastore:
     from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore import open_metastore
 

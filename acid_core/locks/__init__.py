@@ -899,6 +899,8 @@ def open_lock_manager(
         from acid_core.metastore import METASTORE_DIR_NAME, default_metastore_url
 
         url = metastore_url or env.get(METASTORE_ENV, "").strip()
+        if url.lower().startswith("thrift://"):
+            url = ""  # a Hive Metastore has no SQL of ours: the warehouse's embedded file holds the locks
         if not url:
             root = Path(warehouse or env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
             (root.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """The transaction metastore: catalog, transactions, write IDs, compaction queue and reader leases.
 
 Public names are re-exported from ``port`` (the values and the ``Metastore`` protocol), ``sql``
-(the SQLAlchemy adapter) and ``factory`` (``open_metastore``); sqlalchemy and alembic are imported
+(the SQLAlchemy adapter), ``hive`` (the Hive Metastore adapter over Thrift) and ``factory``
+(``open_metastore``); sqlalchemy and alembic are imported
 only in this package. See ``sql`` for the model and the rules (Hive's ``TxnHandler``).
 
 The re-exports load lazily (PEP 562), so importing ``acid_core.metastore.cli_lease`` to build the
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acid_core.metastore.factory import default_metastore_url, open_metastore
+    from acid_core.metastore.hive import HiveMetastore
     from acid_core.metastore.port import (
         DEFAULT_DATABASE,
         DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
@@ -60,6 +62,7 @@ __all__ = [
     "CompactionState",
     "CompactionType",
     "Database",
+    "HiveMetastore",
     "HousekeepingResult",
     "InMemoryMetastore",
     "Lease",
@@ -99,5 +102,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    module = "sql" if name in _SQL_NAMES else "factory" if name in _FACTORY_NAMES else "port"
+    if name == "HiveMetastore":
+        module = "hive"
+    else:
+        module = "sql" if name in _SQL_NAMES else "factory" if name in _FACTORY_NAMES else "port"
     return getattr(importlib.import_module(f"acid_core.metastore.{module}"), name)

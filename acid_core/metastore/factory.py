@@ -1,19 +1,33 @@
-"""Open the metastore a URL names: the embedded SQLite file, a SQLAlchemy URL (PostgreSQL).
+"""Open the metastore a URL names: the embedded SQLite file, a SQLAlchemy URL, or a Hive Metastore.
 
-``open_metastore(None, warehouse)`` is the embedded default, ``<warehouse>/.acidflow/metastore.sqlite``.
+``open_metastore(None, warehouse)`` is the embedded default, ``<warehouse>/.acidflow/metastore.sqlite``;
+``thrift://host:9083[,thrift://host2:9083]`` is a Hive Metastore (``hive.HiveMetastore``), with
+Hive 2.3's compaction queue reached through ``ACIDFLOW_HMS_DB`` (a SQLAlchemy URL of the HMS
+backend database) when the server has no compactor-worker calls.
 
-Not here: the adapters themselves (``sql``), configuration parsing (the command line).
-Errors: whatever the adapter raises on open (``MetastoreError`` for an unreachable database).
+Not here: the adapters themselves (``sql``, ``hive``), configuration parsing (the command line).
+Errors: whatever the adapter raises on open (``MetastoreError`` for an unreachable database,
+``InvalidMetastoreRequestError`` for a malformed ``thrift://`` list).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
+from acid_core.metastore.hive_thrift import is_thrift_url
 from acid_core.metastore.port import METASTORE_DIR_NAME
-from acid_core.metastore.sql import SqlMetastore
 
-__all__ = ["default_metastore_url", "open_metastore"]
+if TYPE_CHECKING:
+    from acid_core.metastore.hive import HiveMetastore
+    from acid_core.metastore.sql import SqlMetastore
+
+__all__ = ["HMS_DB_ENV", "HMS_TIMEOUT_ENV", "default_metastore_url", "open_metastore"]
+
+HMS_DB_ENV: Final = "ACIDFLOW_HMS_DB"
+HMS_TIMEOUT_ENV: Final = "ACIDFLOW_HMS_TIMEOUT"
+HMS_SASL_ENV: Final = "ACIDFLOW_HMS_SASL"
 
 
 def default_metastore_url(warehouse: str) -> str:
@@ -21,8 +35,51 @@ def default_metastore_url(warehouse: str) -> str:
     return f"sqlite:///{Path(warehouse).resolve() / METASTORE_DIR_NAME / 'metastore.sqlite'}"
 
 
-def open_metastore(url: str | None, warehouse: str) -> SqlMetastore:
-    """Open (and migrate) the metastore at ``url``, or the embedded SQLite file of ``warehouse``."""
+def open_metastore(
+    url: str | None, warehouse: str, *, hms_db: str | None = None
+) -> SqlMetastore | HiveMetastore:
+    """Open the metastore at ``url``, or the embedded SQLite file of ``warehouse``.
+
+    Args:
+        url: ``None`` (embedded SQLite), a SQLAlchemy URL, or ``thrift://h:9083[,thrift://h2:9083]``.
+        warehouse: the warehouse directory (for a Hive Metastore: where tables created through
+            acidflow go; Hive's own tables keep the locations the HMS stores).
+        hms_db: the HMS backend database for Hive 2.3's compaction queue (default
+            ``$ACIDFLOW_HMS_DB``); ignored for SQL metastores.
+    """
+    if url is not None and is_thrift_url(url):
+        return _open_hive(url, warehouse, hms_db if hms_db is not None else os.environ.get(HMS_DB_ENV))
+    from acid_core.metastore.sql import SqlMetastore
+
     if url is None:
         (Path(warehouse).resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
     return SqlMetastore(url or default_metastore_url(warehouse), warehouse=str(Path(warehouse).resolve()))
+
+
+def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
+    from acid_core.errors import InvalidMetastoreRequestError
+    from acid_core.metastore.hive import HiveMetastore
+    from acid_core.metastore.hive_thrift import (
+        DEFAULT_TIMEOUT_SECONDS,
+        ThriftHmsConnection,
+        parse_metastore_uris,
+    )
+
+    timeout_text = os.environ.get(HMS_TIMEOUT_ENV) or str(DEFAULT_TIMEOUT_SECONDS)
+    try:
+        timeout = float(timeout_text)
+    except ValueError:
+        timeout = -1.0
+    if not timeout > 0:
+        raise InvalidMetastoreRequestError(HMS_TIMEOUT_ENV, timeout_text, "a positive number of seconds")
+    connection = ThriftHmsConnection(
+        parse_metastore_uris(url),
+        timeout_seconds=timeout,
+        sasl_mechanism=os.environ.get(HMS_SASL_ENV) or None,
+    )
+    queue = None
+    if hms_db:
+        from acid_core.metastore.hive_queue_sql import HiveQueueSql
+
+        queue = HiveQueueSql(hms_db)
+    return HiveMetastore(connection, queue_sql=queue, warehouse=str(Path(warehouse).resolve()))

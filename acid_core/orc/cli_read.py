@@ -33,7 +33,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from acid_core.cli_args import add_snapshot_arguments, snapshot_from_args
+from acid_core.cli_args import add_snapshot_arguments, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -87,8 +87,9 @@ def run_read(args: argparse.Namespace) -> int:
     from acid_core.fs import file_io_for
     from acid_core.orc.reader import scan
 
-    write_ids, txns = snapshot_from_args(args)
-    file_io, path = file_io_for(args.table_dir)
+    target = resolve_target(args)
+    write_ids, txns = target.write_ids, target.txns
+    file_io, path = file_io_for(target.location)
     reader = scan(
         file_io,
         path,

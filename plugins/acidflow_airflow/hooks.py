@@ -2,7 +2,8 @@
 
 ::
 
-    AcidMetastoreHook(config)  .get_conn() -> SqlMetastore        (ACIDFLOW_METASTORE or embedded SQLite)
+    AcidMetastoreHook(config)  .get_conn() -> SqlMetastore | HiveMetastore  (ACIDFLOW_METASTORE, else the
+                               Connection acid_metastore_default, else embedded SQLite)
     AcidWarehouseHook(config)  .backlog(group, record=False) / .queue_summary()
                                .backlog_page()  rows with history (sparklines, time to critical) + queue
                                (reads tables; ``record=True`` adds the sensor's history samples)
@@ -15,7 +16,9 @@ bad lock manager setting.
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
@@ -44,10 +47,40 @@ class AcidMetastoreHook(BaseHook):
 
     @property
     def config(self) -> AcidflowConfig:
-        """The configuration (loaded on first use)."""
+        """The configuration (loaded on first use).
+
+        Without a metastore in the configuration (``ACIDFLOW_METASTORE`` / ``metastore:``), the
+        Airflow Connection ``acid_metastore_default`` names it when defined: type
+        ``hive_metastore`` with host ``hms1[,hms2]`` and port (9083) is a Hive Metastore
+        (extra ``hms_db``: its backend database, for Hive 2.3's queue, exported as
+        ``ACIDFLOW_HMS_DB``); any type with extra ``url`` is that metastore URL.
+        """
         if self._config is None:
-            self._config = load_config_for_task()
+            config = load_config_for_task()
+            if config.metastore is None:
+                url = self._metastore_from_connection()
+                if url is not None:
+                    config = replace(config, metastore=url)
+            self._config = config
         return self._config
+
+    def _metastore_from_connection(self) -> str | None:
+        from airflow.sdk.exceptions import AirflowNotFoundException
+
+        try:
+            conn = self.get_connection(self.default_conn_name)
+        except AirflowNotFoundException:
+            return None
+        extra = conn.extra_dejson
+        if extra.get("hms_db"):
+            os.environ.setdefault("ACIDFLOW_HMS_DB", str(extra["hms_db"]))
+        if extra.get("url"):
+            return str(extra["url"])
+        if conn.conn_type in ("hive_metastore", "hive-metastore") and conn.host:
+            port = conn.port or 9083
+            hosts = [h.strip() for h in conn.host.split(",") if h.strip()]
+            return ",".join(f"thrift://{h}:{port}" if ":" not in h else f"thrift://{h}" for h in hosts)
+        return None
 
     def get_conn(self) -> Any:  # noqa: ANN401 - acid_core.metastore.SqlMetastore
         """Open (and migrate) the metastore; the caller closes it."""

@@ -180,3 +180,39 @@ def test_load_config_for_dag_falls_back_to_defaults_with_one_log_line(tmp_path, 
     [record] = [r for r in caplog.records if r.name == "acidflow_airflow.config"]
     assert "schedules.cleaner='whenever'" in record.getMessage()
     assert record.exc_info is None
+
+
+def test_metastore_hook_without_configured_metastore_uses_the_hive_metastore_connection(monkeypatch):
+    from acidflow_airflow.hooks import AcidMetastoreHook
+
+    monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", "")  # recorded, so the hook's export is undone after the test
+    monkeypatch.delenv("ACIDFLOW_HMS_DB")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_ACID_METASTORE_DEFAULT",
+        '{"conn_type": "hive_metastore", "host": "hms1,hms2:9084", "port": 9083, '
+        '"extra": {"hms_db": "postgresql://hive@db/metastore"}}',
+    )
+    hook = AcidMetastoreHook()
+    assert hook.config.metastore == "thrift://hms1:9083,thrift://hms2:9084"
+    import os
+
+    assert os.environ["ACIDFLOW_HMS_DB"] == "postgresql://hive@db/metastore"
+
+
+def test_metastore_hook_configured_metastore_wins_over_the_connection(monkeypatch):
+    from acidflow_airflow.hooks import AcidMetastoreHook
+
+    monkeypatch.setenv("ACIDFLOW_METASTORE", "thrift://configured:9083")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_ACID_METASTORE_DEFAULT", '{"conn_type": "hive_metastore", "host": "other"}'
+    )
+    assert AcidMetastoreHook().config.metastore == "thrift://configured:9083"
+
+
+def test_metastore_hook_without_connection_is_embedded(monkeypatch):
+    from acidflow_airflow.hooks import AcidMetastoreHook
+
+    monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
+    monkeypatch.delenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", raising=False)
+    assert AcidMetastoreHook().config.metastore is None

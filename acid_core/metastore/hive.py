@@ -1,0 +1,1108 @@
+"""The Hive Metastore adapter: the ``Metastore`` port over Thrift, for tables Hive's writers own.
+
+::
+
+    acidflow ──Metastore port──> HiveMetastore ──HmsConnection──> HMS (thrift://h:9083[,..])
+                                      │                            ├─ Hive 4: every call below
+                                      │                            ├─ Hive 3: no worker calls
+                                      │                            └─ Hive 2.3: no write IDs either
+                                      └──HiveQueueSql──> HMS backend DB (ACIDFLOW_HMS_DB), 2.3 queue
+
+What each port call becomes, by server (capabilities are probed once per connection: a Hive 4 call
+an old server does not know answers UNKNOWN_METHOD and is not tried again)::
+
+    catalog                 get_all_databases/get_database/get_all_tables/get_table/get_partitions
+    get_valid_txns          get_open_txns_req(exclude READ_ONLY)  | get_open_txns_info (open+aborted)
+    get_valid_write_ids     get_valid_write_ids (3+)              | 2.x: write IDs are txn IDs, the
+                                                                    table's list is the txn list
+    allocate_write_id       allocate_table_write_ids (3+)         | 2.x: the txn ID
+    add_write_component     lock(SHARED_READ|SHARED_WRITE, isAcid, operationType): TXN_COMPONENTS
+    open/commit/abort/heartbeat_txn     open_txns / commit_txn / abort_txn / heartbeat
+    enqueue_compaction      compact2 (Hive's own queue: SHOW COMPACTIONS lists it)
+    find_next_to_compact    find_next_compact2 (4)                | 2.3: claim by SQL (ACIDFLOW_HMS_DB)
+    update_compactor_state, mark_compacted/failed/refused/cleaned   Thrift (4) | SQL (2.3)
+    show_compactions        show_compact (+ the backend rows for the highest txn and acidflow's meta)
+    find_ready_to_clean     'ready for cleaning' entries whose next txn ID <= the lowest open txn,
+                            and with no HMS lock on the table/partition taken before the commit
+                            (Hive 2.x readers hold SHARED_READ locks)
+
+On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
+claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those
+readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
+
+Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
+reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. The HMS has no reader leases:
+``take_lease``/``release_lease`` raise ``HiveMetastoreCapabilityError`` (an open HMS transaction
+holds a snapshot instead); ``list_leases`` reads ``lease_store`` when one is given, else is empty.
+
+Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
+Queue transitions on 2.3 are guarded UPDATEs (``hive_queue_sql``), so concurrent compactors,
+acidflow's or Hive's, never claim one entry twice.
+
+Invariants: every value returned is a port value (no Thrift object leaks); table names are
+lower-cased as Hive normalizes; locations ``file:/x`` are returned as ``file:///x``.
+Not here: the socket, retries and failover (``hive_thrift``), the 2.3 queue SQL (``hive_queue_sql``).
+Errors: Thrift exceptions are translated (``NoSuchObjectException`` -> ``NoSuchTableError`` /
+``NoSuchDatabaseError``, ``NoSuchTxnException`` -> ``NoSuchTxnError``, ``TxnAbortedException`` ->
+``TxnNotOpenError`` or ``CommitConflictError`` for a write conflict, ``MetaException`` ->
+``MetastoreError``); a call the server cannot do -> ``HiveMetastoreCapabilityError``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import logging
+import socket
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from acid_core.errors import (
+    AcidError,
+    CommitConflictError,
+    CompactionStateError,
+    DatabaseAlreadyExistsError,
+    HiveMetastoreCapabilityError,
+    MetastoreError,
+    NoSuchCompactionError,
+    NoSuchDatabaseError,
+    NoSuchPartitionError,
+    NoSuchTableError,
+    NoSuchTxnError,
+    PartitionAlreadyExistsError,
+    TableAlreadyExistsError,
+    TxnNotOpenError,
+)
+from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
+from acid_core.metastore.port import (
+    DEFAULT_DATABASE,
+    DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    BacklogSample,
+    Clock,
+    Column,
+    CompactionInfo,
+    CompactionState,
+    CompactionType,
+    Database,
+    HousekeepingResult,
+    Lease,
+    Metastore,
+    Partition,
+    Table,
+    TableDefinition,
+    TxnInfo,
+    TxnState,
+    TxnType,
+    WriteOperation,
+    _valid_read_txn_list,
+    format_partition_name,
+    split_table_name,
+    table_type_from_properties,
+)
+from acid_core.types import TxnId, WriteId
+from acid_core.writeids import (
+    ValidCompactorWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+    to_compactor_write_id_list,
+)
+
+if TYPE_CHECKING:
+    from acid_core.metastore.hive_queue_sql import HiveQueueRow, HiveQueueSql
+
+__all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
+
+_LOG = logging.getLogger(__name__)
+
+HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
+_ORC_INPUT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
+_ORC_OUTPUT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+_ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+
+# Thrift enums (hive_metastore.ttypes), by value: the IDL fixes them.
+_TXN_ABORTED, _TXN_OPEN = 2, 3
+_LOCK_SHARED_READ, _LOCK_SHARED_WRITE = 1, 2
+_LOCK_LEVEL_TABLE, _LOCK_LEVEL_PARTITION = 2, 3
+_LOCK_ACQUIRED = 1
+_OP_INSERT, _OP_UPDATE, _OP_DELETE = 2, 3, 4
+_TXN_TYPE_DEFAULT, _TXN_TYPE_READ_ONLY, _TXN_TYPE_COMPACTION = 0, 2, 3
+_MINOR, _MAJOR = 1, 2
+
+_STATE_BY_HIVE_NAME: Final = {
+    "initiated": CompactionState.INITIATED,
+    "working": CompactionState.WORKING,
+    "ready for cleaning": CompactionState.READY_FOR_CLEANING,
+    "cleaning": CompactionState.READY_FOR_CLEANING,
+    "succeeded": CompactionState.SUCCEEDED,
+    "failed": CompactionState.FAILED,
+    "attempted": CompactionState.DID_NOT_INITIATE,
+    "did not initiate": CompactionState.DID_NOT_INITIATE,
+    "refused": CompactionState.REFUSED,
+    "aborted": CompactionState.ABORTED,
+}
+_STATE_BY_CODE: Final = {
+    "i": CompactionState.INITIATED,
+    "w": CompactionState.WORKING,
+    "r": CompactionState.READY_FOR_CLEANING,
+    "s": CompactionState.SUCCEEDED,
+    "f": CompactionState.FAILED,
+    "a": CompactionState.DID_NOT_INITIATE,
+    "c": CompactionState.REFUSED,
+    "x": CompactionState.ABORTED,
+}
+_TYPE_BY_CODE: Final = {"a": CompactionType.MAJOR, "i": CompactionType.MINOR}
+
+
+def _ttypes() -> ThriftValue:
+    from hive_metastore import ttypes
+
+    return ttypes
+
+
+def _location(location: str | None) -> str:
+    # Hive stores file:/x (Hadoop's Path.toString); acidflow's file_io_for expects file:///x.
+    if location is None:
+        return ""
+    if location.startswith("file:") and not location.startswith("file://"):
+        return "file://" + location[len("file:") :]
+    return location
+
+
+def _table_value(t: ThriftValue) -> Table:
+    sd = t.sd
+    properties = dict(t.parameters or {})
+    return Table(
+        database=str(t.dbName).lower(),
+        name=str(t.tableName).lower(),
+        location=_location(sd.location if sd is not None else None),
+        columns=tuple(Column(c.name, c.type) for c in (sd.cols or ())) if sd is not None else (),
+        partition_keys=tuple(Column(c.name, c.type) for c in (t.partitionKeys or ())),
+        bucket_columns=tuple(sd.bucketCols or ()) if sd is not None else (),
+        num_buckets=int(sd.numBuckets) if sd is not None and sd.numBuckets is not None else -1,
+        properties=properties,
+        table_type=table_type_from_properties(properties),
+        external=str(t.tableType or "").upper() == "EXTERNAL_TABLE",
+        owner=t.owner,
+        create_time=float(t.createTime or 0),
+    )
+
+
+def _bits(raw: bytes | None, index: int) -> bool:
+    # java.util.BitSet.toByteArray: little-endian, bit i in byte i // 8.
+    if not raw or index // 8 >= len(raw):
+        return False
+    return bool(raw[index // 8] >> (index % 8) & 1)
+
+
+class HiveMetastore(Metastore):
+    """The ``Metastore`` port on a Hive Metastore (see the module docstring).
+
+    Args:
+        connection: the Thrift connection (``ThriftHmsConnection``, or a recorded one in tests).
+        queue_sql: the HMS backend database, for the compaction queue on servers without the
+            Hive 4 worker calls (``ACIDFLOW_HMS_DB``); None: those calls raise
+            ``HiveMetastoreCapabilityError``.
+        lease_store: where acidflow keeps reader leases (its own SQL store), or None.
+        warehouse: the warehouse directory of tables created through this adapter (default: the
+            server's ``hive.metastore.warehouse.dir``).
+        user: the user recorded on transactions and locks.
+        clock: epoch seconds.
+    """
+
+    def __init__(
+        self,
+        connection: HmsConnection,
+        *,
+        queue_sql: HiveQueueSql | None = None,
+        lease_store: Metastore | None = None,
+        warehouse: str | None = None,
+        user: str | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        self._hms = connection
+        self._queue = queue_sql
+        self._leases = lease_store
+        self._warehouse = warehouse
+        self._user = user or _current_user()
+        self._host = socket.gethostname()
+        self._clock = clock
+        self._write_ids_supported: bool | None = None
+        self._worker_calls_supported: bool | None = None
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def __enter__(self) -> HiveMetastore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def description(self) -> str:
+        """The metastore URIs."""
+        return self._hms.description
+
+    def close(self) -> None:
+        """See ``Metastore.close``."""
+        self._hms.close()
+        if self._queue is not None:
+            self._queue.close()
+        if self._leases is not None:
+            self._leases.close()
+
+    def _errors(
+        self, operation: str, subject: str = "", *, txn_id: int | None = None, txn_operation: str = ""
+    ) -> _ThriftErrors:
+        return _ThriftErrors(self.description, operation, subject, txn_id, txn_operation or operation)
+
+    def is_hive2(self) -> bool:
+        """Whether the server predates write IDs (Hive 2.x: ``get_valid_write_ids`` is unknown)."""
+        if self._write_ids_supported is None:
+            t = _ttypes()
+            probe = t.GetValidWriteIdsRequest(
+                fullTableNames=["acidflow_probe.no_such_table"], validTxnList="0:9223372036854775807::"
+            )
+            try:
+                answer = self._hms.call_optional("get_valid_write_ids", probe)
+            except (t.NoSuchObjectException, t.MetaException, t.NoSuchTxnException):
+                answer = None  # the method exists; the probe table does not
+            self._write_ids_supported = answer is not UNSUPPORTED
+        return not self._write_ids_supported
+
+    def has_worker_calls(self) -> bool:
+        """Whether the server has Hive 4's compactor-worker calls (``find_next_compact2`` ...).
+
+        Probed with ``get_latest_committed_compaction_info`` on a table that does not exist (it
+        changes nothing), never with ``find_next_compact2`` (which would claim an entry).
+        """
+        if self._worker_calls_supported is None:
+            t = _ttypes()
+            request = t.GetLatestCommittedCompactionInfoRequest(
+                dbname="acidflow_probe", tablename="no_such_table"
+            )
+            try:
+                answer = self._hms.call_optional("get_latest_committed_compaction_info", request)
+            except (t.NoSuchObjectException, t.MetaException):
+                answer = None
+            self._worker_calls_supported = answer is not UNSUPPORTED
+        return self._worker_calls_supported
+
+    # -- catalog -----------------------------------------------------------------------------------
+    def create_database(
+        self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
+    ) -> Database:
+        """See ``Metastore.create_database`` (``create_database`` over Thrift)."""
+        t = _ttypes()
+        database = name.strip().lower()
+        if location is None and self._warehouse is not None:
+            location = f"{self._warehouse.rstrip('/')}/{database}.db"
+        request = t.Database(
+            name=database, description=description, locationUri=location, parameters={}, ownerName=owner
+        )
+        with self._errors("create_database", database):
+            try:
+                self._hms.call("create_database", request)
+            except t.AlreadyExistsException as e:
+                raise DatabaseAlreadyExistsError(database) from e
+        return self.get_database(database)
+
+    def get_database(self, name: str) -> Database:
+        """See ``Metastore.get_database``."""
+        t = _ttypes()
+        with self._errors("get_database", name):
+            try:
+                d = self._hms.call("get_database", name.strip().lower())
+            except t.NoSuchObjectException as e:
+                raise NoSuchDatabaseError(name) from e
+        return Database(d.name, _location(d.locationUri), d.description, d.ownerName)
+
+    def list_databases(self) -> list[str]:
+        """See ``Metastore.list_databases``."""
+        with self._errors("list_databases"):
+            return sorted(str(n).lower() for n in self._hms.call("get_all_databases"))
+
+    def drop_database(self, name: str, cascade: bool = False) -> None:
+        """See ``Metastore.drop_database`` (the HMS deletes managed data, as Hive does)."""
+        t = _ttypes()
+        with self._errors("drop_database", name):
+            try:
+                self._hms.call("drop_database", name.strip().lower(), True, cascade)
+            except t.NoSuchObjectException as e:
+                raise NoSuchDatabaseError(name) from e
+
+    def create_table(self, definition: TableDefinition) -> Table:
+        """See ``Metastore.create_table``: an ORC table (Hive 2.3 needs ACID tables bucketed)."""
+        t = _ttypes()
+        database, name = split_table_name(definition.name)
+        sd = t.StorageDescriptor(
+            cols=[t.FieldSchema(c.name, c.type, "") for c in definition.columns],
+            location=definition.location,
+            inputFormat=_ORC_INPUT,
+            outputFormat=_ORC_OUTPUT,
+            compressed=False,
+            numBuckets=definition.num_buckets,
+            serdeInfo=t.SerDeInfo(name=name, serializationLib=_ORC_SERDE, parameters={}),
+            bucketCols=list(definition.bucket_columns),
+            sortCols=[],
+            parameters={},
+        )
+        table = t.Table(
+            tableName=name,
+            dbName=database,
+            owner=definition.owner or self._user,
+            createTime=int(self._clock()),
+            lastAccessTime=0,
+            retention=0,
+            sd=sd,
+            partitionKeys=[t.FieldSchema(c.name, c.type, "") for c in definition.partition_keys],
+            parameters=dict(definition.properties) | ({"EXTERNAL": "TRUE"} if definition.external else {}),
+            tableType="EXTERNAL_TABLE" if definition.external else "MANAGED_TABLE",
+        )
+        with self._errors("create_table", f"{database}.{name}"):
+            try:
+                self._hms.call("create_table", table)
+            except t.AlreadyExistsException as e:
+                raise TableAlreadyExistsError(
+                    f"Table {f'{database}.{name}'!r} already exists in the Hive Metastore; expected a new name"
+                ) from e
+            except t.InvalidObjectException as e:
+                raise MetastoreError("create_table", self.description, str(e.message)) from e
+        return self.get_table(f"{database}.{name}")
+
+    def get_table(self, name: str) -> Table:
+        """See ``Metastore.get_table``."""
+        database, table = split_table_name(name)
+        with self._errors("get_table", f"{database}.{table}"):
+            return _table_value(self._hms.call("get_table", database, table))
+
+    def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
+        """See ``Metastore.list_tables``."""
+        t = _ttypes()
+        with self._errors("list_tables", database):
+            try:
+                self._hms.call("get_database", database.strip().lower())
+            except t.NoSuchObjectException as e:
+                raise NoSuchDatabaseError(database) from e
+            return sorted(str(n).lower() for n in self._hms.call("get_all_tables", database.strip().lower()))
+
+    def drop_table(self, name: str) -> None:
+        """See ``Metastore.drop_table``."""
+        database, table = split_table_name(name)
+        with self._errors("drop_table", f"{database}.{table}"):
+            self._hms.call("drop_table", database, table, True)
+
+    def add_partition(
+        self, table: str, values: Mapping[str, str | None], location: str | None = None
+    ) -> Partition:
+        """See ``Metastore.add_partition``."""
+        t = _ttypes()
+        definition = self.get_table(table)
+        keys = [k.name for k in definition.partition_keys]
+        ordered = [values[k] if values.get(k) is not None else "" for k in keys]
+        name = format_partition_name(keys, [values.get(k) for k in keys])
+        raw = self._hms.call("get_table", definition.database, definition.name)
+        sd = raw.sd
+        sd.location = location or f"{definition.location.rstrip('/')}/{name}"
+        partition = t.Partition(
+            values=ordered,
+            dbName=definition.database,
+            tableName=definition.name,
+            createTime=int(self._clock()),
+            lastAccessTime=0,
+            sd=sd,
+            parameters={},
+        )
+        with self._errors("add_partition", definition.full_name):
+            try:
+                self._hms.call("add_partition", partition)
+            except t.AlreadyExistsException as e:
+                raise PartitionAlreadyExistsError(definition.full_name, name) from e
+        return next(p for p in self.list_partitions(definition.full_name) if p.name == name)
+
+    def drop_partition(self, table: str, values: Mapping[str, str | None]) -> None:
+        """See ``Metastore.drop_partition``."""
+        t = _ttypes()
+        definition = self.get_table(table)
+        keys = [k.name for k in definition.partition_keys]
+        name = format_partition_name(keys, [values.get(k) for k in keys])
+        with self._errors("drop_partition", definition.full_name):
+            try:
+                self._hms.call("drop_partition_by_name", definition.database, definition.name, name, True)
+            except t.NoSuchObjectException as e:
+                raise NoSuchPartitionError(definition.full_name, name) from e
+
+    def list_partitions(self, table: str) -> list[Partition]:
+        """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
+        database, name = split_table_name(table)
+        with self._errors("list_partitions", f"{database}.{name}"):
+            raw_table = self._hms.call("get_table", database, name)
+            keys = [k.name for k in raw_table.partitionKeys or ()]
+            if not keys:
+                return []
+            rows = self._hms.call("get_partitions", database, name, -1)
+        partitions = [
+            Partition(
+                table=f"{database}.{name}",
+                name=format_partition_name(keys, list(p.values)),
+                values=tuple(p.values),
+                location=_location(p.sd.location if p.sd is not None else None),
+                create_time=float(p.createTime or 0),
+            )
+            for p in rows
+        ]
+        return sorted(partitions, key=lambda p: p.name)
+
+    # -- transactions ------------------------------------------------------------------------------
+    def _open_and_aborted(self) -> tuple[int, list[tuple[int, bool]], list[Any]]:
+        """(high watermark, [(txn, aborted)], TxnInfo structs or []) from the best call the server has."""
+        t = _ttypes()
+        response = self._hms.call_optional(
+            "get_open_txns_req", t.GetOpenTxnsRequest(excludeTxnTypes=[_TXN_TYPE_READ_ONLY])
+        )
+        if response is not UNSUPPORTED and response.open_txns is not None:
+            pairs = [(int(txn), _bits(response.abortedBits, i)) for i, txn in enumerate(response.open_txns)]
+            return int(response.txn_high_water_mark), sorted(pairs), []
+        # Hive 2.x/3.x: get_open_txns_info lists open and aborted txns with their state (2.3's
+        # get_open_txns sends a set<i64> the Hive 4 IDL does not decode, and cannot tell them apart).
+        info = self._hms.call("get_open_txns_info")
+        infos = list(info.open_txns or ())
+        pairs = sorted((int(i.id), int(i.state) == _TXN_ABORTED) for i in infos)
+        return int(info.txn_high_water_mark), pairs, infos
+
+    def open_txn(
+        self,
+        user: str | None = None,
+        host: str | None = None,
+        txn_type: TxnType = TxnType.DEFAULT,
+        now: float | None = None,
+    ) -> TxnId:
+        """See ``Metastore.open_txn`` (``open_txns``; the type is sent, old servers ignore it)."""
+        t = _ttypes()
+        code = {
+            TxnType.DEFAULT: _TXN_TYPE_DEFAULT,
+            TxnType.READ_ONLY: _TXN_TYPE_READ_ONLY,
+            TxnType.COMPACTION: _TXN_TYPE_COMPACTION,
+        }[TxnType(txn_type)]
+        request = t.OpenTxnRequest(
+            num_txns=1,
+            user=user or self._user,
+            hostname=host or self._host,
+            agentInfo="acidflow",
+            txn_type=code,
+        )
+        with self._errors("open_txn"):
+            return TxnId(int(self._hms.call("open_txns", request).txn_ids[0]))
+
+    def get_txn(self, txn_id: int) -> TxnInfo:
+        """See ``Metastore.get_txn``: open/aborted from the HMS's list; below its watermark, committed.
+
+        A committed transaction's user, host and times are not kept by the HMS: they are empty.
+        """
+        with self._errors("get_txn"):
+            info = self._hms.call("get_open_txns_info")
+        for i in info.open_txns or ():
+            if int(i.id) == txn_id:
+                return _txn_info(i)
+        if 0 < txn_id <= int(info.txn_high_water_mark):
+            return TxnInfo(TxnId(txn_id), TxnState.COMMITTED, TxnType.DEFAULT, "", "", 0.0, 0.0)
+        raise NoSuchTxnError(txn_id)
+
+    def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
+        """See ``Metastore.get_valid_txns`` (Hive's ``createValidReadTxnList``)."""
+        with self._errors("get_valid_txns"):
+            high_watermark, pairs, _ = self._open_and_aborted()
+        return _valid_read_txn_list(high_watermark, pairs, current_txn_id)
+
+    def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
+        """See ``Metastore.allocate_write_id``; on Hive 2.x the write ID is the txn ID (as 2.x writes)."""
+        database, name = split_table_name(table)
+        if self.is_hive2():
+            state = self.get_txn(txn_id).state
+            if state is not TxnState.OPEN:
+                raise TxnNotOpenError(txn_id, state.value, "allocate a write ID in")
+            return WriteId(txn_id)
+        t = _ttypes()
+        request = t.AllocateTableWriteIdsRequest(dbName=database, tableName=name, txnIds=[txn_id])
+        with self._errors("allocate_write_id", table, txn_id=txn_id, txn_operation="allocate a write ID in"):
+            response = self._hms.call("allocate_table_write_ids", request)
+        return WriteId(int(response.txnToWriteIds[0].writeId))
+
+    def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
+        """See ``Metastore.get_valid_write_ids``; on Hive 2.x the table's list is the txn list."""
+        database, name = split_table_name(table)
+        full = f"{database}.{name}"
+        if self.is_hive2():
+            return ValidWriteIdList(
+                high_watermark=valid_txns.high_watermark,
+                open_ids=valid_txns.open_ids,
+                aborted_ids=valid_txns.aborted_ids,
+                min_open_id=valid_txns.min_open_id,
+                table_name=full,
+            )
+        t = _ttypes()
+        request = t.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=valid_txns.to_string())
+        with self._errors("get_valid_write_ids", full):
+            response = self._hms.call("get_valid_write_ids", request)
+        entry = response.tblValidWriteIds[0]
+        invalid = [int(w) for w in entry.invalidWriteIds or ()]
+        aborted = [w for i, w in enumerate(invalid) if _bits(entry.abortedBits, i)]
+        return ValidWriteIdList(
+            high_watermark=int(entry.writeIdHighWaterMark),
+            open_ids=tuple(w for w in invalid if w not in set(aborted)),
+            aborted_ids=tuple(aborted),
+            min_open_id=None if entry.minOpenWriteId is None else int(entry.minOpenWriteId),
+            table_name=full,
+        )
+
+    def get_compactor_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidCompactorWriteIdList:
+        """See ``Metastore.get_compactor_write_ids``.
+
+        On Hive 2.x the write IDs are txn IDs, so the compaction's own (open) txn counts as open
+        here: the compacted range stays below it, as Hive 2.3's Worker (which opens no txn) does.
+        """
+        if self.is_hive2():
+            return to_compactor_write_id_list(self.get_valid_write_ids(table, self.get_valid_txns()))
+        return to_compactor_write_id_list(self.get_valid_write_ids(table, valid_txns))
+
+    def add_write_component(
+        self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
+    ) -> WriteId:
+        """See ``Metastore.add_write_component``: an ACID lock, which records TXN_COMPONENTS."""
+        t = _ttypes()
+        database, name = split_table_name(table)
+        write_id = self.allocate_write_id(txn_id, table)
+        op = {WriteOperation.INSERT: _OP_INSERT, WriteOperation.UPDATE: _OP_UPDATE}.get(
+            WriteOperation(operation), _OP_DELETE
+        )
+        component = t.LockComponent(
+            type=_LOCK_SHARED_READ if op == _OP_INSERT else _LOCK_SHARED_WRITE,
+            level=_LOCK_LEVEL_TABLE if partition is None else _LOCK_LEVEL_PARTITION,
+            dbname=database,
+            tablename=name,
+            partitionname=partition,
+            operationType=op,
+            isTransactional=True,
+        )
+        request = t.LockRequest(
+            component=[component], txnid=txn_id, user=self._user, hostname=self._host, agentInfo="acidflow"
+        )
+        with self._errors("lock", table, txn_id=txn_id, txn_operation="record a write in"):
+            response = self._hms.call("lock", request)
+        if int(response.state) != _LOCK_ACQUIRED:
+            _LOG.info(
+                "lock %s of txn %d is %s; it is granted when the holders finish",
+                response.lockid,
+                txn_id,
+                response.state,
+            )
+        return write_id
+
+    def commit_txn(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.commit_txn``; committing a committed txn is a no-op (Hive's retries)."""
+        t = _ttypes()
+        try:
+            with self._errors("commit_txn", txn_id=txn_id, txn_operation="commit"):
+                self._hms.call("commit_txn", t.CommitTxnRequest(txnid=txn_id))
+        except NoSuchTxnError:
+            if self.get_txn(txn_id).state is not TxnState.COMMITTED:
+                raise
+
+    def abort_txn(self, txn_id: int) -> None:
+        """See ``Metastore.abort_txn``; aborting an aborted txn is a no-op."""
+        t = _ttypes()
+        try:
+            with self._errors("abort_txn", txn_id=txn_id, txn_operation="abort"):
+                self._hms.call("abort_txn", t.AbortTxnRequest(txnid=txn_id))
+        except NoSuchTxnError:
+            state = self.get_txn(txn_id).state
+            if state is TxnState.COMMITTED:
+                raise TxnNotOpenError(txn_id, "committed", "abort") from None
+        except TxnNotOpenError:
+            return
+
+    def heartbeat(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.heartbeat`` (``heartbeat(txnid)``)."""
+        t = _ttypes()
+        # a txn without locks answers NoSuchLockException after the txn itself was heartbeaten
+        with (
+            self._errors("heartbeat", txn_id=txn_id, txn_operation="heartbeat"),
+            suppress(t.NoSuchLockException),
+        ):
+            self._hms.call("heartbeat", t.HeartbeatRequest(txnid=txn_id))
+
+    def abort_timed_out_txns(self, timeout_seconds: float, now: float | None = None) -> list[TxnId]:
+        """Nothing: the HMS reaps silent transactions itself (``hive.txn.timeout``)."""
+        return []
+
+    def show_transactions(self) -> list[TxnInfo]:
+        """See ``Metastore.show_transactions`` (``get_open_txns_info``)."""
+        with self._errors("show_transactions"):
+            info = self._hms.call("get_open_txns_info")
+        return sorted((_txn_info(i) for i in info.open_txns or ()), key=lambda i: i.txn_id)
+
+    def min_open_txn_id(self) -> TxnId:
+        """See ``Metastore.min_open_txn_id``."""
+        with self._errors("min_open_txn_id"):
+            info = self._hms.call("get_open_txns_info")
+        open_ids = [int(i.id) for i in info.open_txns or () if int(i.state) == _TXN_OPEN]
+        return TxnId(min(open_ids) if open_ids else int(info.txn_high_water_mark) + 1)
+
+    # -- compaction queue ------------------------------------------------------------------------
+    def _require_queue(self, operation: str) -> HiveQueueSql:
+        if self._queue is None:
+            raise HiveMetastoreCapabilityError(
+                self.description,
+                operation,
+                "this server has no compactor-worker Thrift calls (they came with Hive 4) and no "
+                "backend database is configured",
+                "set ACIDFLOW_HMS_DB to the HMS backend database (a SQLAlchemy URL, e.g. "
+                "postgresql://hive@dbhost/metastore) so acidflow updates COMPACTION_QUEUE as Hive's "
+                "TxnHandler does",
+            )
+        return self._queue
+
+    def _use_sql_queue(self) -> bool:
+        return not self.has_worker_calls()
+
+    def _sql_queue(self) -> HiveQueueSql | None:
+        # The SQL is Hive 2.3's schema; a Hive 4 server is driven through its worker calls only.
+        return self._queue if self._queue is not None and self._use_sql_queue() else None
+
+    def enqueue_compaction(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        *,
+        properties: Mapping[str, str] | None = None,
+        initiator_id: str | None = None,
+        initiator_version: str | None = None,
+        run_as: str | None = None,
+        now: float | None = None,
+    ) -> int:
+        """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused)."""
+        t = _ttypes()
+        database, name = split_table_name(table)
+        request = t.CompactionRequest(
+            dbname=database,
+            tablename=name,
+            partitionname=partition,
+            type=_MAJOR if CompactionType(compaction_type) is CompactionType.MAJOR else _MINOR,
+            runas=run_as,
+            properties=dict(properties or {}),
+            initiatorId=initiator_id,
+            initiatorVersion=initiator_version,
+        )
+        with self._errors("compact2", f"{database}.{name}"):
+            response = self._hms.call("compact2", request)
+        return int(response.id)
+
+    def _hive31_names(self, properties: Mapping[str, str]) -> dict[str, str]:
+        # Readers before Hive 4 cannot parse base_N_vT / delta_a_b_vT: name outputs as they expect.
+        if self.has_worker_calls():
+            return dict(properties)
+        return {**properties, HIVE31_NAMES_PROPERTY: "true"}
+
+    def find_next_to_compact(
+        self, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo | None:
+        """See ``Metastore.find_next_to_compact`` (``find_next_compact2``, or SQL on 2.3)."""
+        if self._use_sql_queue():
+            row = self._require_queue("claim a compaction").claim(worker_id)
+            return None if row is None else self._info_from_row(row)
+        t = _ttypes()
+        request = t.FindNextCompactRequest(workerId=worker_id, workerVersion=worker_version)
+        with self._errors("find_next_compact2"):
+            response = self._hms.call("find_next_compact2", request)
+        ci = getattr(response, "ci", None)
+        return None if ci is None else self._info_from_struct(ci)
+
+    def claim_compaction(
+        self, compaction_id: int, worker_id: str, worker_version: str | None = None, now: float | None = None
+    ) -> CompactionInfo:
+        """See ``Metastore.claim_compaction`` (SQL on the backend database; Hive has no such call)."""
+        queue = self._require_queue("claim one given compaction")
+        row = queue.claim(worker_id, compaction_id)
+        if row is None:
+            current = self.get_compaction(compaction_id)
+            raise CompactionStateError(compaction_id, current.state.value, "claim", "'initiated'")
+        return self._info_from_row(row)
+
+    def _struct(self, compaction_id: int, **fields: ThriftValue) -> ThriftValue:
+        t = _ttypes()
+        info = self.get_compaction(compaction_id)
+        database, name = split_table_name(info.table)
+        return t.CompactionInfoStruct(
+            id=compaction_id,
+            dbname=database,
+            tablename=name,
+            partitionname=info.partition,
+            type=_MAJOR if info.compaction_type is CompactionType.MAJOR else _MINOR,
+            **fields,
+        )
+
+    def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
+        """See ``Metastore.update_compactor_state``."""
+        if self._use_sql_queue():
+            self._require_queue("update the compactor state").set_compactor_state(
+                compaction_id, txn_id, highest_write_id
+            )
+            return
+        with self._errors("update_compactor_state"):
+            self._hms.call(
+                "update_compactor_state", self._struct(compaction_id, highestWriteId=highest_write_id), txn_id
+            )
+
+    def mark_compacted(self, compaction_id: int, now: float | None = None) -> None:
+        """See ``Metastore.mark_compacted``; records the next txn ID (the cleaner's rule) on 2.3."""
+        if self._use_sql_queue():
+            queue = self._require_queue("mark a compaction compacted")
+            with self._errors("mark_compacted"):
+                next_txn_id = int(self._hms.call("get_open_txns_info").txn_high_water_mark) + 1
+            queue.mark_compacted(compaction_id, next_txn_id)
+            return
+        with self._errors("mark_compacted"):
+            self._hms.call("mark_compacted", self._struct(compaction_id))
+
+    def find_ready_to_clean(
+        self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
+    ) -> list[CompactionInfo]:
+        """See ``Metastore.find_ready_to_clean``; also waits for HMS locks taken before the commit.
+
+        Ready: 'ready for cleaning'; its next txn ID (recorded at ``mark_compacted``) is at or below
+        the lowest open txn, so every txn that could read the obsolete files has ended; committed
+        more than ``retention_seconds`` ago; no lock on the table/partition held by a txn below its
+        next txn ID, or (txn-less) acquired before the commit. On Hive 4 without a backend database
+        the HMS's own Cleaner cleans, and this returns nothing.
+        """
+        queue = self._sql_queue()
+        if queue is None:
+            return []
+        now_s = self._clock() if now is None else now
+        water_mark = self.min_open_txn_id() if min_open_txn_id is None else min_open_txn_id
+        ready: list[CompactionInfo] = []
+        lowest: dict[tuple[str, str | None], int] = {}
+        for row in queue.list_all():
+            if row.state != "r":
+                continue
+            info = self._info_from_row(row)
+            if info.next_txn_id is None or info.next_txn_id > water_mark:
+                continue
+            if info.commit_time is not None and info.commit_time > now_s - retention_seconds:
+                continue
+            if self._blocking_locks(info):
+                continue
+            key = (info.table, info.partition)
+            highest = info.highest_write_id if info.highest_write_id is not None else 2**63 - 1
+            lowest[key] = min(lowest.get(key, highest), highest)
+            ready.append(info)
+        return [
+            i
+            for i in ready
+            if (i.highest_write_id if i.highest_write_id is not None else 2**63 - 1)
+            == lowest[(i.table, i.partition)]
+        ]
+
+    def _blocking_locks(self, info: CompactionInfo) -> list[int]:
+        t = _ttypes()
+        database, name = split_table_name(info.table)
+        with self._errors("show_locks", info.table):
+            response = self._hms.call("show_locks", t.ShowLocksRequest(dbname=database, tablename=name))
+        commit_ms = None if info.commit_time is None else info.commit_time * 1000
+        blocking = []
+        for lock in response.locks or ():
+            if info.partition is not None and lock.partname not in (None, info.partition):
+                continue
+            txn = int(lock.txnid or 0)
+            if txn > 0:
+                if info.next_txn_id is not None and txn < info.next_txn_id:
+                    blocking.append(int(lock.lockid))
+            elif int(lock.state) == _LOCK_ACQUIRED and (
+                commit_ms is None or lock.acquiredat is None or int(lock.acquiredat) <= commit_ms
+            ):
+                blocking.append(int(lock.lockid))
+        return blocking
+
+    def mark_cleaned(
+        self,
+        compaction_id: int,
+        now: float | None = None,
+        *,
+        has_uncompacted_aborts: bool | None = None,
+        aborted_write_ids: Iterable[int] = (),
+    ) -> None:
+        """See ``Metastore.mark_cleaned`` (Hive 2.3's ``markCleaned`` by SQL, or ``mark_cleaned``)."""
+        if self._use_sql_queue():
+            self._require_queue("mark a compaction cleaned").mark_cleaned(compaction_id)
+            return
+        with self._errors("mark_cleaned"):
+            self._hms.call("mark_cleaned", self._struct(compaction_id))
+
+    def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """See ``Metastore.mark_failed``."""
+        if self._use_sql_queue():
+            self._require_queue("mark a compaction failed").mark_failed(compaction_id, error_message)
+            return
+        with self._errors("mark_failed"):
+            self._hms.call("mark_failed", self._struct(compaction_id, errorMessage=error_message))
+
+    def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
+        """See ``Metastore.mark_refused``; Hive 2.3 has no 'refused' state: it is recorded as failed."""
+        if self._use_sql_queue():
+            self._require_queue("mark a compaction refused").mark_failed(compaction_id, error_message, "iw")
+            return
+        with self._errors("mark_refused"):
+            self._hms.call("mark_refused", self._struct(compaction_id, errorMessage=error_message))
+
+    def abort_compaction(self, compaction_id: int, now: float | None = None) -> None:
+        """See ``Metastore.abort_compaction``; recorded as failed (Hive 2.3 has no 'aborted' state)."""
+        self._require_queue("abort a compaction").mark_failed(compaction_id, "aborted by the user", "i")
+
+    def record_did_not_initiate(
+        self,
+        table: str,
+        partition: str | None,
+        compaction_type: CompactionType,
+        error_message: str,
+        now: float | None = None,
+    ) -> int:
+        """See ``Metastore.record_did_not_initiate`` (history 'a', by SQL); 0 without a backend DB."""
+        queue = self._sql_queue()
+        if queue is None:
+            _LOG.warning("did not initiate %s %s: %s", table, partition or "", error_message)
+            return 0
+        database, name = split_table_name(table)
+        code = "a" if CompactionType(compaction_type) is CompactionType.MAJOR else "i"
+        return queue.record_attempted(database, name, partition, code)
+
+    def get_compaction(self, compaction_id: int) -> CompactionInfo:
+        """See ``Metastore.get_compaction``."""
+        queue = self._sql_queue()
+        if queue is not None:
+            return self._info_from_row(queue.get(compaction_id))
+        for info in self.show_compactions():
+            if info.id == compaction_id:
+                return info
+        raise NoSuchCompactionError(compaction_id)
+
+    def show_compactions(self, table: str | None = None) -> list[CompactionInfo]:
+        """See ``Metastore.show_compactions`` (backend rows when configured, else ``show_compact``)."""
+        wanted = None if table is None else "{}.{}".format(*split_table_name(table))
+        queue = self._sql_queue()
+        if queue is not None:
+            infos = [self._info_from_row(r) for r in queue.list_all()]
+        else:
+            t = _ttypes()
+            with self._errors("show_compact"):
+                response = self._hms.call("show_compact", t.ShowCompactRequest())
+            infos = [_info_from_element(e) for e in response.compacts or ()]
+        return sorted((i for i in infos if wanted is None or i.table == wanted), key=lambda i: i.id)
+
+    def _info_from_row(self, row: HiveQueueRow) -> CompactionInfo:
+        meta = row.meta
+        properties = _parse_properties(row.properties)
+        if row.state in ("i", "w"):
+            properties = self._hive31_names(properties)
+        commit_ms = meta.get("commit_time_ms")
+        return CompactionInfo(
+            id=row.id,
+            table=f"{row.database}.{row.table}",
+            partition=row.partition,
+            state=_STATE_BY_CODE.get(row.state, CompactionState.FAILED),
+            compaction_type=_TYPE_BY_CODE.get(row.type, CompactionType.MAJOR),
+            properties=properties,
+            enqueue_time=None,
+            worker_id=row.worker_id,
+            start_time=None if row.start_ms is None else row.start_ms / 1000,
+            end_time=None if row.end_ms is None else row.end_ms / 1000,
+            highest_write_id=None if row.highest_txn_id is None else WriteId(row.highest_txn_id),
+            next_txn_id=None if meta.get("next_txn_id") is None else TxnId(int(meta["next_txn_id"])),
+            txn_id=None if meta.get("txn_id") is None else TxnId(int(meta["txn_id"])),
+            commit_time=None if commit_ms is None else int(commit_ms) / 1000,
+            error_message=meta.get("error_message"),
+            run_as=row.run_as,
+        )
+
+    def _info_from_struct(self, ci: ThriftValue) -> CompactionInfo:
+        return CompactionInfo(
+            id=int(ci.id),
+            table=f"{str(ci.dbname).lower()}.{str(ci.tablename).lower()}",
+            partition=ci.partitionname,
+            state=CompactionState.WORKING,
+            compaction_type=CompactionType.MAJOR if ci.type == _MAJOR else CompactionType.MINOR,
+            properties=self._hive31_names(_parse_properties(ci.properties)),
+            enqueue_time=None if ci.enqueueTime is None else int(ci.enqueueTime) / 1000,
+            worker_id=ci.workerId,
+            start_time=None if ci.start is None else int(ci.start) / 1000,
+            highest_write_id=None if ci.highestWriteId is None else WriteId(int(ci.highestWriteId)),
+            error_message=ci.errorMessage,
+            run_as=ci.runas,
+        )
+
+    # -- leases and housekeeping -------------------------------------------------------------------
+    def take_lease(
+        self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
+    ) -> tuple[int, ValidWriteIdList]:
+        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
+        raise HiveMetastoreCapabilityError(
+            self.description,
+            "take a reader lease",
+            "the Hive Metastore has no reader leases; an open HMS transaction holds a snapshot instead",
+            "open a transaction (its snapshot keeps every file it reads until it ends)",
+        )
+
+    def release_lease(self, lease_id: int) -> None:
+        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
+        raise HiveMetastoreCapabilityError(
+            self.description,
+            "release a reader lease",
+            "the Hive Metastore has no reader leases",
+            "end the transaction that holds the snapshot instead",
+        )
+
+    def list_leases(self, table: str | None = None) -> list[Lease]:
+        """Acidflow's leases from ``lease_store``, else none."""
+        return [] if self._leases is None else self._leases.list_leases(table)
+
+    def expire_leases(self, now: float | None = None) -> list[int]:
+        """Expire leases of ``lease_store``, else nothing."""
+        return [] if self._leases is None else self._leases.expire_leases(now)
+
+    def record_backlog_samples(
+        self, samples: Sequence[BacklogSample], prune_before: float | None = None
+    ) -> None:
+        """Keep the sensor's backlog history in ``lease_store`` (acidflow's own SQL store), else drop it.
+
+        The Hive Metastore has no table for it; without a side store the backlog page shows no trend.
+        """
+        if self._leases is not None:
+            self._leases.record_backlog_samples(samples, prune_before)
+
+    def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
+        """The history kept in ``lease_store``, else none."""
+        return [] if self._leases is None else self._leases.list_backlog_samples(since, table)
+
+    def housekeeping(
+        self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
+    ) -> HousekeepingResult:
+        """Nothing: the HMS's AcidHouseKeeperService (and ``mark_cleaned``) own txn housekeeping."""
+        return HousekeepingResult((), 0, self.min_open_txn_id())
+
+
+class _ThriftErrors:
+    """Translates the server's Thrift exceptions into ``AcidError``.
+
+    A class, not a ``contextlib`` generator: the generated exceptions are immutable, and
+    ``contextlib`` would set their ``__traceback__`` (a TypeError instead of the real error).
+    """
+
+    def __init__(
+        self, where: str, operation: str, subject: str, txn_id: int | None, txn_operation: str
+    ) -> None:
+        self.where, self.operation, self.subject = where, operation, subject
+        self.txn_id, self.txn_operation = txn_id, txn_operation
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> Literal[False]:
+        if exc is None or isinstance(exc, AcidError):
+            return False
+        t = _ttypes()
+        from thrift.Thrift import TException
+
+        message = str(getattr(exc, "message", "") or exc)
+        if self.txn_id is not None and isinstance(exc, t.NoSuchTxnException):
+            raise NoSuchTxnError(self.txn_id) from exc
+        if self.txn_id is not None and isinstance(exc, t.TxnAbortedException):
+            if "conflict" in message.lower():
+                raise CommitConflictError(
+                    f"Transaction {self.txn_id} lost a write conflict in the Hive Metastore: {message}; "
+                    "expected no concurrent update of the same table/partition; hint: retry in a new transaction"
+                ) from exc
+            raise TxnNotOpenError(self.txn_id, "aborted", self.txn_operation) from exc
+        if isinstance(exc, t.NoSuchObjectException):
+            if "database" in message.lower() and "table" not in message.lower():
+                raise NoSuchDatabaseError(self.subject.split(".")[0]) from exc
+            raise NoSuchTableError(
+                f"No such table {self.subject!r} in the Hive Metastore {self.where!r}; expected an existing "
+                f"table; hint: SHOW TABLES in Hive lists them ({message})"
+            ) from exc
+        if isinstance(exc, TException):
+            raise MetastoreError(self.operation, self.where, f"{type(exc).__name__}: {message}") from exc
+        return False
+
+
+def _info_from_element(e: ThriftValue) -> CompactionInfo:
+    return CompactionInfo(
+        id=int(e.id or 0),
+        table=f"{str(e.dbname).lower()}.{str(e.tablename).lower()}",
+        partition=e.partitionname,
+        state=_STATE_BY_HIVE_NAME.get(str(e.state).lower(), CompactionState.FAILED),
+        compaction_type=CompactionType.MAJOR if e.type == _MAJOR else CompactionType.MINOR,
+        properties={},
+        enqueue_time=None if e.enqueueTime is None else int(e.enqueueTime) / 1000,
+        worker_id=e.workerid,
+        start_time=None if e.start is None else int(e.start) / 1000,
+        end_time=None if e.endTime is None else int(e.endTime) / 1000,
+        highest_write_id=None if e.hightestTxnId is None else WriteId(int(e.hightestTxnId)),
+        error_message=e.errorMessage,
+        initiator_id=e.initiatorId,
+        initiator_version=e.initiatorVersion,
+        worker_version=e.workerVersion,
+        run_as=e.runAs,
+    )
+
+
+def _parse_properties(text: str | Mapping[str, str] | None) -> dict[str, str]:
+    # Hive stores CQ_TBLPROPERTIES as StringableMap ("k=v" pairs with lengths); acidflow only needs
+    # its own keys, so anything it cannot parse is kept out rather than guessed.
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        return {str(k): str(v) for k, v in text.items()}
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return _parse_stringable_map(text)
+    return {str(k): str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
+
+
+def _parse_stringable_map(text: str) -> dict[str, str]:
+    # org.apache.hadoop.hive.common.StringableMap: "<n>:" then per entry "<len>:<key><len>:<value>".
+    result: dict[str, str] = {}
+    try:
+        count_text, rest = text.split(":", 1)
+        for _ in range(int(count_text)):
+            pair: list[str] = []
+            for _part in range(2):
+                length_text, rest = rest.split(":", 1)
+                length = int(length_text)
+                pair.append(rest[:length])
+                rest = rest[length:]
+            result[pair[0]] = pair[1]
+    except ValueError:
+        return {}
+    return result
+
+
+def _txn_info(i: ThriftValue) -> TxnInfo:
+    return TxnInfo(
+        txn_id=TxnId(int(i.id)),
+        state=TxnState.ABORTED if int(i.state) == _TXN_ABORTED else TxnState.OPEN,
+        txn_type=TxnType.DEFAULT,
+        user=str(i.user or ""),
+        host=str(i.hostname or ""),
+        started=int(i.startedTime or 0) / 1000,
+        last_heartbeat=int(i.lastHeartbeatTime or 0) / 1000,
+    )
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "acidflow"

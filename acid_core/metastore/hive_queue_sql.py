@@ -1,0 +1,325 @@
+"""Hive 2.3's compaction queue by SQL on the metastore's backend database (``ACIDFLOW_HMS_DB``).
+
+Hive 2.3 exposes ``compact2`` and ``show_compact`` over Thrift, but the worker's and cleaner's
+steps (``findNextToCompact``, ``setCompactionHighestTxnId``, ``markCompacted``, ``markCleaned``,
+``markFailed``) live only inside ``CompactionTxnHandler``. An external compactor does what that
+class does, on the same tables, so Hive's own compactor and ``SHOW COMPACTIONS`` see its work::
+
+    COMPACTION_QUEUE        'i' --claim (guarded UPDATE)--> 'w' --mark_compacted--> 'r'
+    COMPLETED_COMPACTIONS   's' (mark_cleaned), 'f' (mark_failed / refused / aborted), 'a' (attempted)
+
+``mark_cleaned`` also deletes COMPLETED_TXN_COMPONENTS of the table/partition up to the highest txn,
+TXN_COMPONENTS of aborted txns up to it, and aborted TXNS rows left without components
+(``cleanEmptyAbortedTxns``), as Hive 2.3's ``markCleaned`` does.
+
+Hive 2.3 has no column for the compaction transaction, its commit time or the next txn ID at
+commit (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID); acidflow keeps them as JSON in
+CQ_META_INFO (a bytea Hive's compactor does not use), so the cleaner's rule (wait for every
+transaction that started before the compaction committed) works on 2.3 as on Hive 4.
+
+Table names are unquoted upper case, which matches the PostgreSQL DDL (folded to lower case),
+MySQL and Derby; only PostgreSQL is tested.
+
+Invariants: every transition is one database transaction with a guarded UPDATE (the row must still
+be in the expected state), so two compactors never claim one entry.
+Not here: Thrift calls (``hive``), deciding anything.
+Errors: ``MetastoreError`` (database errors, chained); ``NoSuchCompactionError``;
+``CompactionStateError`` for a transition from the wrong state.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final
+
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from acid_core.errors import CompactionStateError, MetastoreError, NoSuchCompactionError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+    from sqlalchemy.engine import URL, Connection
+
+__all__ = ["HiveQueueRow", "HiveQueueSql"]
+
+_QUEUE_COLUMNS: Final = (
+    "CQ_ID, CQ_DATABASE, CQ_TABLE, CQ_PARTITION, CQ_STATE, CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, "
+    "CQ_START, CQ_RUN_AS, CQ_HIGHEST_TXN_ID, CQ_META_INFO"
+)
+_HISTORY_COLUMNS: Final = (
+    "CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, "
+    "CC_START, CC_RUN_AS, CC_HIGHEST_TXN_ID, CC_META_INFO, CC_END"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HiveQueueRow:
+    """One COMPACTION_QUEUE or COMPLETED_COMPACTIONS row (times in epoch milliseconds)."""
+
+    id: int
+    database: str
+    table: str
+    partition: str | None
+    state: str
+    type: str
+    properties: str | None
+    worker_id: str | None
+    start_ms: int | None
+    run_as: str | None
+    highest_txn_id: int | None
+    meta: Mapping[str, Any]
+    end_ms: int | None = None
+
+
+def _meta(raw: object) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    data = bytes(raw) if isinstance(raw, bytes | bytearray | memoryview) else str(raw).encode()
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return {}  # Hive's own meta info, not ours
+    acidflow = parsed.get("acidflow") if isinstance(parsed, dict) else None
+    return dict(acidflow) if isinstance(acidflow, dict) else {}
+
+
+def _row(values: tuple[Any, ...]) -> HiveQueueRow:
+    end = values[12] if len(values) > 12 else None
+    return HiveQueueRow(
+        id=int(values[0]),
+        database=values[1],
+        table=values[2],
+        partition=values[3],
+        state=str(values[4]),
+        type=str(values[5]),
+        properties=values[6],
+        worker_id=values[7],
+        start_ms=None if values[8] is None else int(values[8]),
+        run_as=values[9],
+        highest_txn_id=None if values[10] is None else int(values[10]),
+        meta=_meta(values[11]),
+        end_ms=None if end is None else int(end),
+    )
+
+
+def _with_driver(url: str) -> URL:
+    # A plain postgresql:// means psycopg (3) to SQLAlchemy 2.1; accept it with psycopg2 too.
+    parsed = make_url(url)
+    if parsed.drivername == "postgresql":
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg") is None and importlib.util.find_spec("psycopg2") is not None:
+            return parsed.set(drivername="postgresql+psycopg2")
+    return parsed
+
+
+class HiveQueueSql:
+    """COMPACTION_QUEUE / COMPLETED_COMPACTIONS of a Hive 2.3 backend database (see module doc).
+
+    Args:
+        url: a SQLAlchemy URL of the HMS backend database (``postgresql://user@host/db``).
+        clock: epoch seconds.
+    """
+
+    def __init__(self, url: str, clock: Callable[[], float] = time.time) -> None:
+        self.url = url
+        self._clock = clock
+        try:
+            self._engine = create_engine(
+                _with_driver(url), pool_pre_ping=True, isolation_level="READ COMMITTED"
+            )
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            raise MetastoreError("open", url, f"{type(e).__name__}: {e}") from e
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    @contextmanager
+    def _tx(self, operation: str) -> Iterator[Connection]:
+        try:
+            with self._engine.begin() as connection:
+                yield connection
+        except SQLAlchemyError as e:
+            raise MetastoreError(operation, self.url, f"{type(e).__name__}: {e}") from e
+
+    def close(self) -> None:
+        """Release connections."""
+        self._engine.dispose()
+
+    # Reads ---------------------------------------------------------------------------------------
+    def get(self, compaction_id: int) -> HiveQueueRow:
+        """A queued or historical row. Raises ``NoSuchCompactionError``."""
+        with self._tx("get_compaction") as c:
+            row = c.execute(
+                text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id"),
+                {"id": compaction_id},
+            ).first()
+            if row is None:
+                row = c.execute(
+                    text(f"SELECT {_HISTORY_COLUMNS} FROM COMPLETED_COMPACTIONS WHERE CC_ID = :id"),
+                    {"id": compaction_id},
+                ).first()
+        if row is None:
+            raise NoSuchCompactionError(compaction_id)
+        return _row(tuple(row))
+
+    def list_all(self) -> list[HiveQueueRow]:
+        """Queue and history, by ID."""
+        with self._tx("show_compactions") as c:
+            queued = [
+                _row(tuple(r)) for r in c.execute(text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE"))
+            ]
+            done = [
+                _row(tuple(r))
+                for r in c.execute(text(f"SELECT {_HISTORY_COLUMNS} FROM COMPLETED_COMPACTIONS"))
+            ]
+        return sorted([*queued, *done], key=lambda r: r.id)
+
+    # Transitions ------------------------------------------------------------------------------------
+    def claim(self, worker_id: str, compaction_id: int | None = None) -> HiveQueueRow | None:
+        """``findNextToCompact``: 'i' -> 'w' for the oldest (or the given) initiated entry."""
+        with self._tx("find_next_to_compact") as c:
+            query = f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_STATE = 'i'"
+            params: dict[str, Any] = {}
+            if compaction_id is not None:
+                query += " AND CQ_ID = :id"
+                params["id"] = compaction_id
+            for values in c.execute(text(query + " ORDER BY CQ_ID"), params).all():
+                start = self._now_ms()
+                updated = c.execute(
+                    text(
+                        "UPDATE COMPACTION_QUEUE SET CQ_WORKER_ID = :worker, CQ_START = :start, CQ_STATE = 'w' "
+                        "WHERE CQ_ID = :id AND CQ_STATE = 'i'"
+                    ),
+                    {"worker": worker_id, "start": start, "id": values[0]},
+                )
+                if updated.rowcount == 1:
+                    return replace(_row(tuple(values)), state="w", worker_id=worker_id, start_ms=start)
+        return None
+
+    def _update_meta(self, c: Connection, compaction_id: int, **values: object) -> HiveQueueRow:
+        values_row = c.execute(
+            text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
+            {"id": compaction_id},
+        ).first()
+        if values_row is None:
+            raise NoSuchCompactionError(compaction_id)
+        row = _row(tuple(values_row))
+        meta = {**row.meta, **values}
+        c.execute(
+            text("UPDATE COMPACTION_QUEUE SET CQ_META_INFO = :meta WHERE CQ_ID = :id"),
+            {"meta": json.dumps({"acidflow": meta}).encode(), "id": compaction_id},
+        )
+        return row
+
+    def set_compactor_state(self, compaction_id: int, txn_id: int, highest_txn_id: int) -> None:
+        """``setCompactionHighestTxnId``, plus the compaction txn in CQ_META_INFO."""
+        with self._tx("update_compactor_state") as c:
+            self._update_meta(c, compaction_id, txn_id=txn_id)
+            c.execute(
+                text("UPDATE COMPACTION_QUEUE SET CQ_HIGHEST_TXN_ID = :hi WHERE CQ_ID = :id"),
+                {"hi": highest_txn_id, "id": compaction_id},
+            )
+
+    def mark_compacted(self, compaction_id: int, next_txn_id: int) -> None:
+        """``markCompacted``: 'w' -> 'r'; records the next txn ID and the commit time (meta info)."""
+        with self._tx("mark_compacted") as c:
+            row = self._update_meta(c, compaction_id, next_txn_id=next_txn_id, commit_time_ms=self._now_ms())
+            if row.state != "w":
+                raise CompactionStateError(compaction_id, row.state, "mark compacted", "'w' (working)")
+            c.execute(
+                text("UPDATE COMPACTION_QUEUE SET CQ_STATE = 'r', CQ_WORKER_ID = NULL WHERE CQ_ID = :id"),
+                {"id": compaction_id},
+            )
+
+    def _to_history(self, c: Connection, compaction_id: int, state: str, allowed: str) -> HiveQueueRow:
+        values = c.execute(
+            text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
+            {"id": compaction_id},
+        ).first()
+        if values is None:
+            raise NoSuchCompactionError(compaction_id)
+        row = _row(tuple(values))
+        if row.state not in allowed:
+            raise CompactionStateError(compaction_id, row.state, f"move to '{state}'", " or ".join(allowed))
+        c.execute(
+            text(
+                "INSERT INTO COMPLETED_COMPACTIONS (CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, "
+                "CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, CC_START, CC_END, CC_RUN_AS, CC_HIGHEST_TXN_ID, "
+                "CC_META_INFO, CC_HADOOP_JOB_ID) SELECT CQ_ID, CQ_DATABASE, CQ_TABLE, CQ_PARTITION, :state, "
+                "CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, CQ_START, :end_ms, CQ_RUN_AS, CQ_HIGHEST_TXN_ID, "
+                "CQ_META_INFO, CQ_HADOOP_JOB_ID FROM COMPACTION_QUEUE WHERE CQ_ID = :id"
+            ),
+            {"state": state, "end_ms": self._now_ms(), "id": compaction_id},
+        )
+        c.execute(text("DELETE FROM COMPACTION_QUEUE WHERE CQ_ID = :id"), {"id": compaction_id})
+        return row
+
+    def mark_failed(self, compaction_id: int, error_message: str, allowed: str = "iwr") -> None:
+        """``markFailed``: to history 'f' (Hive 2.3 has no error column: the message goes in meta info)."""
+        with self._tx("mark_failed") as c:
+            self._update_meta(c, compaction_id, error_message=error_message[:1000])
+            self._to_history(c, compaction_id, "f", allowed)
+
+    def mark_cleaned(self, compaction_id: int) -> None:
+        """``markCleaned``: to history 's'; forget the txn bookkeeping the compaction made obsolete."""
+        with self._tx("mark_cleaned") as c:
+            row = self._to_history(c, compaction_id, "s", "r")
+            params = {
+                "db": row.database,
+                "tbl": row.table,
+                "part": row.partition,
+                "hi": row.highest_txn_id if row.highest_txn_id is not None else -1,
+            }
+            part = "IS NULL" if row.partition is None else "= :part"
+            c.execute(
+                text(
+                    "DELETE FROM COMPLETED_TXN_COMPONENTS WHERE CTC_DATABASE = :db AND CTC_TABLE = :tbl "
+                    f"AND CTC_PARTITION {part} AND CTC_TXNID <= :hi"
+                ),
+                params,
+            )
+            c.execute(
+                text(
+                    "DELETE FROM TXN_COMPONENTS WHERE TC_TXNID IN (SELECT TXN_ID FROM TXNS WHERE "
+                    "TXN_STATE = 'a' AND TXN_ID <= :hi) AND TC_DATABASE = :db AND TC_TABLE = :tbl "
+                    f"AND TC_PARTITION {part}"
+                ),
+                params,
+            )
+            # cleanEmptyAbortedTxns: aborted txns with nothing left to track
+            c.execute(
+                text(
+                    "DELETE FROM TXNS WHERE TXN_STATE = 'a' AND NOT EXISTS "
+                    "(SELECT 1 FROM TXN_COMPONENTS WHERE TC_TXNID = TXN_ID)"
+                )
+            )
+
+    def record_attempted(self, database: str, table: str, partition: str | None, type_code: str) -> int:
+        """History 'a' (attempted: the initiator could not start it), with an ID from the queue's counter."""
+        with self._tx("record_did_not_initiate") as c:
+            next_id = int(
+                c.execute(text("SELECT NCQ_NEXT FROM NEXT_COMPACTION_QUEUE_ID FOR UPDATE")).scalar_one()
+            )
+            c.execute(text("UPDATE NEXT_COMPACTION_QUEUE_ID SET NCQ_NEXT = :n"), {"n": next_id + 1})
+            now = self._now_ms()
+            c.execute(
+                text(
+                    "INSERT INTO COMPLETED_COMPACTIONS (CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, "
+                    "CC_TYPE, CC_START, CC_END) VALUES (:id, :db, :tbl, :part, 'a', :type, :now, :now)"
+                ),
+                {
+                    "id": next_id,
+                    "db": database,
+                    "tbl": table,
+                    "part": partition,
+                    "type": type_code,
+                    "now": now,
+                },
+            )
+            return next_id

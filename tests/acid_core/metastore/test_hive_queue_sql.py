@@ -1,0 +1,271 @@
+"""Hive 2.3's compaction queue by SQL (``HiveQueueSql``) on a real PostgreSQL with Hive 2.3's tables.
+
+Each test gets a fresh schema holding the ACID tables of ``tests/fixtures/hms23`` (TXNS,
+TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS, ...), filled as
+Hive 2.3's TxnHandler fills them (``compact2`` inserts an 'i' row with an ID from
+NEXT_COMPACTION_QUEUE_ID). The cleaner's readiness rule (``HiveMetastore.find_ready_to_clean``) runs
+over this queue with the HMS's answers (open transactions, locks) given as Thrift structs.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from hive_metastore import ttypes as T
+from sqlalchemy import create_engine, text
+
+from acid_core.errors import CompactionStateError, NoSuchCompactionError
+from acid_core.metastore import CompactionState
+from acid_core.metastore.hive import HIVE31_NAMES_PROPERTY, HiveMetastore
+from acid_core.metastore.hive_queue_sql import HiveQueueSql
+from tests.acid_core.metastore.test_hive_shapes import HIVE3_AND_LATER, HIVE4_ONLY, RecordedHmsConnection
+
+pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]
+
+_DDL = Path(__file__).resolve().parents[2] / "fixtures" / "hms23" / "hive-txn-schema-2.3.0.postgres.sql"
+
+
+@pytest.fixture
+def backend(postgres_schema_url):
+    engine = create_engine(postgres_schema_url)
+    with engine.begin() as c:
+        for statement in _DDL.read_text().split(";"):
+            lines = [line for line in statement.splitlines() if not line.strip().startswith("--")]
+            if "".join(lines).strip():
+                c.execute(text("\n".join(lines)))
+    yield postgres_schema_url, engine
+    engine.dispose()
+
+
+def _sql(engine, statement, **params):
+    with engine.begin() as c:
+        result = c.execute(text(statement), params)
+        return result.all() if result.returns_rows else None
+
+
+def _compact2(engine, table="t", partition=None, kind="a"):
+    """What Hive 2.3's TxnHandler.compact does: an 'i' row with the next queue ID."""
+    with engine.begin() as c:
+        next_id = c.execute(text("SELECT ncq_next FROM next_compaction_queue_id FOR UPDATE")).scalar_one()
+        c.execute(text("UPDATE next_compaction_queue_id SET ncq_next = :n"), {"n": next_id + 1})
+        c.execute(
+            text(
+                "INSERT INTO compaction_queue (cq_id, cq_database, cq_table, cq_partition, cq_state, cq_type) "
+                "VALUES (:id, 'db', :t, :p, 'i', :k)"
+            ),
+            {"id": next_id, "t": table, "p": partition, "k": kind},
+        )
+    return next_id
+
+
+def _txn(engine, txn_id, state):
+    _sql(
+        engine,
+        "INSERT INTO txns VALUES (:id, :s, 0, 0, 'hive', 'h', NULL, NULL, 0)",
+        id=txn_id,
+        s=state,
+    )
+
+
+def test_hive_queue_sql_claim_race_has_exactly_one_winner(backend):
+    """Eight workers claim one initiated entry at once: one wins, seven get nothing."""
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    queues = [HiveQueueSql(url) for _ in range(8)]
+    barrier = threading.Barrier(8)
+    results = [None] * 8
+
+    def claim(i):
+        barrier.wait()
+        results[i] = queues[i].claim(f"worker-{i}")
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for queue in queues:
+        queue.close()
+    winners = [r for r in results if r is not None]
+    assert len(winners) == 1
+    assert (winners[0].id, winners[0].state) == (compaction_id, "w")
+    [(state, worker)] = _sql(engine, "SELECT cq_state, cq_worker_id FROM compaction_queue")
+    assert (state, worker) == ("w", winners[0].worker_id)
+
+
+def test_hive_queue_sql_compacted_entry_records_txn_and_next_txn(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    queue = HiveQueueSql(url, clock=lambda: 1000.0)
+    queue.claim("w-1")
+    queue.set_compactor_state(compaction_id, txn_id=12, highest_txn_id=9)
+    queue.mark_compacted(compaction_id, next_txn_id=13)
+
+    row = queue.get(compaction_id)
+    assert (row.state, row.worker_id, row.highest_txn_id) == ("r", None, 9)
+    assert row.meta == {"txn_id": 12, "next_txn_id": 13, "commit_time_ms": 1_000_000}
+    queue.close()
+
+
+def test_hive_queue_sql_mark_compacted_of_an_initiated_entry_raises_and_changes_nothing(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    queue = HiveQueueSql(url)
+    with pytest.raises(CompactionStateError, match=r"Cannot mark compacted compaction 1 in state 'i'"):
+        queue.mark_compacted(compaction_id, next_txn_id=5)
+    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM compaction_queue") == [("i", None)]
+    queue.close()
+
+
+def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(backend):
+    """markCleaned: history 's'; COMPLETED_TXN_COMPONENTS <= highest of that partition; aborted
+    TXN_COMPONENTS <= highest of that partition; aborted txns left without components."""
+    url, engine = backend
+    for txn_id, state in [(3, "a"), (4, "a"), (11, "a")]:
+        _txn(engine, txn_id, state)
+    for txn, part in [(3, "p=1"), (4, "p=2"), (11, "p=1")]:
+        _sql(engine, "INSERT INTO txn_components VALUES (:t, 'db', 't', :p, 'i')", t=txn, p=part)
+    for txn, part in [(1, "p=1"), (2, "p=1"), (2, "p=2"), (12, "p=1")]:
+        _sql(engine, "INSERT INTO completed_txn_components VALUES (:t, 'db', 't', :p)", t=txn, p=part)
+    compaction_id = _compact2(engine, partition="p=1")
+    queue = HiveQueueSql(url)
+    queue.claim("w-1")
+    queue.set_compactor_state(compaction_id, txn_id=13, highest_txn_id=10)
+    queue.mark_compacted(compaction_id, next_txn_id=14)
+    queue.mark_cleaned(compaction_id)
+
+    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_txn_id FROM completed_compactions") == [
+        (compaction_id, "s", 10)
+    ]
+    assert _sql(engine, "SELECT count(*) FROM compaction_queue") == [(0,)]
+    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM completed_txn_components")) == [
+        (2, "p=2"),
+        (12, "p=1"),
+    ]
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM txn_components")) == [
+        (4, "p=2"),
+        (11, "p=1"),
+    ]
+    assert sorted(_sql(engine, "SELECT txn_id FROM txns")) == [(4,), (11,)]
+    assert queue.get(compaction_id).state == "s"
+    queue.close()
+
+
+def test_hive_queue_sql_failed_entry_keeps_its_message(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    queue = HiveQueueSql(url)
+    queue.claim("w-1")
+    queue.mark_failed(compaction_id, "disk full")
+    row = queue.get(compaction_id)
+    assert (row.state, row.meta["error_message"]) == ("f", "disk full")
+    with pytest.raises(NoSuchCompactionError):
+        queue.mark_failed(compaction_id, "again")
+    queue.close()
+
+
+def test_hive_queue_sql_attempted_takes_the_next_queue_id(backend):
+    url, engine = backend
+    first = _compact2(engine)
+    queue = HiveQueueSql(url)
+    attempted = queue.record_attempted("db", "t", None, "a")
+    assert attempted == first + 1
+    assert queue.get(attempted).state == "a"
+    assert _compact2(engine) == attempted + 1
+    queue.close()
+
+
+# --- the cleaner's readiness rule over the SQL queue ----------------------------------------------
+
+
+def _hive2(open_txns, high_watermark, locks=()):
+    info = T.GetOpenTxnsInfoResponse(
+        txn_high_water_mark=high_watermark,
+        open_txns=[T.TxnInfo(id=txn, state=T.TxnState.OPEN) for txn in open_txns],
+    )
+    return RecordedHmsConnection(
+        {"get_open_txns_info": info, "show_locks": T.ShowLocksResponse(locks=list(locks))},
+        unknown=HIVE4_ONLY | HIVE3_AND_LATER,
+    )
+
+
+def _ready_entry(url, engine, next_txn_id=14, commit_s=1000.0):
+    compaction_id = _compact2(engine)
+    queue = HiveQueueSql(url, clock=lambda: commit_s)
+    queue.claim("w-1")
+    queue.set_compactor_state(compaction_id, txn_id=next_txn_id - 1, highest_txn_id=10)
+    queue.mark_compacted(compaction_id, next_txn_id=next_txn_id)
+    queue.close()
+    return compaction_id
+
+
+def _lock(lock_id, txn_id, acquired_ms, partition=None):
+    return T.ShowLocksResponseElement(
+        lockid=lock_id,
+        dbname="db",
+        tablename="t",
+        partname=partition,
+        state=T.LockState.ACQUIRED,
+        type=T.LockType.SHARED_READ,
+        txnid=txn_id,
+        lastheartbeat=acquired_ms,
+        acquiredat=acquired_ms,
+        user="hive",
+        hostname="h",
+    )
+
+
+@pytest.mark.parametrize(
+    ("open_txns", "locks", "ready"),
+    [
+        ((), (), True),
+        ((20,), (), True),
+        ((12,), (), False),
+        ((), (_lock(1, 12, 999_000),), False),
+        ((), (_lock(1, 15, 1_001_000),), True),
+        ((), (_lock(1, 0, 999_000),), False),
+        ((), (_lock(1, 0, 1_001_000),), True),
+    ],
+    ids=[
+        "nothing-open",
+        "only-a-later-txn-open",
+        "an-older-txn-open",
+        "lock-of-an-older-txn",
+        "lock-of-a-later-txn",
+        "txnless-lock-before-commit",
+        "txnless-lock-after-commit",
+    ],
+)
+def test_hive_ready_to_clean_waits_for_older_txns_and_locks(backend, open_txns, locks, ready):
+    url, engine = backend
+    compaction_id = _ready_entry(url, engine, next_txn_id=14, commit_s=1000.0)
+    store = HiveMetastore(_hive2(open_txns, 20, locks), queue_sql=HiveQueueSql(url), clock=lambda: 2000.0)
+    found = [c.id for c in store.find_ready_to_clean()]
+    assert found == ([compaction_id] if ready else [])
+    store.close()
+
+
+def test_hive_ready_to_clean_honours_retention(backend):
+    url, engine = backend
+    _ready_entry(url, engine, commit_s=1000.0)
+    store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url), clock=lambda: 1100.0)
+    assert store.find_ready_to_clean(retention_seconds=200) == []
+    assert len(store.find_ready_to_clean(retention_seconds=50)) == 1
+    store.close()
+
+
+def test_hive_claimed_compaction_on_hive2_carries_hive31_names(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine, kind="i")
+    store = HiveMetastore(_hive2((), 5), queue_sql=HiveQueueSql(url))
+    claimed = store.find_next_to_compact("w-1")
+    assert (claimed.id, claimed.state, claimed.compaction_type.value) == (
+        compaction_id,
+        CompactionState.WORKING,
+        "minor",
+    )
+    assert claimed.properties == {HIVE31_NAMES_PROPERTY: "true"}
+    assert store.find_next_to_compact("w-2") is None
+    store.close()

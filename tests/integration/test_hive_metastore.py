@@ -1,0 +1,405 @@
+"""acidflow on a real Hive 2.3.10 Metastore (Thrift, PostgreSQL backend) and data written by Hive.
+
+The story (one HMS for the module, one table per test where state matters)::
+
+    HMS txns   1..k committed  (each: open_txns, lock(SHARED_READ, isAcid, INSERT), Hive's
+                                OrcRecordUpdater writes delta_t_t_0000, commit_txn)
+               a  aborted      (its delta stays on disk; TXN_COMPONENTS keeps it until cleaned)
+               o  open         (highest; its delta is on disk; nobody may see it yet)
+
+acidflow reads the table by name (``acidflow read acid_it.t --metastore thrift://...``) at the
+HMS's snapshot and must see what Hive 2.3's own reader sees; compacts it (major, as a transaction
+of the HMS, queued with ``compact2`` and claimed by SQL on COMPACTION_QUEUE as Hive's TxnHandler
+does); ``show_compact`` from a plain Thrift client lists it; the cleaner waits while the open
+transaction could still read the compacted deltas, then deletes them; Hive's reader reads the same
+rows after compaction and after cleaning, and so does Spark (``enableHiveSupport`` with
+``hive.metastore.uris`` pointing at the same server, ``spark_read_hive_table.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acid_core.cli import main as acidflow
+from acid_core.errors import NoSuchTableError
+from acid_core.metastore import Column, TableDefinition, WriteOperation
+from acid_core.metastore.factory import open_metastore
+from acid_core.metastore.hive import HiveMetastore
+from tests.fixtures.hive import Delete, Insert, hive_txn_list
+
+# The first call of a fresh HMS creates its DataNucleus tables (slow on 2 shared cores).
+pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.timeout(600)]
+
+DB = "acid_it"
+COLUMNS = (Column("id", "int"), Column("name", "string"), Column("salary", "int"))
+
+
+@pytest.fixture(scope="module")
+def hms(hive_metastore_server, tmp_path_factory):
+    store = open_metastore(
+        hive_metastore_server.uri,
+        str(tmp_path_factory.mktemp("acidflow-wh")),
+        hms_db=hive_metastore_server.backend_url,
+    )
+    assert isinstance(store, HiveMetastore)
+    if DB not in store.list_databases():
+        store.create_database(DB)
+    yield store
+    store.close()
+
+
+def _thrift_client(port):
+    from hive_metastore import ThriftHiveMetastore
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TSocket, TTransport
+
+    sock = TSocket.TSocket("127.0.0.1", port)
+    sock.setTimeout(30000)
+    transport = TTransport.TBufferedTransport(sock)
+    transport.open()
+    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), transport
+
+
+def _make_table(hms, name, partition_keys=()):
+    return hms.create_table(
+        TableDefinition(
+            f"{DB}.{name}",
+            COLUMNS,
+            partition_keys=partition_keys,
+            bucket_columns=("id",),
+            num_buckets=1,
+            properties={"transactional": "true", "transactional_properties": "default"},
+        )
+    )
+
+
+def _hive_write(hms, hive, table, events_for_txn, outcome="commit", partition=None):
+    """One Hive-style write: a txn of the HMS, an ACID lock (TXN_COMPONENTS), Hive's writer, outcome."""
+    txn = hms.open_txn(user="hive", host=socket.gethostname())
+    hms.add_write_component(txn, table.full_name, partition, WriteOperation.INSERT)
+    location = table.location.removeprefix("file://")
+    if partition is not None:
+        location = f"{location}/{partition}"
+    hive.write_events(location, events_for_txn(txn))
+    if outcome == "commit":
+        hms.commit_txn(txn)
+    elif outcome == "abort":
+        hms.abort_txn(txn)
+    return txn
+
+
+def _story(hms, hive, name):
+    """Three committed inserts, a delete, one aborted and one open write (the highest txn)."""
+    table = _make_table(hms, name)
+    t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
+    t2 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
+    t3 = _hive_write(hms, hive, table, lambda t: [Delete(t, (t1, 0, 1))])  # bob leaves
+    aborted = _hive_write(hms, hive, table, lambda t: [Insert(t, (99, "ghost", 0))], outcome="abort")
+    t4 = _hive_write(hms, hive, table, lambda t: [Insert(t, (4, "dee", 40))])
+    open_txn = _hive_write(hms, hive, table, lambda t: [Insert(t, (5, "eve", 50))], outcome="open")
+    return table, {"committed": [t1, t2, t3, t4], "aborted": aborted, "open": open_txn}
+
+
+def _hive_rows(hive, hms, table):
+    """Hive 2.3's own reader at the HMS's current snapshot, rows only, sorted."""
+    txns = hms.get_valid_txns()
+    text = hive_txn_list(txns.high_watermark, txns.exceptions, txns.min_open_id)
+    return sorted((r[1], r[2], r[3]) for r in hive.read_rows(table.location.removeprefix("file://"), text))
+
+
+def _acidflow_rows(capsys, uri, table_name, env_db=None):
+    capsys.readouterr()
+    assert acidflow(["read", table_name, "--metastore", uri, "--format", "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return sorted((r["id"], r["name"], r["salary"]) for r in map(json.loads, lines))
+
+
+def _spark_rows(hms, server, table_name):
+    """Spark (enableHiveSupport, hive.metastore.uris = the same HMS) at the HMS's snapshot."""
+    txns = hms.get_valid_txns()
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("spark_read_hive_table.py")),
+            server.uri,
+            table_name,
+            str(server.warehouse),
+            hive_txn_list(txns.high_watermark, txns.exceptions, txns.min_open_id),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("ROWS ")]
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(lines) == 1, result.stdout[-3000:]
+    return sorted((r["id"], r["name"], r["salary"]) for r in json.loads(lines[0].removeprefix("ROWS ")))
+
+
+def test_hive_metastore_catalog_lists_hive_tables_and_partitions(hms):
+    table = _make_table(hms, "catalog_t", partition_keys=(Column("ds", "string"),))
+    hms.add_partition(table.full_name, {"ds": "2024-01-01"})
+
+    assert DB in hms.list_databases()
+    assert "catalog_t" in hms.list_tables(DB)
+    loaded = hms.get_table(f"{DB}.catalog_t")
+    assert loaded.table_type.value == "acid"
+    assert loaded.properties["transactional"] == "true"
+    assert loaded.location.startswith("file:///")
+    assert loaded.location.endswith("/acid_it.db/catalog_t")
+    assert [c.name for c in loaded.columns] == ["id", "name", "salary"]
+    assert (loaded.bucket_columns, loaded.num_buckets) == (("id",), 1)
+    [partition] = hms.list_partitions(loaded.full_name)
+    assert partition.name == "ds=2024-01-01"
+    assert partition.location == f"{loaded.location}/ds=2024-01-01"
+
+
+def test_hive_metastore_unknown_table_raises_no_such_table(hms):
+    with pytest.raises(NoSuchTableError, match=r"No such table 'acid_it.nope' in the Hive Metastore"):
+        hms.get_table("acid_it.nope")
+
+
+def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms):
+    # Hive 2.3: no get_valid_write_ids (write IDs are txn IDs) and no compactor-worker calls.
+    assert hms.is_hive2()
+    assert not hms.has_worker_calls()
+
+
+def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive):
+    table, txns = _story(hms, hive, "snap_t")
+
+    snapshot = hms.get_valid_txns()
+    assert txns["aborted"] in snapshot.aborted_ids
+    assert txns["open"] in snapshot.open_ids
+    assert snapshot.min_open_id == min(snapshot.open_ids)
+    assert all(snapshot.is_txn_valid(t) for t in txns["committed"])
+    write_ids = hms.get_valid_write_ids(table.full_name, snapshot)
+    # Hive 2.x: the table's write-ID list is the txn list (delta dirs are named by txn ID).
+    assert (write_ids.high_watermark, write_ids.open_ids, write_ids.aborted_ids) == (
+        snapshot.high_watermark,
+        snapshot.open_ids,
+        snapshot.aborted_ids,
+    )
+    hms.abort_txn(txns["open"])
+
+
+def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, hive_metastore_server, capsys):
+    table, txns = _story(hms, hive, "read_t")
+
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, hive_metastore_server.uri, table.full_name) == expected
+
+    assert acidflow(["state", table.full_name, "--metastore", hive_metastore_server.uri, "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert f"delta_{txns['aborted']:07d}_{txns['aborted']:07d}_0000" in state["aborted"]
+    assert len(state["deltas"]) == 4  # three inserts and the delete delta; not the open txn's
+    hms.abort_txn(txns["open"])
+
+
+@pytest.mark.integration("spark")
+@pytest.mark.timeout(900)
+def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    table, txns = _story(hms, hive, "compact_t")
+    uri = hive_metastore_server.uri
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    location = table.location.removeprefix("file://")
+
+    warehouse = str(hive_metastore_server.warehouse)
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "major", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert outcome["status"] == "compacted", outcome
+    # Hive 2.3 names: base_<highest txn> without _v; the highest txn is below the open one.
+    highest = txns["committed"][-1]
+    assert outcome["outputs"] == [f"base_{highest:07d}"]
+
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        from hive_metastore import ttypes
+
+        entries = [
+            e for e in client.show_compact(ttypes.ShowCompactRequest()).compacts if e.tablename == "compact_t"
+        ]
+        assert [(e.state, e.type) for e in entries] == [("ready for cleaning", ttypes.CompactionType.MAJOR)]
+    finally:
+        transport.close()
+
+    # Hive's reader, right after the compaction: same rows, from the base.
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+    # The open txn (started before the compaction committed) could still read the deltas.
+    assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
+    assert capsys.readouterr().out == ""
+    before = sorted(p.name for p in Path(location).iterdir())
+    assert f"delta_{txns['committed'][0]:07d}_{txns['committed'][0]:07d}_0000" in before
+
+    hms.commit_txn(txns["open"])  # the writer finishes: its row is now visible, above the base
+    expected_after = [*expected, (5, "eve", 50)]
+    assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
+    [result] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert result["status"] == "cleaned", result
+    after = sorted(p.name for p in Path(location).iterdir() if not p.name.startswith("_"))
+    open_delta = f"delta_{txns['open']:07d}_{txns['open']:07d}_0000"
+    assert after == [f"base_{highest:07d}", open_delta]
+
+    assert _hive_rows(hive, hms, table) == expected_after
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected_after
+    assert _spark_rows(hms, hive_metastore_server, table.full_name) == expected_after
+
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        entries = [
+            e for e in client.show_compact(ttypes.ShowCompactRequest()).compacts if e.tablename == "compact_t"
+        ]
+        assert [e.state for e in entries] == ["succeeded"]
+    finally:
+        transport.close()
+
+
+def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
+    from acid_core.metastore.hive_thrift import ThriftHmsConnection, parse_metastore_uris
+
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_port = dead.getsockname()[1]
+    dead.close()  # nothing listens there any more
+    uris = parse_metastore_uris(f"thrift://127.0.0.1:{dead_port},{hive_metastore_server.uri}")
+    connection = ThriftHmsConnection(uris, retry_delay_seconds=0.01)
+    try:
+        assert "default" in connection.call("get_all_databases")
+        assert connection.current_endpoint.port == hive_metastore_server.port
+    finally:
+        connection.close()
+
+
+def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_metastore_server, capsys):
+    table = _make_table(hms, "initiate_t")
+    for i in range(11):  # more than hive.compactor.delta.num.threshold (10) deltas, no base
+        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    uri = hive_metastore_server.uri
+    warehouse = str(hive_metastore_server.warehouse)
+
+    assert acidflow(["initiate", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--json"]) == 0  # fmt: skip
+    [decision] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert decision["compaction_type"] == "major", decision
+    assert decision["compaction_id"] is not None
+
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        from hive_metastore import ttypes
+
+        [entry] = [
+            e
+            for e in client.show_compact(ttypes.ShowCompactRequest()).compacts
+            if e.tablename == "initiate_t"
+        ]
+        assert (entry.id, entry.state, entry.type) == (
+            decision["compaction_id"],
+            "initiated",
+            ttypes.CompactionType.MAJOR,
+        )
+    finally:
+        transport.close()
+
+
+def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    """A Hive 2.x query holds a SHARED_READ lock on the table while it reads (DbTxnManager): the
+    cleaner must not delete the deltas it may still open, as Hive 2.3's Cleaner waits for locks."""
+    from hive_metastore import ttypes
+
+    table = _make_table(hms, "lock_t")
+    writes = [_hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))]) for i in range(3)]
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        component = ttypes.LockComponent(
+            type=ttypes.LockType.SHARED_READ,
+            level=ttypes.LockLevel.TABLE,
+            dbname=DB,
+            tablename="lock_t",
+            operationType=ttypes.DataOperationType.SELECT,
+        )
+        lock = client.lock(ttypes.LockRequest(component=[component], user="reader", hostname="h"))
+        assert lock.state == ttypes.LockState.ACQUIRED
+        assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                         "--type", "major", "--executor", "embedded"]) == 0  # fmt: skip
+        assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse]) == 0
+        output = capsys.readouterr().out
+        assert "/lock_t/" not in output  # nothing of this table was cleaned (other tables may be)
+        names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir())
+        [base] = [name for name in names if name.startswith("base_")]
+        # the compactor's high watermark: below its own txn, at or above the last write
+        assert int(base.removeprefix("base_")) >= writes[-1]
+        assert sum(name.startswith("delta_") for name in names) == 3  # nothing deleted under the lock
+
+        client.unlock(ttypes.UnlockRequest(lockid=lock.lockid))
+    finally:
+        transport.close()
+    assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse]) == 0
+    assert "cleaned: deleted 3 path(s)" in capsys.readouterr().out
+    names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir() if p.name[0] != "_")
+    assert names == [base]
+
+
+def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    table, txns = _story(hms, hive, "minor_t")
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "minor", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    first, last = txns["committed"][0], txns["committed"][-1]
+    # Hive 2.3 names: delta_<min>_<max> and delete_delta_<min>_<max> over txn IDs, no _v suffix.
+    assert sorted(outcome["outputs"]) == [
+        f"delete_delta_{first:07d}_{last:07d}",
+        f"delta_{first:07d}_{last:07d}",
+    ]
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+    hms.abort_txn(txns["open"])
+
+
+def test_acidflow_adopts_a_converted_hive_table_with_original_files(
+    hms, hive, hive_metastore_server, capsys, monkeypatch
+):
+    """A table converted to ACID keeps its pre-ACID files (``000000_0``): a major compaction through
+    the HMS folds them into the base with the deltas, and Hive reads the same rows before and after."""
+    table = _make_table(hms, "original_t")
+    location = table.location.removeprefix("file://")
+    hive.write_original_file(f"{location}/000000_0", [(1, "old", 1), (2, "older", 2)])
+    t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "new", 3))])
+    _hive_write(hms, hive, table, lambda t: [Delete(t, (0, 0, 1))])  # the second original row
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    expected = [(1, "old", 1), (3, "new", 3)]
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "major", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert outcome["status"] == "compacted", outcome
+    assert outcome["outputs"][0].startswith("base_")
+    assert t1 < int(outcome["outputs"][0].removeprefix("base_"))
+    assert _hive_rows(hive, hms, table) == expected
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
