@@ -62,13 +62,14 @@ def test_cleaner_waits_for_read_txn_opened_before_the_compaction(wh):
 def test_cleaner_waits_for_a_lease_that_reads_the_inputs(wh):
     history = random_history(wh, 22, partitioned=False, buckets=2, txns=8)
     location = wh.metastore.get_table("default.t").location
-    lease_id, lease_snapshot = wh.metastore.take_lease("default.t", ttl_seconds=3600)
+    lease = wh.metastore.take_lease("default.t", ttl_seconds=3600)
+    lease_id, lease_snapshot = lease.lease_id, lease.write_ids
     current = wh.metastore.get_valid_txns()
     expected = read_rows(history)
     major(wh)
     [result] = run_cleaner(wh.metastore)
     assert result.status == "waiting"
-    assert "1 live reader lease(s) still read" in result.message
+    assert "1 live reader lease(s) and 0 open transaction(s) still read" in result.message
     # The lease holder reads with its write IDs, with or without the compaction's txn visible.
     assert read_rows_at(history, lease_snapshot, current) == expected
     assert read_rows_at(history, lease_snapshot, wh.metastore.get_valid_txns()) == expected
@@ -158,7 +159,9 @@ def test_cleaner_refuses_a_partition_outside_the_table_location(wh, tmp_path):
 
     with pytest.raises(UnsafeCleanError, match=r"Refusing to clean .*: it is not inside the table location"):
         clean_compaction(wh.metastore, entry)
-    assert run_cleaner(wh.metastore) == []  # logged; the entry stays ready
+    [result] = run_cleaner(wh.metastore)  # logged; the entry stays ready, retried after a back-off
+    assert result.status == "retrying"
+    assert "Refusing to clean" in result.message
     assert visible(outside) == before
     assert wh.metastore.get_compaction(entry.id).state is CompactionState.READY_FOR_CLEANING
 
