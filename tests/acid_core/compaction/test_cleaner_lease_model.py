@@ -21,9 +21,18 @@ import tempfile
 import time
 
 import pyarrow as pa
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import run_worker
@@ -59,7 +68,6 @@ class LeaseModel(RuleBasedStateMachine):
     def _read(self, write_ids, txns) -> list[tuple]:
         return read_rows_at(self.history, write_ids, txns)
 
-    @rule(count=st.integers(1, 4), commit=st.booleans())
     def insert(self, count, commit):
         ids = list(range(self.next_id, self.next_id + count))
         self.next_id += count
@@ -71,7 +79,6 @@ class LeaseModel(RuleBasedStateMachine):
         else:
             txn.abort()
 
-    @rule(data=st.data(), commit=st.booleans())
     def delete(self, data, commit):
         live = self.wh.read(TABLE, with_row_id=True)
         if live.num_rows == 0:
@@ -87,16 +94,33 @@ class LeaseModel(RuleBasedStateMachine):
         else:
             txn.abort()
 
-    @rule(kind=st.sampled_from([CompactionType.MINOR, CompactionType.MAJOR]))
-    def compact(self, kind):
+    @rule(
+        data=st.data(),
+        kind=st.sampled_from(["insert", "insert", "delete"]),
+        commit=st.sampled_from([True, True, True, False]),
+    )
+    def write(self, data, kind, commit):
+        if kind == "insert":
+            self.insert(data.draw(st.integers(1, 4)), commit)
+        else:
+            self.delete(data, commit)
+
+    @rule(kind=st.sampled_from([CompactionType.MINOR, CompactionType.MAJOR]), then_clean=st.booleans())
+    def compact(self, kind, then_clean):
         self.wh.metastore.enqueue_compaction(TABLE, None, kind)
         for outcome in run_worker(self.wh.metastore):
             assert outcome.status != "failed", outcome.message
+        if then_clean:
+            self.clean()
 
-    @rule()
     def clean(self):
         for result in run_cleaner(self.wh.metastore, now=self._now()):
             assert result.status in {"cleaned", "waiting", "superseded"}, result.message
+
+    @initialize(target=leases)
+    def first_lease(self):
+        # Leases matter most before any compaction: every example starts with one.
+        return self.take_lease()
 
     @rule(target=leases)
     def take_lease(self):
@@ -142,5 +166,9 @@ class LeaseModel(RuleBasedStateMachine):
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-LeaseModel.TestCase.settings = settings(max_examples=12, stateful_step_count=14, deadline=None)
-test_cleaner_lease_model = LeaseModel.TestCase
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_cleaner_lease_model():
+    run_state_machine_as_test(
+        LeaseModel, settings=settings(max_examples=10, stateful_step_count=14, deadline=None)
+    )
