@@ -2,16 +2,21 @@
 
 ::
 
-    for each compaction 'ready for cleaning' (find_ready_to_clean):
+    for each compaction 'ready for cleaning' (find_ready_to_clean), lowest highest write ID first:
         ready?   its next txn ID <= the lowest open txn (every txn that could read the inputs ended),
-                 committed more than retention_seconds ago                      (metastore rule)
+                 committed more than retention (+ its retry retention) ago     (metastore rule)
         what?    getAcidState with the table's write IDs capped at the compaction's highest write
-                 ID: its obsolete + aborted directories (Hive's ``removeFiles``)
-        leases?  a live reader lease whose snapshot still reads one of them -> wait (nothing deleted)
+                 ID and the txns as of its commit: its obsolete + aborted directories (Hive's
+                 ``removeFiles``); a newer compaction's base hiding them -> 'superseded'
+        readers? every live lease's full snapshot (write IDs + txns) and every open transaction's
+                 snapshot, evaluated over the listing: a directory any of them reads -> 'waiting'
+                 (nothing deleted); one that cannot be read at all -> SnapshotLostError
         safe?    every path is a direct child of the table or partition directory, inside the
                  table location, or UnsafeCleanError
         do       ledger entry first (planned), then delete each (or move it into the table's trash),
                  ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
+        failed?  retry after retry_retention_seconds * 2**n (Hive's CQ_RETRY_RETENTION); after
+                 max_attempts retries -> history 'failed' with the reason     ('retrying' / 'failed')
 
     <table>/_acidflow_cleaner/ledger/c<compaction>.json    every path, its compaction, reason, action
     <table>/_acidflow_trash/c<compaction>/<partition>/<dir> quarantined directories (purge, restore)
@@ -27,7 +32,9 @@ compaction (it stays ready for the next run).
 Safe default: ``dry_run`` lists what would go and changes nothing (the CLI's ``--dry-run``).
 Not here: deciding readiness (the metastore's ``find_ready_to_clean``), compacting (``worker``).
 Errors: ``UnsafeCleanError`` (a path outside the table location; nothing of that compaction is
-touched), ``StorageError`` after the retries; both leave the entry ready for cleaning.
+touched), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
+readable: a bug, nothing deleted), ``StorageError`` after the retries; ``run_cleaner`` turns each
+into a retry with back-off, and the last one into a failed compaction with the reason.
 """
 
 from __future__ import annotations
