@@ -249,3 +249,29 @@ def test_snapshot_read_set_reads_what_the_lease_reads(wh):
     io, root = file_io_for(location)
     reads = snapshot_read_set(io, root, ReaderSnapshot("reader lease", lease.write_ids, (lease.txns,)))
     assert reads == {"delta_0000001_0000001_0000", "delta_0000002_0000002_0000"}
+
+
+def test_cleaner_failed_compaction_leftovers_are_cleaned_by_the_next_one(wh):
+    """A terminal failure does not strand files: the next compaction's obsolete set holds them."""
+    location = _table(wh)
+    for key in (1, 2):
+        _insert(wh, key)
+    lease = wh.metastore.take_lease(TABLE, ttl_seconds=3600)
+    _insert(wh, 3)
+    first = _compact(wh, CompactionType.MAJOR)
+    current = wh.metastore.get_valid_txns()
+    with wh.metastore._engine.begin() as connection:  # the lost-snapshot bug, as above
+        connection.exec_driver_sql(
+            'UPDATE "READER_LEASES" SET "RL_TXN_LIST" = ? WHERE "RL_ID" = ?',
+            (current.to_string(), lease.lease_id),
+        )
+    [result] = run_cleaner(wh.metastore, CleanerOptions(max_attempts=0))
+    assert result.status == "failed"
+    assert wh.metastore.get_compaction(first.compaction_id).state is CompactionState.FAILED
+    wh.metastore.release_lease(lease.lease_id)
+    _insert(wh, 4)
+    second = _compact(wh, CompactionType.MAJOR)
+
+    assert [r.status for r in run_cleaner(wh.metastore)] == ["cleaned"]
+    assert _visible(location) == list(second.outputs)
+    assert sorted(r["id"] for r in wh.read(TABLE).to_pylist()) == [1, 2, 3, 4]
