@@ -275,3 +275,28 @@ def test_cleaner_failed_compaction_leftovers_are_cleaned_by_the_next_one(wh):
     assert [r.status for r in run_cleaner(wh.metastore)] == ["cleaned"]
     assert _visible(location) == list(second.outputs)
     assert sorted(r["id"] for r in wh.read(TABLE).to_pylist()) == [1, 2, 3, 4]
+
+
+def test_cleaner_lease_taken_before_revision_0003_is_protected_or_refused_never_deleted(wh):
+    """A lease without its txn list: its deltas are kept while a view reads them, then refused."""
+    location = _table(wh)
+    for key in (1, 2, 3):
+        _insert(wh, key)
+    lease = wh.metastore.take_lease(TABLE, ttl_seconds=3600)
+    with wh.metastore._engine.begin() as connection:
+        connection.exec_driver_sql('UPDATE "READER_LEASES" SET "RL_TXN_LIST" = NULL')
+    assert wh.metastore.get_lease(lease.lease_id).txns is None
+    inputs = {"delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000003_0000003_0000"}
+    _insert(wh, 4)
+    _compact(wh, CompactionType.MAJOR)
+    assert [r.status for r in run_cleaner(wh.metastore)] == ["waiting"]
+    _insert(wh, 5)
+    _compact(wh, CompactionType.MAJOR)
+
+    results = run_cleaner(wh.metastore)
+
+    # Both views of the old lease see a base it cannot use: refused, retried later (the older
+    # entry's back-off lets the newer one be tried, as Hive's findReadyToClean does), never deleted.
+    assert [r.status for r in results] == ["retrying", "retrying"]
+    assert all("The snapshot of reader lease 1" in r.message for r in results)
+    assert inputs <= set(_visible(location))
