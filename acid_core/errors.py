@@ -27,6 +27,11 @@ The tree::
     ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
     ├── SnapshotLostError                      a live lease / open txn can no longer read its snapshot
     ├── UnknownTableLocationError              a directory no table or partition of the metastore owns
+    ├── InvalidLocationError (ValueError)      a LOCATION that could make acidflow delete what is not
+    │                                          the table's (a root, the warehouse, another table, ..)
+    ├── InvalidObjectNameError (ValueError)    a name that cannot round-trip to a safe directory name
+    ├── UnsafeDeleteError                      a DROP, purge or restore path outside what the table owns
+    ├── DropDefaultDatabaseError               DROP DATABASE default (refused, as in Hive)
     └── MissingDependencyError (ImportError)   an optional extra is not installed
 
 Invariants: every message names what failed, the offending value (``!r``), what was expected,
@@ -44,12 +49,15 @@ __all__ = [
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
+    "DropDefaultDatabaseError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
     "InvalidEventError",
+    "InvalidLocationError",
     "InvalidMetastoreRequestError",
+    "InvalidObjectNameError",
     "InvalidPartitionError",
     "InvalidPathError",
     "InvalidPlatformConfigError",
@@ -85,6 +93,7 @@ __all__ = [
     "TxnNotOpenError",
     "UnknownTableLocationError",
     "UnsafeCleanError",
+    "UnsafeDeleteError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -165,6 +174,22 @@ class NotAnAcidFileError(AcidError, ValueError):
 
 class StorageError(AcidError):
     """A filesystem operation failed (missing directory, permission, remote store error)."""
+
+
+class UnsafeFileOperationError(StorageError):
+    """A delete or move aimed at a filesystem root, a top-level directory or a path with ``..``.
+
+    The last line of defence under every destructive call: whatever a caller validated, the
+    filesystem layer itself never removes or moves ``/``, ``/etc``, a bucket or anything named
+    through ``..``.
+    """
+
+    def __init__(self, operation: str, path: str) -> None:
+        self.operation, self.path = operation, path
+        super().__init__(
+            f"Refusing to {operation} {path!r}: it is a filesystem root, a top-level directory or has a "
+            "'..' component; expected a path at least two levels deep without '..'"
+        )
 
 
 class CommitConflictError(AcidError):
@@ -471,6 +496,49 @@ class UnsafeCleanError(AcidError):
         super().__init__(
             f"Refusing to clean {path!r}: it is not inside the table location {location!r}; expected a "
             "base or delta directory of the table or one of its partitions"
+        )
+
+
+class InvalidLocationError(AcidError, ValueError):
+    """A table, partition or database LOCATION acidflow refuses.
+
+    A DROP or the cleaner deletes inside a table's location, so a location that is a filesystem
+    root, the warehouse root (or an ancestor of it), another table's, partition's or database's
+    location (or an ancestor of one), that escapes with ``..`` or whose scheme no filesystem serves
+    would let them delete what is not the table's.
+    """
+
+    def __init__(self, location: str, problem: str, expected: str) -> None:
+        self.location, self.problem, self.expected = location, problem, expected
+        super().__init__(
+            f"Refusing location {location!r}: {problem}; expected {expected}; nothing was created or changed"
+        )
+
+
+class InvalidObjectNameError(AcidError, ValueError):
+    """A database, table or column name, or a partition value, that cannot round-trip to a directory name."""
+
+    def __init__(self, kind: str, name: str, expected: str) -> None:
+        self.kind, self.name, self.expected = kind, name, expected
+        super().__init__(f"Invalid {kind} name {name!r}: expected {expected}; nothing was created")
+
+
+class UnsafeDeleteError(AcidError):
+    """A delete or move acidflow refuses: the path is not inside what the table owns."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(f"Refusing to delete or move {path!r}: {problem}; expected {expected}")
+
+
+class DropDefaultDatabaseError(AcidError):
+    """``DROP DATABASE default``: refused, as Hive's ``drop_database`` refuses it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"Can not drop default database {name!r} (as Hive); expected another database; "
+            "hint: DROP TABLE its tables instead"
         )
 
 

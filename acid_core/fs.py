@@ -28,7 +28,9 @@ metastore commit, never through the rename alone; and why deletes are idempotent
 
 Not here: what names mean (``paths``), deciding anything (``state``).
 Errors: a missing path raises ``StorageError`` naming it; other store errors are translated to
-``StorageError`` with the original chained.
+``StorageError`` with the original chained. Deleting or moving a filesystem root, a top-level
+directory (``/etc``, an S3 bucket) or a path with a ``..`` component raises
+``UnsafeFileOperationError`` before the store is called, whatever the caller checked.
 """
 
 from __future__ import annotations
@@ -38,14 +40,25 @@ import posixpath
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
-from acid_core.errors import StorageError
+from acid_core.errors import StorageError, UnsafeFileOperationError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import pyarrow.fs as pafs
 
-__all__ = ["FileIO", "FileInfo", "LocalFileIO", "PyArrowFileIO", "file_io_for"]
+__all__ = [
+    "SUPPORTED_SCHEMES",
+    "FileIO",
+    "FileInfo",
+    "LocalFileIO",
+    "PyArrowFileIO",
+    "file_io_for",
+    "real_path",
+]
+
+SUPPORTED_SCHEMES: frozenset[str] = frozenset({"file", "hdfs", "viewfs", "s3", "gs", "gcs", "abfs", "abfss"})
+"""The URI schemes ``file_io_for`` serves (pyarrow's filesystems); any other LOCATION is refused."""
 
 
 class FileInfo(NamedTuple):
@@ -231,7 +244,9 @@ class PyArrowFileIO:
             raise self._error("create directory", path, e) from e
 
     def rename(self, source: str, target: str) -> None:
-        """Move a file or directory."""
+        """Move a file or directory (never a root or top-level one: ``UnsafeFileOperationError``)."""
+        _refuse_unsafe_target("move", source)
+        _refuse_unsafe_target("move onto", target)
         try:
             self.filesystem.move(source, target)
         except FileNotFoundError as e:
@@ -240,7 +255,8 @@ class PyArrowFileIO:
             raise self._error(f"rename to {target!r}", source, e) from e
 
     def delete_file(self, path: str) -> None:
-        """Delete a file; idempotent."""
+        """Delete a file; idempotent (never a top-level one: ``UnsafeFileOperationError``)."""
+        _refuse_unsafe_target("delete", path)
         try:
             self.filesystem.delete_file(path)
         except FileNotFoundError:
@@ -249,7 +265,8 @@ class PyArrowFileIO:
             raise self._error("delete", path, e) from e
 
     def delete_dir(self, path: str) -> None:
-        """Delete a directory tree; idempotent."""
+        """Delete a directory tree; idempotent (never a root or top-level one: ``UnsafeFileOperationError``)."""
+        _refuse_unsafe_target("delete directory", path)
         try:
             self.filesystem.delete_dir(path)
         except FileNotFoundError:
@@ -322,6 +339,14 @@ class LocalFileIO(PyArrowFileIO):
         return os.path.join(*parts)
 
 
+def _refuse_unsafe_target(operation: str, path: str) -> None:
+    # Defence in depth under the location checks: an rmtree of "/" removed /etc on a test machine
+    # once (old code, LOCATION '/'); nothing acidflow owns is a root or a top-level directory.
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts or len([part for part in parts if part not in ("", ".")]) < 2:
+        raise UnsafeFileOperationError(operation, path)
+
+
 @contextmanager
 def _translate_uri_errors(uri: str) -> Iterator[None]:
     try:
@@ -354,3 +379,11 @@ def file_io_for(location: str) -> tuple[FileIO, str]:
     with _translate_uri_errors(location):
         filesystem, path = pa_fs.FileSystem.from_uri(location)
     return PyArrowFileIO(filesystem), path
+
+
+def real_path(file_io: FileIO, path: str) -> str:
+    """``path`` with symbolic links resolved on the local disk (other stores have none: unchanged).
+
+    Safety checks compare real paths, so a symlink inside a table cannot lead a delete elsewhere.
+    """
+    return os.path.realpath(path) if isinstance(file_io, LocalFileIO) else path

@@ -42,6 +42,8 @@ __all__ = ["DEMO_TABLES", "airflow_env", "build_demo_warehouse", "main", "read_r
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_TABLES = ("default.employee", "default.web_events")
+DEMO_MARKER = ".acidflow/demo-warehouse"
+"""Written into a demo warehouse when it is built: only such a directory is wiped by ``make run``."""
 _PARTITIONS = ("2024-01-01", "2024-01-02", "2024-01-03")
 _INSERTS_PER_PARTITION = 12
 _ADMIN = ("admin", "admin")
@@ -90,7 +92,32 @@ def build_demo_warehouse(
             if round_number == 5:
                 session.execute("DELETE FROM web_events WHERE amount < 10")
         session.execute("UPDATE web_events SET amount = amount + 1 WHERE event = 'buy'")
+        # Written last: only a finished demo warehouse may be wiped by the next ``make run``.
+        (Path(warehouse) / DEMO_MARKER).write_text("built by acidflow's make run / make up; safe to delete\n")
     return list(DEMO_TABLES)
+
+
+def refuse_to_reset(warehouse: str) -> str | None:
+    """Why ``warehouse`` must not be wiped and rebuilt, or None when it may be.
+
+    ``make run`` starts from a fresh demo warehouse, so it deletes the old one, but only a
+    directory that is absent, empty, or marked as a demo warehouse that acidflow built
+    (``.acidflow/demo-warehouse``): ``make run WAREHOUSE=$HOME`` or ``WAREHOUSE=/`` must delete
+    nothing.
+    """
+    path = Path(warehouse)
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return None
+    if path.is_dir() and (path / DEMO_MARKER).is_file():
+        return None
+    demo_names = {".acidflow", ".airflow", *(table.split(".")[1] for table in DEMO_TABLES)}
+    if path.is_dir() and (path / ".acidflow").is_dir() and {p.name for p in path.iterdir()} <= demo_names:
+        return None  # a demo warehouse built before the marker existed
+    return (
+        f"Refusing to rebuild the demo warehouse in {warehouse!r}: it exists and is not a demo warehouse "
+        f"built by acidflow (no {DEMO_MARKER}); expected a new, empty or demo directory; "
+        "hint: make run WAREHOUSE=<new directory>"
+    )
 
 
 def read_rows(warehouse: str, table: str, metastore_url: str | None = None) -> list[tuple[object, ...]]:
@@ -234,6 +261,10 @@ def _rows(warehouse: str) -> dict[str, list[tuple[object, ...]]]:
 def run(warehouse: str) -> int:
     """``make run``: see the module docstring."""
     warehouse = str(Path(warehouse).resolve())
+    refusal = refuse_to_reset(warehouse)
+    if refusal is not None:
+        print(f"acidflow: error: {refusal}", file=sys.stderr)
+        return 2
     shutil.rmtree(warehouse, ignore_errors=True)
     print(f"== building the demo warehouse in {warehouse}")
     build_demo_warehouse(warehouse)
@@ -273,6 +304,10 @@ def up(warehouse: str, port: int) -> int:
     """``make up``: the demo warehouse and ``airflow standalone`` on localhost:``port``."""
     warehouse = str(Path(warehouse).resolve())
     if not (Path(warehouse) / ".acidflow").exists():
+        refusal = refuse_to_reset(warehouse)
+        if refusal is not None:
+            print(f"acidflow: error: {refusal}", file=sys.stderr)
+            return 2
         shutil.rmtree(warehouse, ignore_errors=True)
         build_demo_warehouse(warehouse)
     home = str(Path(warehouse) / ".airflow")  # hidden: not a table; removed with the warehouse

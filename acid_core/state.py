@@ -27,6 +27,8 @@ Rules (Hive 4.x, ``AcidUtils.getAcidState`` / ``processBaseDir`` / ``processDelt
   is the twin (same range and statement) of the previous one; everything else is obsolete.
 - With a base, original files and directories are obsolete; without one they are read, sorted by
   path.
+- ``obsolete`` keeps Hive's order: superseded bases (children processed in name order, as HDFS
+  lists them), original files, original directories, then shadowed deltas in delta order.
 - Only a compacted base that is not valid for the snapshot: ``NotEnoughHistoryError``.
 
 Invariants: every top-level name lands in exactly one of base / deltas / obsolete / aborted /
@@ -125,7 +127,11 @@ class AcidDirectoryState:
         base: the base directory to read, or None.
         deltas: delta and delete-delta directories to read, in Hive's reading order.
         obsolete: directories and original files covered by what is read (cleanable once no
-            reader needs them).
+            reader needs them), in the order Hive's ``getAcidState`` fills its obsolete list:
+            bases superseded while the children are processed in listing (name) order, then (with
+            a base) the original files and original directories, then the deltas
+            ``findBestWorkingDeltas`` shadows, in delta order (min write ID ascending, max
+            descending, statement ascending).
         aborted: directories holding only aborted writes (never read; cleanable).
         original_files: original (pre-ACID) files to read, in Hive's order; empty with a base.
         original_directories: non-ACID subdirectories whose files are in ``original_files``.
@@ -419,8 +425,9 @@ class _Builder:
         original_files: list[str] = []
         kept_dirs: list[str] = []
         if self.base_name is not None:
-            self.obsolete.extend(entry[0] for entry in top_files)
-            self.obsolete.extend(original_dirs)
+            # getAcidState: original files, then original directories, each in listing order.
+            self.obsolete.extend(sorted(entry[0] for entry in top_files))
+            self.obsolete.extend(sorted(original_dirs))
         else:
             kept_dirs = sorted(original_dirs)
             inside = {name + "/" for name in original_dirs}
@@ -445,7 +452,7 @@ class _Builder:
         return AcidDirectoryState(
             base=self.base_name,
             deltas=tuple(deltas),
-            obsolete=tuple(sorted(self.obsolete)),
+            obsolete=tuple(self.obsolete),  # Hive's order (see AcidDirectoryState.obsolete)
             aborted=tuple(sorted(self.aborted)),
             original_files=tuple(original_files),
             original_directories=tuple(kept_dirs),

@@ -12,7 +12,9 @@
                  snapshot, evaluated over the listing: a directory any of them reads -> 'waiting'
                  (nothing deleted); one that cannot be read at all -> SnapshotLostError
         safe?    every path is a direct child of the table or partition directory, inside the
-                 table location, or UnsafeCleanError
+                 table location (a partition whose LOCATION lies elsewhere: inside its own
+                 location, which may be no filesystem root and may not hold the table), or
+                 UnsafeCleanError
         do       ledger entry first (planned), then delete each (or move it into the table's trash),
                  ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
         failed?  retry after retry_retention_seconds * 2**n (Hive's CQ_RETRY_RETENTION); after
@@ -22,6 +24,9 @@
     <table>/_acidflow_trash/c<compaction>/<partition>/<dir> quarantined directories (purge, restore)
 
 Both names start with ``_``: Hive and acidflow readers skip them (hidden names).
+``purge_trash`` deletes only inside ``_acidflow_trash`` and ``restore_from_trash`` moves only from
+there to inside the table or its partitions' locations (symbolic links resolved): the ledger is
+input, not trust, so a row pointing elsewhere (``/etc``, another table) is reported and skipped.
 
 Concurrency and idempotency: safe to kill at any moment and to re-run. Killed before
 ``mark_cleaned``, the entry stays ready; the next run recomputes the obsolete set from the listing
@@ -39,6 +44,7 @@ into a retry with back-off, and the last one into a failed compaction with the r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -55,8 +61,10 @@ from acid_core.errors import (
     SnapshotLostError,
     StorageError,
     UnsafeCleanError,
+    UnsafeDeleteError,
 )
-from acid_core.fs import file_io_for
+from acid_core.fs import file_io_for, real_path
+from acid_core.locations import is_inside_path
 from acid_core.metastore import CompactionState, TxnState
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
@@ -242,17 +250,19 @@ def _retry(options: CleanerOptions, what: str, action: Callable[[], None]) -> No
 
 
 def _inside(io: FileIO, table_root: str, root: str, name: str) -> str:
-    table_root = table_root.rstrip("/")
+    # A partition whose LOCATION lies outside the table directory owns only its own location
+    # (Hive's ADD PARTITION .. LOCATION); it may not be a filesystem root or hold the table.
+    owner = table_root if is_inside_path(root, table_root, strictly=False) else root
     path = io.join(root, name)
-    normalized = posixpath.normpath(path.replace("\\", "/"))
     if (
         not name
         or "/" in name
         or name in (".", "..")
-        or not (normalized == table_root or normalized.startswith(table_root + "/"))
-        or normalized == table_root
+        or not is_inside_path(path, owner)
+        or not owner.strip("/")
+        or (owner != table_root and is_inside_path(table_root, owner, strictly=False))
     ):
-        raise UnsafeCleanError(path, table_root)
+        raise UnsafeCleanError(path, owner)
     return path
 
 
@@ -396,7 +406,7 @@ def _previous_actions(io: FileIO, table_root: str, compaction_id: int) -> list[P
     if io.info(path) is None:
         return []
     finished: list[PathAction] = []
-    for item in (PathAction(**entry) for entry in json.loads(io.read_bytes(path))):
+    for item in _ledger_entries(path, io.read_bytes(path)):
         if item.action != "planned":
             finished.append(item)
         elif io.info(item.path) is None:  # the killed run got to it
@@ -411,8 +421,57 @@ def _previous_actions(io: FileIO, table_root: str, compaction_id: int) -> list[P
     return finished
 
 
+_LEDGER_FIELDS: Final = {
+    "compaction_id": (int,),
+    "table": (str,),
+    "partition": (str, type(None)),
+    "path": (str,),
+    "reason": (str,),
+    "action": (str,),
+    "trash_path": (str, type(None)),
+    "time": (int, float),
+}
+
+
+def _ledger_entries(path: str, payload: bytes) -> list[PathAction]:
+    """The rows of one ledger file; a file that is not a list of cleaner actions is refused."""
+    try:
+        items = json.loads(payload)
+    except ValueError as e:
+        raise StorageError(
+            f"Ledger file {path!r} is not JSON ({e}); expected a list of cleaner actions"
+        ) from e
+    if not isinstance(items, list):
+        raise StorageError(
+            f"Ledger file {path!r} holds {type(items).__name__}; expected a list of cleaner actions"
+        )
+    # Every field of PathAction is known; those without a default are required (rows written by
+    # an older acidflow lack the fields added since, which have defaults).
+    known = {f.name: f for f in dataclasses.fields(PathAction)}
+    required = {n for n, f in known.items() if f.default is dataclasses.MISSING}
+    actions = []
+    for item in items:
+        if not isinstance(item, dict) or not required <= set(item) <= set(known):
+            raise StorageError(f"Ledger file {path!r} has row {item!r}; expected the fields {sorted(known)}")
+        bad = [
+            k
+            for k, kinds in _LEDGER_FIELDS.items()
+            if k in item and (not isinstance(item[k], kinds) or isinstance(item[k], bool))
+        ]
+        if bad:
+            raise StorageError(
+                f"Ledger file {path!r} has row {item!r} with a bad {bad[0]!r}; expected a cleaner action"
+            )
+        actions.append(PathAction(**item))
+    return actions
+
+
 def read_ledger(table_location: str) -> list[PathAction]:
-    """Every ledger line of a table, by compaction ID then path."""
+    """Every ledger line of a table, by compaction ID then path.
+
+    Raises:
+        StorageError: a ledger file that is not a JSON list of cleaner actions (named).
+    """
     io, table_root = file_io_for(table_location)
     directory = io.join(table_root, LEDGER_DIR, "ledger")
     if io.info(directory) is None:
@@ -420,7 +479,7 @@ def read_ledger(table_location: str) -> list[PathAction]:
     actions: list[PathAction] = []
     for child in sorted(io.list_dir(directory), key=lambda c: c.name):
         if child.name.endswith(".json"):
-            actions.extend(PathAction(**item) for item in json.loads(io.read_bytes(child.path)))
+            actions.extend(_ledger_entries(child.path, io.read_bytes(child.path)))
     return sorted(actions, key=lambda a: (a.compaction_id, a.path))
 
 
@@ -434,6 +493,10 @@ def clean_compaction(
 
     Raises:
         UnsafeCleanError: a path outside the table location (nothing deleted for this compaction).
+        SnapshotLostError: a live lease or open transaction cannot read its snapshot any more
+            (nothing deleted).
+        NotEnoughHistoryError: the capped state is unreadable and no newer compaction supersedes
+            this one (nothing deleted).
         StorageError: the store kept failing after the retries (the entry stays ready).
     """
     options = options or CleanerOptions()
@@ -654,40 +717,111 @@ def run_cleaner(
     return results
 
 
-def purge_trash(table_location: str, older_than_seconds: float = 0.0, now: float | None = None) -> list[str]:
+def _skip(item: PathAction, why: str, on_skip: Callable[[PathAction, str], None] | None) -> None:
+    _LOG.warning("ledger row of compaction %d skipped: %s", item.compaction_id, why)
+    if on_skip is not None:
+        on_skip(item, why)
+
+
+def _in_owned(io: FileIO, path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` lies strictly below one of ``roots``, as written and with symlinks resolved."""
+    return any(
+        is_inside_path(path, root) and is_inside_path(real_path(io, path), real_path(io, root))
+        for root in roots
+    )
+
+
+def _table_root(table_location: str) -> tuple[FileIO, str]:
+    io, table_root = file_io_for(table_location)
+    if not table_root.strip("/"):
+        raise UnsafeDeleteError(
+            table_location, "the table location is a filesystem root", "a table directory of its own"
+        )
+    return io, table_root
+
+
+def _trash_problem(io: FileIO, table_root: str, item: PathAction) -> str | None:
+    trash = io.join(table_root, TRASH_DIR)
+    if item.trash_path is None or not _in_owned(io, item.trash_path, [trash]):
+        return f"its trash path {item.trash_path!r} is not inside the table's trash {trash!r}"
+    real_trash = io.join(real_path(io, table_root), TRASH_DIR)
+    if not is_inside_path(real_path(io, item.trash_path), real_trash):
+        return f"its trash path {item.trash_path!r} leads outside the table's trash {trash!r}"
+    return None
+
+
+def purge_trash(
+    table_location: str,
+    older_than_seconds: float = 0.0,
+    now: float | None = None,
+    *,
+    on_skip: Callable[[PathAction, str], None] | None = None,
+) -> list[str]:
     """Delete quarantined directories moved into the trash more than ``older_than_seconds`` ago.
+
+    Only paths inside ``<table>/_acidflow_trash`` (also once symbolic links are resolved) are
+    deleted; a ledger row pointing elsewhere is reported (``on_skip``, a warning) and skipped.
 
     Returns:
         The trash paths deleted.
+
+    Raises:
+        StorageError: a ledger file that is not a JSON list of cleaner actions.
+        UnsafeDeleteError: the table location is a filesystem root.
     """
     now = time.time() if now is None else now
-    io, _ = file_io_for(table_location)
+    io, table_root = _table_root(table_location)
     purged: list[str] = []
     for item in read_ledger(table_location):
-        if (
-            item.action == "quarantined"
-            and item.trash_path
-            and now - item.time >= older_than_seconds
-            and io.info(item.trash_path) is not None
-        ):
+        if item.action != "quarantined" or not item.trash_path or now - item.time < older_than_seconds:
+            continue
+        problem = _trash_problem(io, table_root, item)
+        if problem is not None:
+            _skip(item, problem, on_skip)
+            continue
+        if io.info(item.trash_path) is not None:
             io.delete_dir(item.trash_path)
             purged.append(item.trash_path)
     return purged
 
 
-def restore_from_trash(table_location: str, compaction_id: int) -> list[str]:
+def restore_from_trash(
+    table_location: str,
+    compaction_id: int,
+    *,
+    partition_locations: Sequence[str] = (),
+    on_skip: Callable[[PathAction, str], None] | None = None,
+) -> list[str]:
     """Move one compaction's quarantined directories back where they were (they are obsolete again).
+
+    Only a move from inside ``<table>/_acidflow_trash`` to inside the table location (or the
+    location of one of its partitions, ``partition_locations``), outside the cleaner's own
+    directories, is done; a ledger row pointing elsewhere is reported (``on_skip``) and skipped.
 
     Returns:
         The restored paths.
 
     Raises:
-        StorageError: a path to restore exists again (nothing is overwritten).
+        StorageError: a path to restore exists again (nothing is overwritten), or a bad ledger file.
+        UnsafeDeleteError: the table location is a filesystem root.
     """
-    io, _ = file_io_for(table_location)
+    io, table_root = _table_root(table_location)
+    roots = [table_root, *(file_io_for(location)[1] for location in partition_locations)]
+    private = [io.join(table_root, TRASH_DIR), io.join(table_root, LEDGER_DIR)]
     restored: list[str] = []
     for item in read_ledger(table_location):
         if item.compaction_id != compaction_id or item.action != "quarantined" or not item.trash_path:
+            continue
+        problem = _trash_problem(io, table_root, item)
+        if problem is None and (
+            not _in_owned(io, item.path, roots)
+            or any(is_inside_path(item.path, p, strictly=False) for p in private)
+        ):
+            problem = (
+                f"its path {item.path!r} is not inside the table location {table_root!r} or its partitions'"
+            )
+        if problem is not None:
+            _skip(item, problem, on_skip)
             continue
         if io.info(item.trash_path) is None:
             continue

@@ -3,21 +3,28 @@
 ::
 
     acidflow initiate [--dry-run] [--table T ...] [--json]      the backlog: one decision per table/partition
-    acidflow compact [--table T [--partition P] --type minor|major] [--max N]
+    acidflow compact [--table T [--partition P] --type minor|major] [--max N] [--worker-timeout S]
                      [--executor embedded|spark|auto] [--spark-master M] [--spark-threshold-bytes N]
     acidflow clean [--dry-run] [--quarantine] [--retention SECONDS] [--json]
-    acidflow clean --purge-trash TABLE [--older-than SECONDS]
-    acidflow clean --restore TABLE --compaction ID
+    acidflow clean --purge-trash TABLE [--older-than SECONDS]    only inside TABLE's trash
+    acidflow clean --restore TABLE --compaction ID              only back into TABLE's locations
 
 Every command takes ``--metastore URL`` (default ``$ACIDFLOW_METASTORE``, else the embedded SQLite
 file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``, else
-``./warehouse``). ``compact`` first recovers compactions whose worker died, then runs queued ones
-(a ``--table`` compaction is queued first, as ALTER TABLE ... COMPACT does). With ``--executor
+``./warehouse``). ``compact`` first recovers compactions whose worker died (a dead process of this
+host, or 'working' longer than ``--worker-timeout``, default ``$ACIDFLOW_COMPACTOR_WORKER_TIMEOUT``
+else 86400 s: Hive's ``hive.compactor.worker.timeout``), then runs queued ones (a ``--table``
+compaction is queued first, as ALTER TABLE ... COMPACT does; a table or ``--partition`` that does
+not exist is refused before anything is queued). Each recovered compaction prints one
+``compaction N: recovered: <why>`` line (``"status": "recovered"`` with ``--json``); recovery
+alone does not make the exit status 1. With ``--executor
 auto`` compactions whose inputs reach ``--spark-threshold-bytes`` run on Spark.
 
 Not here: the rules (``initiator``, ``planner``), the work (``worker``, ``cleaner``); the top-level
 parser (``acid_core.cli`` calls ``add_compaction_parsers``; handlers are ``run_initiate``,
 ``run_compact``, ``run_clean``).
+A ledger row of ``--purge-trash``/``--restore`` that points outside what the table owns is named
+on stderr and skipped, and the command exits 1.
 Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1).
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +43,7 @@ __all__ = ["add_compaction_parsers", "run_clean", "run_compact", "run_initiate"]
 
 METASTORE_ENV = "ACIDFLOW_METASTORE"
 WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+WORKER_TIMEOUT_ENV = "ACIDFLOW_COMPACTOR_WORKER_TIMEOUT"
 _DEFAULT_WAREHOUSE = "./warehouse"
 _DEFAULT_SPARK_THRESHOLD = 1 << 30
 
@@ -47,6 +56,33 @@ def _non_negative(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a non-negative number")
     return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a positive number of seconds")
+    return value
+
+
+def _worker_timeout(args: argparse.Namespace) -> float:
+    from acid_core.compaction.worker import DEFAULT_WORKER_TIMEOUT_SECONDS
+    from acid_core.errors import InvalidPlatformConfigError
+
+    if args.worker_timeout is not None:
+        return float(args.worker_timeout)
+    text = os.environ.get(WORKER_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_WORKER_TIMEOUT_SECONDS
+    try:
+        return _positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise InvalidPlatformConfigError(
+            "the environment", WORKER_TIMEOUT_ENV, text, "a positive number of seconds"
+        ) from None
 
 
 def _positive_int(text: str) -> int:
@@ -98,6 +134,14 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
         choices=("embedded", "spark", "auto"),
         default="auto",
         help="where the merge runs (auto: Spark from --spark-threshold-bytes of input; default auto)",
+    )
+    compact.add_argument(
+        "--worker-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="recover a compaction 'working' longer than this (Hive's hive.compactor.worker.timeout; "
+        f"default ${WORKER_TIMEOUT_ENV}, else 86400)",
     )
     compact.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     compact.add_argument(
@@ -163,7 +207,12 @@ def run_initiate(args: argparse.Namespace) -> int:
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
     from acid_core.compaction.spark_runner import SparkSubmitRunner
-    from acid_core.compaction.worker import WorkerOptions, run_worker
+    from acid_core.compaction.worker import (
+        WorkerOptions,
+        check_compaction_target,
+        recover_abandoned_compactions,
+        run_worker,
+    )
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
@@ -173,11 +222,28 @@ def run_compact(args: argparse.Namespace) -> int:
     else:
         threshold = 0 if args.executor == "spark" else args.spark_threshold_bytes
         options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
+    worker_timeout = _worker_timeout(args)
     with _open(args) as metastore:
         if args.table is not None:
+            # Refused before anything is queued: the table and the partition must exist.
+            table = metastore.get_table(args.table)
+            check_compaction_target(metastore, table, args.partition)
             metastore.enqueue_compaction(
-                args.table, args.partition, CompactionType(args.type), initiator_id="manual"
+                table.full_name, args.partition, CompactionType(args.type), initiator_id="manual"
             )
+        elif args.partition is not None:
+            print("acidflow compact: error: --partition needs --table", file=sys.stderr)
+            return 2
+        # Recovered entries are marked failed and queued again: that is this run's recovery, not
+        # a failure of this run, so they are reported as recovered and do not set the exit status.
+        recovered = recover_abandoned_compactions(metastore, worker_timeout_seconds=worker_timeout)
+        for compaction_id in recovered:
+            entry = metastore.get_compaction(compaction_id)
+            message = entry.error_message or entry.state.value
+            if args.json:
+                print(json.dumps({"compaction_id": compaction_id, "status": "recovered", "message": message}))
+            else:
+                print(f"compaction {compaction_id}: recovered: {message}")
         before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
         # The configured lock manager (ACIDFLOW_LOCK_MANAGER): each compaction holds its
         # partition's maintenance lock, so two workers never compact one partition at once.
@@ -186,7 +252,13 @@ def run_compact(args: argparse.Namespace) -> int:
             warehouse=args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE,
         )
         try:
-            outcomes = run_worker(metastore, max_compactions=args.max, options=options, lock_manager=locks)
+            outcomes = run_worker(
+                metastore,
+                max_compactions=args.max,
+                options=options,
+                lock_manager=locks,
+                worker_timeout_seconds=worker_timeout,
+            )
         finally:
             locks.close()
         failed = [
@@ -221,22 +293,40 @@ def run_compact(args: argparse.Namespace) -> int:
 
 def run_clean(args: argparse.Namespace) -> int:
     """``acidflow clean``: clean ready compactions, or purge / restore a table's trash."""
-    from acid_core.compaction.cleaner import CleanerOptions, purge_trash, restore_from_trash, run_cleaner
+    from acid_core.compaction.cleaner import (
+        CleanerOptions,
+        PathAction,
+        purge_trash,
+        restore_from_trash,
+        run_cleaner,
+    )
+
+    skipped: list[str] = []
+
+    def report(action: PathAction, why: str) -> None:
+        # A ledger row is input, not trust: one pointing elsewhere is named, skipped, and fails the run.
+        skipped.append(action.path)
+        print(
+            f"acidflow clean: skipped ledger row of compaction {action.compaction_id}: {why}", file=sys.stderr
+        )
 
     with _open(args) as metastore:
         if args.purge_trash is not None:
             location = metastore.get_table(args.purge_trash).location
-            for path in purge_trash(location, args.older_than):
+            for path in purge_trash(location, args.older_than, on_skip=report):
                 print(f"purged {path}")
-            return 0
+            return 1 if skipped else 0
         if args.restore is not None:
             if args.compaction is None:
                 print("acidflow clean: error: --restore needs --compaction ID")
                 return 2
-            location = metastore.get_table(args.restore).location
-            for path in restore_from_trash(location, args.compaction):
+            table = metastore.get_table(args.restore)
+            partitions = [p.location for p in metastore.list_partitions(table.full_name)]
+            for path in restore_from_trash(
+                table.location, args.compaction, partition_locations=partitions, on_skip=report
+            ):
                 print(f"restored {path}")
-            return 0
+            return 1 if skipped else 0
         options = CleanerOptions(
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
         )

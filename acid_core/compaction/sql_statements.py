@@ -13,7 +13,8 @@ these). Output columns follow Hive 4's SHOW COMPACTIONS / ABORT COMPACTIONS, low
 
 Not here: queue rules (``metastore``), the work (``worker``).
 Errors: ``InvalidPartitionError`` (spec does not match the table's keys, or none for a partitioned
-table), ``NoSuchTableError``; ABORT COMPACTIONS reports per-ID errors as rows, as Hive does.
+table), ``NoSuchPartitionError`` (the spec names no existing partition; nothing is queued),
+``NoSuchTableError``; ABORT COMPACTIONS reports per-ID errors as rows, as Hive does.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 
-from acid_core.compaction.worker import run_worker
+from acid_core.compaction.worker import check_compaction_target, run_worker
 from acid_core.errors import AcidError, InvalidPartitionError, UnsupportedStatementError
 from acid_core.metastore import CompactionState, CompactionType, format_partition_name
 from acid_core.sql.registry import StatementResult, register_statement
 
 if TYPE_CHECKING:
+    from acid_core.locks import LockManager
     from acid_core.metastore import CompactionInfo, Metastore, Table
     from acid_core.sql.registry import ParsedStatement, StatementContext
 
@@ -105,6 +107,7 @@ def alter_table_compact(context: StatementContext, statement: ParsedStatement) -
     metastore = context.warehouse.metastore
     table = metastore.get_table(match.group("table").replace("`", ""))
     partition = _partition_name(table, match.group("partition"), statement.text)
+    check_compaction_target(metastore, table, partition)  # Hive: INVALID_PARTITION_SPEC, nothing queued
     properties = dict(_pairs(_PROPERTY, match.group("properties") or "", statement.text, "TBLPROPERTIES"))
     kind = CompactionType(match.group("type").lower())
     compaction_id = metastore.enqueue_compaction(
@@ -116,21 +119,23 @@ def alter_table_compact(context: StatementContext, statement: ParsedStatement) -
             "alter_table_compact",
             message=f"Compaction enqueued with id {compaction_id} ({kind.value}, {where})",
         )
-    info = _wait(metastore, compaction_id)
+    info = _wait(metastore, compaction_id, context.warehouse.lock_manager)
     message = f"Compaction {compaction_id} ({kind.value}, {where}): {_STATE_TEXT[info.state]}"
     if info.error_message:
         message += f": {info.error_message}"
     return StatementResult("alter_table_compact", message=message)
 
 
-def _wait(metastore: Metastore, compaction_id: int) -> CompactionInfo:
+def _wait(metastore: Metastore, compaction_id: int, lock_manager: LockManager) -> CompactionInfo:
     # The embedded AND WAIT: run queued compactions (oldest first) until this one has left the queue.
+    # Each holds its partition's maintenance lock, as `acidflow compact` does; killed, this process's
+    # entry and lock session are recovered by the next worker run (dead local process).
     while True:
         info = metastore.get_compaction(compaction_id)
         if info.state not in _ACTIVE:
             return info
         if (
-            not run_worker(metastore, max_compactions=1)
+            not run_worker(metastore, max_compactions=1, lock_manager=lock_manager)
             and metastore.get_compaction(compaction_id).state in _ACTIVE
         ):
             return metastore.get_compaction(compaction_id)  # claimed by another live worker

@@ -24,7 +24,14 @@ reader's registry) plus one stripe when the inputs' write-ID ranges are disjoint
 (the usual case: the file-by-file order is already row-ID order, see ``is_key_ordered``), or one
 stripe per input file otherwise (a k-way merge); never a whole table.
 
-Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run):
+Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run;
+it recovers an entry whose worker is a dead process of this host, or that has been 'working'
+longer than the worker timeout, Hive's ``hive.compactor.worker.timeout``, 86400 s by default. The
+dead worker's maintenance lock goes with its lock session: the SQL lock manager frees a session
+whose owner is a dead local process at once, ZooKeeper when the session times out):
+
+- before the lock, or holding it before step 1: nothing was written. Recovery fails the entry
+  and queues the compaction again.
 
 - writing / verifying: only the hidden staging directory exists; readers skip hidden names. T is
   open, so nothing is visible. Recovery aborts T, deletes the staging directory, fails the queue
@@ -42,8 +49,10 @@ Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job 
 Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
 run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
 Not here: deciding (``initiator``), planning (``planner``), deleting inputs (``cleaner``).
-Errors: ``CompactionVerificationError`` (output does not match; nothing committed), and whatever
-the metastore, reader or writer raise; the queue entry is marked failed with the message.
+Errors: ``CompactionVerificationError`` (output does not match; nothing committed),
+``NoSuchPartitionError``/``InvalidPartitionError`` (the entry names no existing partition; nothing
+is touched), and whatever the metastore, reader or writer raise; the queue entry is marked failed
+with the message.
 """
 
 from __future__ import annotations
@@ -64,9 +73,15 @@ import pyarrow.dataset as pads
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
 from acid_core.directory import load_directory_state
-from acid_core.errors import AcidError, CompactionVerificationError, LockTimeoutError
+from acid_core.errors import (
+    AcidError,
+    CompactionVerificationError,
+    InvalidPartitionError,
+    LockTimeoutError,
+    NoSuchPartitionError,
+)
 from acid_core.fs import FileInfo, file_io_for
-from acid_core.locks import parse_lock_object
+from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
 from acid_core.orc.reader import load_delete_events, scan
@@ -105,7 +120,9 @@ __all__ = [
     "BucketResult",
     "BucketTask",
     "CompactionOutcome",
+    "DEFAULT_WORKER_TIMEOUT_SECONDS",
     "WorkerOptions",
+    "check_compaction_target",
     "compact_bucket",
     "default_worker_id",
     "execute_compaction",
@@ -130,7 +147,8 @@ _MIX = (
     np.uint64(0x165667B19E3779F9),
     np.uint64(0xD6E8FEB86659FD93),
 )
-_WORKER_TIMEOUT_SECONDS: Final = 86400.0  # hive.compactor.worker.timeout
+DEFAULT_WORKER_TIMEOUT_SECONDS: Final = 86400.0
+"""Hive's ``hive.compactor.worker.timeout``: a 'working' compaction older than this is recovered."""
 
 Step = Literal["writing", "verifying", "renaming", "renamed", "committing", "marking"]
 
@@ -667,27 +685,67 @@ def execute_compaction(
         CompactionVerificationError: the output does not match its inputs (entry marked failed).
         AcidError: any other failure (entry marked failed, transaction aborted, staging removed).
     """
-    table = metastore.get_table(compaction.table)
+    try:
+        table = metastore.get_table(compaction.table)
+        check_compaction_target(metastore, table, compaction.partition)
+    except AcidError as error:
+        # A queue entry naming no table or partition must not stay 'working' (nor touch any path).
+        message = _describe(error)
+        _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))
+        raise
     if table.table_type is not TableType.ACID:
         reason = f"{table.full_name} is {table.table_type.value}: acidflow compacts full-ACID (ORC event) tables only"
         metastore.mark_refused(compaction.id, reason)
         return CompactionOutcome(compaction.id, "refused", reason)
     if lock_manager is None:
         return _execute_compaction(metastore, compaction, table, options, run_tasks, on_step)
-    target = parse_lock_object(
-        table.full_name if compaction.partition is None else f"{table.full_name}/{compaction.partition}"
-    )
-    requests = plan_statement_locks(StatementLocks(StatementKind.COMPACT, target=target, is_acid=True))
     try:
+        target = parse_lock_object(
+            table.full_name if compaction.partition is None else f"{table.full_name}/{compaction.partition}"
+        )
+        requests = plan_statement_locks(StatementLocks(StatementKind.COMPACT, target=target, is_acid=True))
         handle = lock_manager.acquire(requests, holder=f"compaction {compaction.id}")
     except LockTimeoutError as refused:
         reason = f"the maintenance lock of {target.to_name()} is taken: {refused}"
         metastore.mark_refused(compaction.id, reason)
         return CompactionOutcome(compaction.id, "refused", reason)
+    except AcidError as error:  # e.g. the lock service is down: nothing started, nothing stays 'working'
+        message = _describe(error)
+        _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))
+        raise
     try:
         return _execute_compaction(metastore, compaction, table, options, run_tasks, on_step)
     finally:
         lock_manager.release(handle)
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def check_compaction_target(metastore: Metastore, table: Table, partition: str | None) -> None:
+    """Check that a compaction names an existing partition of ``table`` (or none, if unpartitioned).
+
+    Hive's ``AlterTableCompactOperation`` refuses a spec matching no partition
+    (``INVALID_PARTITION_SPEC``) and, for a partitioned table, a missing spec.
+
+    Raises:
+        InvalidPartitionError: a spec for an unpartitioned table, or none for a partitioned one.
+        NoSuchPartitionError: the spec names no partition the metastore knows.
+    """
+    keys = [key.name for key in table.partition_keys]
+    if partition is None:
+        if keys:
+            raise InvalidPartitionError(
+                table.full_name,
+                None,
+                f"a partition {'/'.join(k + '=...' for k in keys)} of the partitioned table",
+            )
+        return
+    if not keys:
+        raise InvalidPartitionError(table.full_name, partition, "no partition: the table is not partitioned")
+    if partition not in {candidate.name for candidate in metastore.list_partitions(table.full_name)}:
+        raise NoSuchPartitionError(table.full_name, partition)
 
 
 def _execute_compaction(
@@ -838,33 +896,41 @@ def _fail_if_active(metastore: Metastore, compaction_id: int, message: str) -> N
 # --- recovery and the loop ---------------------------------------------------------------------
 
 
-def _is_dead_local_worker(worker_id: str | None) -> bool:
+def _is_dead_local_worker(worker_id: str | None, started: float | None) -> bool:
     if not worker_id:
         return True
     host, _, pid_text = worker_id.rpartition("-")
-    if host != socket.gethostname() or not pid_text.isdigit():
+    if not pid_text.isdigit():  # "<host>-<pid>-<role>" (the Airflow operator's "-airflow")
+        host, _, pid_text = host.rpartition("-")
+    if not host or not pid_text.isdigit():
         return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    # The worker process started before it claimed the entry; a process started after the claim
+    # holds a reused process ID.
+    return is_dead_local_process(host, int(pid_text), started=started, local_host=socket.gethostname())
 
 
 def recover_abandoned_compactions(
     metastore: Metastore,
     *,
-    worker_timeout_seconds: float = _WORKER_TIMEOUT_SECONDS,
+    worker_timeout_seconds: float = DEFAULT_WORKER_TIMEOUT_SECONDS,
     now: float | None = None,
 ) -> list[int]:
     """Finish or undo compactions whose worker died (Hive's ``revokeFromLocalWorkers``/timeouts).
 
     A 'working' entry is abandoned when its worker was a process of this host that no longer
-    exists, or it started more than ``worker_timeout_seconds`` ago. If its transaction committed,
-    the output is in place: it is marked compacted. Otherwise the transaction is aborted, the
-    staging directory deleted, the entry marked failed and the same compaction queued again.
+    exists (``kill -9``), or it started more than ``worker_timeout_seconds`` ago (Hive's
+    ``hive.compactor.worker.timeout``, ``CompactionTxnHandler.revokeTimedoutWorkers``). If its
+    transaction committed, the output is in place: it is marked compacted. Otherwise the
+    transaction is aborted, the staging directory deleted, the entry marked failed and the same
+    compaction queued again. An entry naming no existing table or partition is only marked failed:
+    there is nothing of it on disk to undo, and no path is derived from it.
+
+    Idempotent: killed during recovery, the next call recovers what is still 'working'.
+
+    Args:
+        metastore: the transaction metastore.
+        worker_timeout_seconds: how long a compaction may stay 'working' (default 86400 s).
+        now: the clock (epoch seconds).
 
     Returns:
         The IDs of the recovered entries.
@@ -875,21 +941,31 @@ def recover_abandoned_compactions(
         if entry.state is not CompactionState.WORKING:
             continue
         timed_out = entry.start_time is not None and now - entry.start_time > worker_timeout_seconds
-        if not (timed_out or _is_dead_local_worker(entry.worker_id)):
+        if not (timed_out or _is_dead_local_worker(entry.worker_id, entry.start_time)):
             continue
         recovered.append(entry.id)
+        why = (
+            f"worker {entry.worker_id} ran longer than the worker timeout ({worker_timeout_seconds:g} s)"
+            if timed_out
+            else f"worker {entry.worker_id} died"
+        )
         if entry.txn_id is not None and metastore.get_txn(entry.txn_id).state is TxnState.COMMITTED:
             metastore.mark_compacted(entry.id)
             continue
         if entry.txn_id is not None:
             _abort_if_open(metastore, entry.txn_id)
-        table = metastore.get_table(entry.table)
+        try:
+            table = metastore.get_table(entry.table)
+            check_compaction_target(metastore, table, entry.partition)
+        except AcidError as error:
+            metastore.mark_failed(entry.id, f"{why}; not queued again: {_describe(error)}")
+            continue
         io, root = file_io_for(partition_location(metastore, table, entry.partition))
         prefix = f"{STAGING_PREFIX}c{entry.id}-"
         for child in io.list_dir(root) if io.info(root) is not None else []:
             if child.name.startswith(prefix):
                 io.delete_dir(child.path)
-        metastore.mark_failed(entry.id, f"worker {entry.worker_id} died; compaction queued again")
+        metastore.mark_failed(entry.id, f"{why}; compaction queued again")
         metastore.enqueue_compaction(
             entry.table,
             entry.partition,
@@ -909,17 +985,29 @@ def run_worker(
     options: WorkerOptions | None = None,
     run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
     lock_manager: LockManager | None = None,
+    worker_timeout_seconds: float = DEFAULT_WORKER_TIMEOUT_SECONDS,
 ) -> list[CompactionOutcome]:
     """Recover abandoned compactions, then claim and run queued ones until the queue is empty.
 
     A failing compaction is marked failed and the loop goes on with the next one. With a
-    ``lock_manager`` each compaction holds its partition's maintenance lock (``execute_compaction``).
+    ``lock_manager`` each compaction holds its partition's maintenance lock (``execute_compaction``);
+    the locks of a killed worker's session are freed by the lock manager (dead-owner detection or
+    session timeout), so a recovered compaction can take them again.
+
+    Args:
+        metastore: the transaction metastore.
+        worker_id: recorded on claimed entries (default ``<host>-<pid>``).
+        max_compactions: claim at most this many.
+        options: output and executor options.
+        run_tasks: runs the bucket tasks.
+        lock_manager: the maintenance locks (none taken when None).
+        worker_timeout_seconds: ``recover_abandoned_compactions``' timeout.
 
     Returns:
         The outcome of each compaction that finished (failed ones are logged, not returned).
     """
     worker_id = worker_id or default_worker_id()
-    recover_abandoned_compactions(metastore)
+    recover_abandoned_compactions(metastore, worker_timeout_seconds=worker_timeout_seconds)
     outcomes: list[CompactionOutcome] = []
     done = 0
     while max_compactions is None or done < max_compactions:
@@ -933,6 +1021,8 @@ def run_worker(
                     metastore, claimed, options=options, run_tasks=run_tasks, lock_manager=lock_manager
                 )
             )
-        except AcidError:
-            _LOG.exception("compaction %d of %s failed", claimed.id, claimed.table)
+        except AcidError as error:
+            # One line for the operator (the entry is marked failed with it); the traceback only at debug.
+            _LOG.error("compaction %d of %s failed: %s", claimed.id, claimed.table, error)
+            _LOG.debug("compaction %d failed", claimed.id, exc_info=True)
     return outcomes

@@ -9,7 +9,10 @@ The embedded default (SQLite next to the warehouse) and PostgreSQL both work. Th
 
 A session plays the role of a ZooKeeper session: its locks live as long as it heartbeats. If the
 process dies, nobody heartbeats, and the next acquire/show/heartbeat of any session after
-``session_timeout`` deletes its rows. Fair mode stores waiting markers as rows with
+``session_timeout`` deletes its rows (Hive's ``TxnHandler.timeOutLocks``). A session records its
+owner's host and process ID: when that process is a dead process of the caller's host (``kill -9``;
+``acid_core.locks.is_dead_local_process``), its rows go at once, so the next ``acidflow compact``
+after a killed worker takes the maintenance lock without waiting for the timeout. Fair mode stores waiting markers as rows with
 ``L_WAITING``; the rule is the one of ``acid_core.locks`` (markers block later pure-S requests).
 
 Invariants: as ``acid_core.locks``; a grant is atomic because every lock transaction is
@@ -30,6 +33,7 @@ Concurrency: thread-safe; one heartbeat thread per manager.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
 import uuid
@@ -48,6 +52,7 @@ from acid_core.locks import (
     _validate_retry,
     default_host,
     is_compatible,
+    is_dead_local_process,
     parse_lock_object,
     plan_lock_set,
     retry_acquire,
@@ -120,7 +125,7 @@ class SqlLockManager:
         self._held: dict[str, LockHandle] = {}
         self._stop = threading.Event()
         try:
-            self._store = SqlLockStore(url)
+            self._store = SqlLockStore(url, is_dead_owner=self._is_dead_owner)
         except MetastoreError as e:
             raise LockServiceUnavailableError(
                 f"Could not open the SQL lock store: {e}; expected a reachable metastore database; "
@@ -137,8 +142,13 @@ class SqlLockManager:
 
     def _new_session(self) -> None:
         session_id = uuid.uuid4().hex
-        self._store.open_session(session_id, self.host, int(self.session_timeout * 1000), _now_ms())
+        self._store.open_session(
+            session_id, self.host, int(self.session_timeout * 1000), _now_ms(), pid=os.getpid()
+        )
         self.session_id = session_id
+
+    def _is_dead_owner(self, host: str, pid: int, started: float) -> bool:
+        return is_dead_local_process(host, pid, started=started, local_host=self.host)
 
     def _call(self, operation: Callable[[], _T]) -> _T:
         try:

@@ -2,10 +2,12 @@
 
 The tables (acidflow's own; Hive's DbLockManager keeps HIVE_LOCKS with a richer mode set)::
 
-    ACIDFLOW_LOCK_SESSIONS   one row per live lock-manager session: id, host, last heartbeat and
-                             timeout (ms). A session whose heartbeat is older than its timeout is
-                             expired: the next acquire/show/heartbeat deletes it and its locks
-                             (ZooKeeper's ephemeral-node semantics).
+    ACIDFLOW_LOCK_SESSIONS   one row per live lock-manager session: id, host, owner pid, last
+                             heartbeat and timeout (ms). A session whose heartbeat is older than
+                             its timeout is expired: the next acquire/show/heartbeat deletes it and
+                             its locks (ZooKeeper's ephemeral-node semantics). So is a session whose
+                             owner the store's ``is_dead_owner`` check finds dead (a killed process
+                             of this host), without waiting for the timeout.
     ACIDFLOW_LOCKS           one row per held lock (state 'a') or fair-mode waiting marker ('w'):
                              session, request token, object name, db, table, mode, holder, host,
                              txn id, acquired time (ms).
@@ -29,6 +31,7 @@ Errors: database failures (and a database at a revision this code does not know)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -43,11 +46,14 @@ from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
 from acid_core.metastore.sql import create_engine_for_url, describe_db_error, upgrade_schema
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
     from sqlalchemy.engine import Connection
 
-__all__ = ["LOCK_METADATA", "LockRow", "SqlLockStore", "StoredLock"]
+__all__ = ["LOCK_METADATA", "DeadOwnerCheck", "LockRow", "SqlLockStore", "StoredLock"]
+
+DeadOwnerCheck = Callable[[str, int, float], bool]
+"""``(host, pid, started epoch seconds) -> bool``: whether a session's owner is certainly dead."""
 
 LOCK_METADATA = Base.metadata
 """Deprecated alias: the lock tables now live on the metastore's ``Base.metadata`` (Alembic owns them)."""
@@ -113,7 +119,8 @@ class SqlLockStore:
         MetastoreError: not a URL, the database cannot be opened or migrated to the newest schema.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, is_dead_owner: DeadOwnerCheck | None = None) -> None:
+        self._is_dead_owner = is_dead_owner
         try:
             self._url = sa.make_url(url)
         except SQLAlchemyError as e:
@@ -148,12 +155,20 @@ class SqlLockStore:
         except SQLAlchemyError as e:
             raise MetastoreError(operation, self.shown_url, describe_db_error(e)) from e
 
-    @staticmethod
-    def _purge_expired(connection: Connection, now_ms: int) -> None:
+    def _purge_expired(self, connection: Connection, now_ms: int) -> None:
         expired = select(SESSIONS.c.session_id).where(
             SESSIONS.c.last_heartbeat + SESSIONS.c.timeout_ms < now_ms
         )
         ids = list(connection.scalars(expired))
+        if self._is_dead_owner is not None:
+            # Hive's reaper frees a dead session's locks only after hive.txn.timeout; an owner that
+            # is a dead process of this host is certainly gone, so its session goes now.
+            owned = select(SESSIONS.c.session_id, SESSIONS.c.host, SESSIONS.c.pid, SESSIONS.c.started).where(
+                SESSIONS.c.pid.is_not(None)
+            )
+            for session_id, host, pid, started in connection.execute(owned):
+                if session_id not in ids and self._is_dead_owner(str(host), int(pid), int(started) / 1000):
+                    ids.append(str(session_id))
         if ids:
             connection.execute(delete(LOCKS).where(LOCKS.c.session_id.in_(ids)))
             connection.execute(delete(SESSIONS).where(SESSIONS.c.session_id.in_(ids)))
@@ -163,13 +178,16 @@ class SqlLockStore:
         found = connection.scalar(select(SESSIONS.c.session_id).where(SESSIONS.c.session_id == session_id))
         return found is not None
 
-    def open_session(self, session_id: str, host: str, timeout_ms: int, now_ms: int) -> None:
-        """Register a new session."""
+    def open_session(
+        self, session_id: str, host: str, timeout_ms: int, now_ms: int, pid: int | None = None
+    ) -> None:
+        """Register a new session (``pid``: its owner's process ID on ``host``, for dead-owner reaping)."""
         with self._serialized("open lock session") as c:
             c.execute(
                 insert(SESSIONS).values(
                     session_id=session_id,
                     host=host,
+                    pid=pid,
                     started=now_ms,
                     last_heartbeat=now_ms,
                     timeout_ms=timeout_ms,

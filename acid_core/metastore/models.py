@@ -367,6 +367,8 @@ LOCK_SESSIONS = SqlTable(
     SqlColumn("LS_STARTED", BigInteger, nullable=False, key="started"),
     SqlColumn("LS_LAST_HEARTBEAT", BigInteger, nullable=False, key="last_heartbeat"),
     SqlColumn("LS_TIMEOUT_MS", BigInteger, nullable=False, key="timeout_ms"),
+    # The owner's process ID on LS_HOST (revision 0006): a dead local owner's session is reaped at once.
+    SqlColumn("LS_PID", BigInteger, nullable=True, key="pid"),
 )
 """Live SQL lock-manager sessions (times in epoch ms); see ``acid_core.metastore.lock_store``."""
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import importlib.util
 import logging
 import socket
 import sqlite3
@@ -73,6 +74,7 @@ from acid_core.errors import (
     InvalidTableDefinitionError,
     InvalidTableNameError,
     MetastoreError,
+    MissingDependencyError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
     NoSuchLeaseError,
@@ -82,6 +84,11 @@ from acid_core.errors import (
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
     TxnNotOpenError,
+)
+from acid_core.locations import (
+    validate_column_name,
+    validate_object_name,
+    validate_partition_value,
 )
 from acid_core.metastore.models import (
     CompactionQueueEntry,
@@ -148,6 +155,7 @@ __all__ = [
     "SqlMetastore",
     "create_engine_for_url",
     "describe_db_error",
+    "resolve_postgres_driver",
     "upgrade_schema",
 ]
 
@@ -205,6 +213,7 @@ def _validate_definition(definition: TableDefinition, full_name: str) -> None:
             full_name, f"column {duplicates[0]!r} is declared twice", "unique names across columns and keys"
         )
     for column in (*definition.columns, *definition.partition_keys):
+        validate_column_name(column.name)
         if not column.name or not column.type:
             raise InvalidTableDefinitionError(full_name, f"column {column!r}", "a non-empty name and type")
     column_names = {c.name.lower() for c in definition.columns}
@@ -312,6 +321,35 @@ def _is_sqlite_memory(url: sa.URL) -> bool:
     return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
+_POSTGRES_DRIVERS = ("psycopg2", "psycopg")  # the installed one wins; psycopg2 is requirements.txt's
+
+
+def resolve_postgres_driver(url: sa.URL) -> sa.URL:
+    """Give a bare ``postgresql://`` URL a driver that is installed; other URLs are returned as is.
+
+    SQLAlchemy 2.1 maps a bare ``postgresql://`` to psycopg (3); users write that form, while the
+    pinned driver is psycopg2. A URL that names its driver (``postgresql+psycopg2://``) is kept.
+
+    Args:
+        url: a parsed SQLAlchemy URL.
+
+    Returns:
+        The URL, with ``+psycopg2`` (or ``+psycopg``) added when it had no driver.
+
+    Raises:
+        MissingDependencyError: a bare PostgreSQL URL and neither psycopg2 nor psycopg installed.
+
+    >>> str(resolve_postgres_driver(sa.make_url("sqlite:///m.db")))
+    'sqlite:///m.db'
+    """
+    if url.drivername != "postgresql":
+        return url
+    for driver in _POSTGRES_DRIVERS:
+        if importlib.util.find_spec(driver) is not None:
+            return url.set(drivername=f"postgresql+{driver}")
+    raise MissingDependencyError("psycopg2-binary (or psycopg)", "a postgresql:// metastore", "postgres")
+
+
 def create_engine_for_url(url: sa.URL) -> Engine:
     """An engine configured as the metastore uses it; the lock store shares this setup.
 
@@ -326,7 +364,15 @@ def create_engine_for_url(url: sa.URL) -> Engine:
         The engine; nothing is connected yet.
     """
     if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+        url = resolve_postgres_driver(url)
+        try:
+            return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+        except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
+            raise MissingDependencyError(
+                f"the database driver {url.drivername!r}",
+                f"the metastore URL {url.render_as_string()!r}",
+                "postgres",
+            ) from e
     memory = _is_sqlite_memory(url)
     if memory:
         engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
@@ -522,7 +568,7 @@ class SqlMetastore:
         self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
     ) -> Database:
         """See ``Metastore.create_database``."""
-        db_name = _normalize_database_name(name)
+        db_name = validate_object_name("database", _normalize_database_name(name))
         where = location or f"{self._warehouse}/{db_name}.db"
         with self._transaction("create_database", lambda: DatabaseAlreadyExistsError(db_name)) as s:
             if s.scalar(select(DatabaseRow.db_id).where(DatabaseRow.name == db_name)) is not None:
@@ -573,6 +619,7 @@ class SqlMetastore:
         """See ``Metastore.create_table``."""
         database, name = split_table_name(definition.name)
         full_name = f"{database}.{name}"
+        validate_object_name("table", name)  # MetaStoreUtils.validateName, as create_table_core
         _validate_definition(definition, full_name)
         already = functools.partial(_table_exists_error, full_name)
         with self._transaction("create_table", already) as s:
@@ -651,7 +698,7 @@ class SqlMetastore:
                 else "no partition (the table is unpartitioned)"
             )
             raise InvalidPartitionError(table.full_name, dict(values), expected)
-        ordered = [given[k] for k in keys]
+        ordered = [validate_partition_value(given[k]) for k in keys]
         return format_partition_name(keys, ordered), tuple("" if v is None else str(v) for v in ordered)
 
     def add_partition(

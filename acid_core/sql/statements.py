@@ -5,10 +5,11 @@
     CREATE TABLE t (c type, ..) [PARTITIONED BY (k type, ..)] [CLUSTERED BY (c) INTO n BUCKETS]
         [STORED AS ORC] [LOCATION '..'] [TBLPROPERTIES ('transactional'='true'
         [, 'transactional_properties'='insert_only'])]            full ACID / insert-only / plain
-    DROP TABLE [IF EXISTS] t                                      X lock; data directory removed
+    DROP TABLE [IF EXISTS] t                       X lock; managed: data removed; EXTERNAL: files kept
     CREATE DATABASE [IF NOT EXISTS] db | DROP DATABASE [IF EXISTS] db [CASCADE] | SHOW DATABASES
     DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
-    ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [PARTITION (..)] | DROP [IF EXISTS] PARTITION (..)
+    ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [LOCATION '..'] [PARTITION (..) [LOCATION '..']]
+        | DROP [IF EXISTS] PARTITION (..)
     INSERT INTO [TABLE] t [PARTITION (k='v' | k, ..)] [(cols)] VALUES (..), .. | SELECT ..
     UPDATE t SET c = expr [, ..] [WHERE cond]                      split-update, one statement ID
     DELETE FROM t [WHERE cond]
@@ -28,13 +29,23 @@ first, then the reads at the transaction's snapshot (DuckDB over Arrow),
 the type checks and casts, and the writes; any error aborts it, so a failing statement changes
 no visible row.
 
+Locations (``acid_core.locations``): a CREATE TABLE / CREATE DATABASE / ADD PARTITION location,
+given or default, is validated before anything is created (also where its symbolic links lead;
+a managed table's or partition's directory must be empty or new, since its DROP deletes it all);
+a DROP validates every directory it will delete before the metadata goes, deletes a managed
+table's data only (Hive's rule: EXTERNAL tables keep their files), and removes a dropped database's
+directory only once it is empty. ``DROP DATABASE default`` is refused, as in Hive.
+
 Not here: parsing and dispatch (``engine``, ``registry``), files (``acid_core.writes``).
-Errors: ``NoSuchTableError``, ``NoSuchColumnError``, ``SqlTypeError``, ``ValueOutOfRangeError``,
-``SqlExecutionError``, ``UnsupportedStatementError``, ``CommitConflictError``, lock errors.
+Errors: ``InvalidLocationError``, ``InvalidObjectNameError``, ``UnsafeDeleteError``,
+``DropDefaultDatabaseError``, ``NoSuchTableError``, ``NoSuchColumnError``, ``SqlTypeError``,
+``ValueOutOfRangeError``, ``SqlExecutionError``, ``UnsupportedStatementError``,
+``CommitConflictError``, lock errors.
 """
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final, cast
 
@@ -43,7 +54,11 @@ from sqlglot import TokenType, exp
 from sqlglot.dialects.hive import Hive
 
 from acid_core.errors import (
+    AcidError,
     DatabaseAlreadyExistsError,
+    DropDefaultDatabaseError,
+    InvalidLocationError,
+    InvalidPartitionError,
     NoSuchColumnError,
     NoSuchDatabaseError,
     NoSuchPartitionError,
@@ -52,9 +67,28 @@ from acid_core.errors import (
     SqlExecutionError,
     SqlSyntaxError,
     TableAlreadyExistsError,
+    UnsafeDeleteError,
     UnsupportedStatementError,
 )
-from acid_core.metastore import Column, Table, TableDefinition, TableType, format_partition_name
+from acid_core.fs import SUPPORTED_SCHEMES, LocalFileIO, file_io_for, real_path
+from acid_core.locations import (
+    Occupant,
+    check_location,
+    format_location,
+    is_inside,
+    parse_location,
+    validate_object_name,
+    validate_partition_value,
+)
+from acid_core.metastore import (
+    DEFAULT_DATABASE,
+    Column,
+    Table,
+    TableDefinition,
+    TableType,
+    format_partition_name,
+    split_table_name,
+)
 from acid_core.orc.schema import ROW_ID_COLUMN, hive_to_arrow, parse_hive_type
 from acid_core.sql.evaluate import Evaluator
 from acid_core.sql.lock_statements import plan_lock_requests, plan_read_partitions
@@ -65,6 +99,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from acid_core.locks import LockRequest
+    from acid_core.metastore import Metastore
     from acid_core.sql.engine import SqlSession
     from acid_core.writes import Transaction
 
@@ -157,6 +192,147 @@ def _property_key(expression: exp.Expr) -> str:
     return str(expression.this) if isinstance(expression, exp.Literal) else expression.name
 
 
+# -- location safety (acid_core.locations) --------------------------------------------------------
+
+
+def _real(location: str) -> str:
+    """A local location with its symbolic links resolved; other stores have none."""
+    try:
+        io, path = file_io_for(location)
+    except AcidError:
+        return location  # a scheme no filesystem serves: nothing to resolve
+    return real_path(io, path) if isinstance(io, LocalFileIO) else location
+
+
+def _occupants(metastore: Metastore, container: str | None = None) -> list[Occupant]:
+    """Every database, table and partition location; ``container`` is a table that may hold the new one."""
+    found: list[Occupant] = []
+    for db_name in metastore.list_databases():
+        found.append(Occupant("database", db_name, metastore.get_database(db_name).location, True))
+        for name in metastore.list_tables(db_name):
+            table = metastore.get_table(f"{db_name}.{name}")
+            found.append(Occupant("table", table.full_name, table.location, table.full_name == container))
+            if table.partition_keys:
+                found.extend(
+                    Occupant("partition", f"{table.full_name}/{p.name}", p.location)
+                    for p in metastore.list_partitions(table.full_name)
+                )
+    return found
+
+
+def _checked_location(context: StatementContext, candidate: str, occupants: Sequence[Occupant]) -> str:
+    """Validate a location as written and where its symbolic links lead; returns the text to store.
+
+    Raises:
+        InvalidLocationError: see ``acid_core.locations.check_location``.
+    """
+    warehouse, cwd = context.warehouse.location, os.getcwd()
+    location = format_location(
+        check_location(
+            candidate,
+            warehouse_root=warehouse,
+            occupants=occupants,
+            cwd=cwd,
+            supported_schemes=SUPPORTED_SCHEMES,
+        )
+    )
+    real = _real(location)
+    try:
+        check_location(
+            real,
+            warehouse_root=_real(warehouse),
+            occupants=[Occupant(o.kind, o.name, _real(o.location), o.may_contain) for o in occupants],
+            cwd=cwd,
+            supported_schemes=SUPPORTED_SCHEMES,
+        )
+    except InvalidLocationError as e:
+        if real == location:
+            raise
+        raise InvalidLocationError(
+            candidate, f"it leads (through a symbolic link) to {real!r}, and {e.problem}", e.expected
+        ) from e
+    return location
+
+
+def _checked_delete(context: StatementContext, what: str, location: str, others: Sequence[Occupant]) -> str:
+    """Validate a directory a DROP is about to delete, before anything is dropped.
+
+    Raises:
+        UnsafeDeleteError: the metastore row points somewhere acidflow does not own.
+    """
+    try:
+        return _checked_location(context, location, others)
+    except InvalidLocationError as e:
+        raise UnsafeDeleteError(
+            location,
+            f"it is the location of {what}, but {e.problem}",
+            "a directory that only this table owns; nothing was dropped (hint: DROP of an EXTERNAL "
+            "table keeps its files)",
+        ) from e
+
+
+def _managed_data(context: StatementContext, table: Table, occupants: Sequence[Occupant]) -> list[str]:
+    """What a DROP of a managed table deletes: its location, and each partition location outside it.
+
+    Hive's ``drop_table_core`` (``deleteTableData``, ``deletePartitionData``): an EXTERNAL table
+    keeps every file; a managed one loses its directory and its partitions' directories that lie
+    elsewhere. Each is validated against every other location first.
+    """
+    if table.external:
+        return []
+    own = f"{table.full_name}/"
+    mine = [o for o in occupants if o.kind == "partition" and o.name.startswith(own)]
+    others = [o for o in occupants if o not in mine and not (o.kind == "table" and o.name == table.full_name)]
+    targets = [_checked_delete(context, f"table {table.full_name}", table.location, others)]
+    root = parse_location(targets[0], cwd=os.getcwd(), supported_schemes=SUPPORTED_SCHEMES)
+    for partition in mine:
+        try:
+            inside = is_inside(
+                parse_location(partition.location, cwd=os.getcwd(), supported_schemes=SUPPORTED_SCHEMES),
+                root,
+                strictly=True,
+            )
+        except InvalidLocationError:
+            inside = False  # refused below, naming it
+        if not inside:
+            rest = [o for o in occupants if o != partition]
+            targets.append(_checked_delete(context, f"partition {partition.name}", partition.location, rest))
+    return targets
+
+
+def _check_unowned_files(context: StatementContext, candidate: str, location: str) -> None:
+    """A managed table's or partition's new directory must be empty or new: its DROP deletes it all.
+
+    Raises:
+        InvalidLocationError: the directory already holds files acidflow did not write.
+    """
+    file_io, path = context.warehouse.table_dir(location)
+    if file_io.info(path) is None:
+        return
+    entries = sorted(child.name for child in file_io.list_dir(path))
+    if entries:
+        raise InvalidLocationError(
+            candidate,
+            f"it already holds {len(entries)} entries acidflow did not write (first {entries[0]!r}), which a "
+            "DROP of a managed table would delete",
+            "an empty or new directory; hint: CREATE EXTERNAL TABLE uses existing files and keeps them",
+        )
+
+
+def _table_exists(metastore: Metastore, name: str) -> bool:
+    try:
+        metastore.get_table(name)
+    except NoSuchTableError:
+        return False
+    return True
+
+
+def _delete_dirs(context: StatementContext, locations: Sequence[str]) -> None:
+    for location in locations:
+        file_io, path = context.warehouse.table_dir(location)
+        file_io.delete_dir(path)
+
+
 # -- DDL -----------------------------------------------------------------------------------------
 
 
@@ -202,6 +378,17 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
         )
     if bucket_columns:
         properties.setdefault(BUCKETING_VERSION_KEY, str(DEFAULT_BUCKETING_VERSION))
+    metastore = context.warehouse.metastore
+    database_name, table_name = split_table_name(name)
+    validate_object_name("database", database_name)
+    validate_object_name("table", table_name)
+    if not _table_exists(metastore, name):
+        # The default location is checked too: an earlier LOCATION may have taken it.
+        default = f"{metastore.get_database(database_name).location.rstrip('/')}/{table_name}"
+        checked = _checked_location(context, location or default, _occupants(metastore))
+        if not external:
+            _check_unowned_files(context, location or default, checked)
+        location = checked if location is not None else None
     definition = TableDefinition(
         name=name,
         columns=_columns(schema),
@@ -214,7 +401,7 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
         owner=context.warehouse.user,
     )
     try:
-        table = context.warehouse.metastore.create_table(definition)
+        table = metastore.create_table(definition)
     except TableAlreadyExistsError:
         if create.args.get("exists"):
             return StatementResult("create_table", message=f"OK: table {name} already exists")
@@ -230,7 +417,11 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
     "drop_table", expression_type=exp.Drop, predicate=lambda e: str(e.args.get("kind", "")).upper() == "TABLE"
 )
 def drop_table(context: StatementContext, statement: ParsedStatement) -> StatementResult:
-    """DROP TABLE [IF EXISTS]: the metastore entry and, for managed tables, the data."""
+    """DROP TABLE [IF EXISTS]: the metastore entry and, for managed tables only, the data (as Hive).
+
+    A managed table's data is its location and its partitions' locations outside it, each
+    validated first (``_managed_data``); an EXTERNAL table keeps every file.
+    """
     drop = _expression(statement)
     metastore = context.warehouse.metastore
     dropped = []
@@ -243,10 +434,11 @@ def drop_table(context: StatementContext, statement: ParsedStatement) -> Stateme
                 if drop.args.get("exists"):
                     continue
                 raise
+            # Every directory is validated before the metadata goes; the metadata goes before the
+            # files, so a crash in between leaves files without a table, never a table without files.
+            targets = _managed_data(context, table, _occupants(metastore))
             metastore.drop_table(table.full_name)
-            if not table.external:
-                file_io, path = context.warehouse.table_dir(table.location)
-                file_io.delete_dir(path)
+            _delete_dirs(context, targets)
             dropped.append(table.full_name)
     return StatementResult("drop_table", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
 
@@ -267,10 +459,14 @@ def create_database(context: StatementContext, statement: ParsedStatement) -> St
             location = str(prop.this.this)
         elif isinstance(prop, exp.SchemaCommentProperty):
             description = str(prop.this.this)
+    metastore = context.warehouse.metastore
+    validate_object_name("database", name)
+    if name not in metastore.list_databases():
+        default = f"{context.warehouse.location.rstrip('/')}/{name}.db"
+        checked = _checked_location(context, location or default, _occupants(metastore))
+        location = checked if location is not None else None
     try:
-        database = context.warehouse.metastore.create_database(
-            name, location, description, context.warehouse.user
-        )
+        database = metastore.create_database(name, location, description, context.warehouse.user)
     except DatabaseAlreadyExistsError:
         if create.args.get("exists"):
             return StatementResult("create_database", message=f"OK: database {name} already exists")
@@ -286,12 +482,19 @@ def create_database(context: StatementContext, statement: ParsedStatement) -> St
     predicate=lambda e: str(e.args.get("kind", "")).upper() in ("DATABASE", "SCHEMA"),
 )
 def drop_database(context: StatementContext, statement: ParsedStatement) -> StatementResult:
-    """DROP DATABASE [IF EXISTS] db [CASCADE] (its tables' data go with CASCADE, as in Hive)."""
+    """DROP DATABASE [IF EXISTS] db [CASCADE]: ``default`` is refused; CASCADE drops the tables.
+
+    As Hive's ``drop_database_core``: managed tables lose their data (validated first, wherever
+    it lies), EXTERNAL tables keep it; the database directory goes only once it is empty.
+    """
     drop = _expression(statement)
     metastore = context.warehouse.metastore
     dropped = []
+    kept = []
     for target in drop.args.get("tables") or [drop.this]:
-        name = target.name.lower()
+        name = (target.name or target.db).lower()  # sqlglot reads DROP SCHEMA x as a db name
+        if name == DEFAULT_DATABASE:
+            raise DropDefaultDatabaseError(name)  # HiveMetaStore.drop_database, before anything else
         try:
             database = metastore.get_database(name)
         except NoSuchDatabaseError:
@@ -299,16 +502,42 @@ def drop_database(context: StatementContext, statement: ParsedStatement) -> Stat
                 continue
             raise
         tables = [metastore.get_table(f"{name}.{t}") for t in metastore.list_tables(name)]
+        targets: list[str] = []
+        if tables and drop.args.get("cascade"):
+            occupants = _occupants(metastore)
+            for table in tables:
+                targets.extend(_managed_data(context, table, occupants))
         metastore.drop_database(name, cascade=bool(drop.args.get("cascade")))
-        for table in tables:
-            if not table.external:
-                file_io, path = context.warehouse.table_dir(table.location)
-                file_io.delete_dir(path)
-        if name != "default":
-            file_io, path = context.warehouse.table_dir(database.location)
-            file_io.delete_dir(path)
+        _delete_dirs(context, targets)
+        if not _remove_if_empty(context, database.location):
+            kept.append(database.location)
         dropped.append(name)
-    return StatementResult("drop_database", message=f"OK: dropped {', '.join(dropped) or 'nothing'}")
+    message = f"OK: dropped {', '.join(dropped) or 'nothing'}"
+    if kept:
+        message += (
+            f"; kept {', '.join(kept)}: not empty or not only the database's (EXTERNAL table data or "
+            "files acidflow does not own)"
+        )
+    return StatementResult("drop_database", message=message)
+
+
+def _remove_if_empty(context: StatementContext, location: str) -> bool:
+    """Remove a dropped database's directory if nothing is left in it; whether it is gone.
+
+    Hive deletes the whole directory; acidflow deletes only what it owns (the managed tables'
+    directories, removed before), so EXTERNAL tables' files and foreign files inside it stay.
+    """
+    try:  # the database is gone from the metastore: its directory must overlap nothing left
+        location = _checked_location(context, location, _occupants(context.warehouse.metastore))
+    except InvalidLocationError:
+        return False
+    file_io, path = context.warehouse.table_dir(location)
+    if file_io.info(path) is None:
+        return True
+    if file_io.list_dir(path):
+        return False
+    file_io.delete_dir(path)
+    return True
 
 
 @register_statement("show_databases", pattern=r"SHOW\s+(?:DATABASES|SCHEMAS)")
@@ -392,10 +621,10 @@ def abort_transactions(context: StatementContext, statement: ParsedStatement) ->
     )
 
 
-def _partition_specs(text: str) -> list[list[tuple[str, str | None]]]:
-    """The ``PARTITION (k=v, ..)`` specs of an ALTER TABLE text, read with the Hive tokenizer."""
+def _partition_specs(text: str) -> list[tuple[list[tuple[str, str | None]], str | None]]:
+    """The ``PARTITION (k=v, ..) [LOCATION '..']`` specs of an ALTER TABLE text (Hive tokenizer)."""
     tokens = _DIALECT.tokenize(text)
-    specs: list[list[tuple[str, str | None]]] = []
+    specs: list[tuple[list[tuple[str, str | None]], str | None]] = []
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -417,7 +646,14 @@ def _partition_specs(text: str) -> list[list[tuple[str, str | None]]]:
                 index += 3
                 if index < len(tokens) and tokens[index].token_type is TokenType.COMMA:
                     index += 1
-            specs.append(spec)
+            location = None
+            if index + 1 < len(tokens) and tokens[index + 1].text.upper() == "LOCATION":
+                # Hive's ADD PARTITION (..) LOCATION 'path': the partition's data lives there.
+                if index + 2 >= len(tokens) or tokens[index + 2].token_type is not TokenType.STRING:
+                    raise SqlSyntaxError(text, "LOCATION without a quoted path")
+                location = tokens[index + 2].text
+                index += 2
+            specs.append((spec, location))
         index += 1
     if not specs:
         raise SqlSyntaxError(text, "no PARTITION (k=v, ...) spec")
@@ -429,7 +665,11 @@ def _partition_specs(text: str) -> list[list[tuple[str, str | None]]]:
     pattern=r"ALTER\s+TABLE\s+(?P<table>[\w.`]+)\s+(?P<action>ADD|DROP)\s+(?P<cond>IF\s+(?:NOT\s+)?EXISTS\s+)?(?P<specs>PARTITION\b.*)",
 )
 def alter_table_partition(context: StatementContext, statement: ParsedStatement) -> StatementResult:
-    """ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (..) .. / DROP [IF EXISTS] PARTITION (..) .."""
+    """ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (..) [LOCATION '..'] .. / DROP [IF EXISTS] PARTITION (..) ..
+
+    An added partition's location (given, or ``<table>/<k=v>``) is validated like a table's; a
+    dropped partition of a managed table loses its directory, validated first, wherever it lies.
+    """
     match = statement.match
     assert match is not None  # noqa: S101 - pattern-registered
     metastore = context.warehouse.metastore
@@ -438,24 +678,20 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
     keys = [k.name for k in table.partition_keys]
     done = []
     specs = _partition_specs(match.group("specs"))
+    if not adding and any(location is not None for _, location in specs):
+        raise SqlSyntaxError(statement.text, "LOCATION in DROP PARTITION")
     # One lock set for the whole statement (every spec's partition, in the table's key order).
     with _locked(context, statement):
-        for spec in specs:
+        for spec, location in specs:
             given = dict(spec)
             # The table's key order, whatever order the spec is written in (Hive's partition name).
             values = {k: given[k] for k in keys if k in given} | given
             shown = format_partition_name(list(values), list(values.values()))
             try:
                 if adding:
-                    partition = metastore.add_partition(table.full_name, values)
-                    file_io, path = context.warehouse.table_dir(partition.location)
-                    file_io.mkdirs(path)
+                    _add_partition(context, table, values, location)
                 else:
-                    found = {p.name: p for p in metastore.list_partitions(table.full_name)}
-                    metastore.drop_partition(table.full_name, values)
-                    if shown in found and not table.external:
-                        file_io, path = context.warehouse.table_dir(found[shown].location)
-                        file_io.delete_dir(path)
+                    _drop_partition(context, table, values, shown)
             except (PartitionAlreadyExistsError, NoSuchPartitionError):
                 if match.group("cond"):
                     continue
@@ -465,6 +701,47 @@ def alter_table_partition(context: StatementContext, statement: ParsedStatement)
     return StatementResult(
         "alter_table_partition", message=f"OK: {verb} {', '.join(done) or 'nothing'} of {table.full_name}"
     )
+
+
+def _add_partition(
+    context: StatementContext, table: Table, values: dict[str, str | None], location: str | None
+) -> None:
+    metastore = context.warehouse.metastore
+    keys = [k.name for k in table.partition_keys]
+    if not keys or sorted(values) != sorted(keys):
+        expected = (
+            f"exactly the partition keys {keys!r}" if keys else "no partition (the table is unpartitioned)"
+        )
+        raise InvalidPartitionError(table.full_name, dict(values), expected)
+    for value in values.values():
+        validate_partition_value(value)
+    name = format_partition_name(keys, [values[k] for k in keys])
+    if name in {p.name for p in metastore.list_partitions(table.full_name)}:
+        raise PartitionAlreadyExistsError(table.full_name, name)
+    default = f"{table.location.rstrip('/')}/{name}"
+    checked = _checked_location(
+        context, location or default, _occupants(metastore, container=table.full_name)
+    )
+    if not table.external:
+        _check_unowned_files(context, location or default, checked)
+    partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
+    file_io, path = context.warehouse.table_dir(partition.location)
+    file_io.mkdirs(path)
+
+
+def _drop_partition(
+    context: StatementContext, table: Table, values: dict[str, str | None], shown: str
+) -> None:
+    metastore = context.warehouse.metastore
+    found = {p.name: p for p in metastore.list_partitions(table.full_name)}
+    targets: list[str] = []
+    if shown in found and not table.external:
+        occupants = _occupants(metastore, container=table.full_name)
+        own = Occupant("partition", f"{table.full_name}/{shown}", found[shown].location)
+        rest = [o for o in occupants if o != own]
+        targets.append(_checked_delete(context, f"partition {own.name}", own.location, rest))
+    metastore.drop_partition(table.full_name, values)
+    _delete_dirs(context, targets)
 
 
 # -- queries -------------------------------------------------------------------------------------

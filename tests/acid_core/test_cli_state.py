@@ -71,6 +71,41 @@ def test_json_everything_committed(capsys, partition):
     assert out.count("\n") == 1  # one object on one line
 
 
+def test_json_obsolete_in_hive_get_acid_state_order_not_by_name(capsys, tmp_path):
+    # AcidUtils.getAcidState: bases superseded while children are processed in listing (name)
+    # order, then original files, original directories, then the deltas findBestWorkingDeltas
+    # shadows in delta order (delta_052_55 before delta_0060_60, as TestAcidUtils.testOverlapingDelta).
+    root = tmp_path / "p"
+    write_partition_tree(
+        LocalFileIO(),
+        str(root),
+        [
+            "base_10/bucket_0",
+            "base_5/bucket_0",
+            "base_50/bucket_0",
+            "delta_40_60/bucket_0",
+            "delta_052_55/bucket_0",
+            "delta_0060_60/bucket_0",
+            "delta_00061_61/bucket_0",
+            "000001_0",
+            "olddir/000000_0",
+        ],
+    )
+    code, out, err = _run(capsys, "state", str(root), "--write-ids", f"db.t:100:{MAX}::", "--json")
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert data["base"] == "base_50"
+    assert data["deltas"] == ["delta_40_60", "delta_00061_61"]
+    assert data["obsolete"] == [
+        "base_5",
+        "base_10",
+        "000001_0",
+        "olddir",
+        "delta_052_55",
+        "delta_0060_60",
+    ]
+
+
 def test_json_with_write_ids(capsys, partition):
     code, out, _ = _run(capsys, "state", str(partition), "--write-ids", "db.t:5:5:5:4", "--json")
     assert code == 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow.fs as pa_fs
 import pytest
 
-from acid_core.errors import StorageError
+from acid_core.errors import StorageError, UnsafeFileOperationError
 from acid_core.fs import FileInfo, FileIO, LocalFileIO, PyArrowFileIO, file_io_for
 from acid_core.testing.builders import write_partition_tree
 
@@ -277,3 +277,59 @@ def test_file_io_for_unknown_scheme_raises_storage_error():
     assert message.endswith(
         "expected a local path or a URI such as hdfs://namenode:8020/warehouse or s3://bucket/warehouse"
     )
+
+
+_UNSAFE_TARGETS = [
+    "/",
+    "",
+    ".",
+    "/etc",
+    "etc",
+    "bucket",
+    "/etc/",
+    "//etc",
+    "/tmp/../etc",
+    "wh/t/../../x",
+    "C:\\",
+]
+
+
+@pytest.mark.parametrize("path", _UNSAFE_TARGETS, ids=repr)
+@pytest.mark.parametrize("operation", ["delete directory", "delete", "move"])
+def test_destructive_call_on_root_or_top_level_raises_and_touches_nothing(path, operation):
+    """The last line of defence: roots, top-level directories and '..' are never deleted or moved.
+
+    Run on pyarrow's in-memory filesystem, so a regression cannot harm the machine running it.
+    """
+    filesystem = pa_fs._MockFileSystem()
+    io = PyArrowFileIO(filesystem)
+    for directory in ("etc/keep", "bucket/keep", "x/keep"):
+        io.mkdirs(directory)
+    before = sorted(info.path for info in filesystem.get_file_info(pa_fs.FileSelector("", recursive=True)))
+    call = {
+        "delete directory": lambda: io.delete_dir(path),
+        "delete": lambda: io.delete_file(path),
+        "move": lambda: io.rename(path, "x/keep/moved"),
+    }[operation]
+    with pytest.raises(UnsafeFileOperationError) as raised:
+        call()
+    assert str(raised.value) == (
+        f"Refusing to {operation} {path!r}: it is a filesystem root, a top-level directory or has a "
+        "'..' component; expected a path at least two levels deep without '..'"
+    )
+    after = sorted(info.path for info in filesystem.get_file_info(pa_fs.FileSelector("", recursive=True)))
+    assert after == before
+
+
+def test_rename_onto_a_top_level_target_raises(store):
+    store.file_io.write_bytes_atomic(store.path("f"), b"x")
+    with pytest.raises(UnsafeFileOperationError, match=r"Refusing to move onto 'etc'"):
+        store.file_io.rename(store.path("f"), "etc")
+    assert store.file_io.read_bytes(store.path("f")) == b"x"
+
+
+def test_two_levels_deep_is_allowed():
+    io = PyArrowFileIO(pa_fs._MockFileSystem())
+    io.mkdirs("wh/t/delta_0000001_0000001")
+    io.delete_dir("wh/t")
+    assert io.info("wh/t") is None

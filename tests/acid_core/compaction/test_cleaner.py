@@ -145,15 +145,33 @@ def test_cleaner_quarantine_then_restore_then_purge(wh):
     assert all(not os.path.exists(p) for p in purged)
 
 
-def test_cleaner_refuses_a_partition_outside_the_table_location(wh, tmp_path):
+def _outside_partition(wh, location):
     create_table(wh, "default.x", partitioned=True, buckets=1)
-    outside = str(tmp_path / "elsewhere" / "p=z")
-    wh.metastore.add_partition("default.x", {"p": "z"}, location=outside)
+    wh.metastore.add_partition("default.x", {"p": "z"}, location=location)
     for i in range(3):
         with wh.transaction(heartbeat_seconds=None) as txn:
             txn.insert("default.x", pa.table({"id": pa.array([i], pa.int32()), "v": ["a"], "p": ["z"]}))
     major(wh, "default.x", "p=z")
+
+
+def test_cleaner_cleans_a_partition_outside_the_table_location_inside_its_own_location(wh, tmp_path):
+    """Hive's ADD PARTITION .. LOCATION: the partition owns its own location, and only that."""
+    outside = str(tmp_path / "elsewhere" / "p=z")
+    sentinel = tmp_path / "elsewhere" / "delta_0000001_0000001_0000"  # a sibling it does not own
+    sentinel.mkdir(parents=True)
+    _outside_partition(wh, outside)
     before = visible(outside)
+    [result] = run_cleaner(wh.metastore)
+    assert result.status == "cleaned"
+    assert {os.path.dirname(a.path) for a in result.actions} == {outside}
+    assert visible(outside) == [n for n in before if n.startswith("base_")]
+    assert sentinel.is_dir()
+
+
+def test_cleaner_refuses_a_partition_location_that_holds_the_table(wh, tmp_path):
+    """A metastore row whose partition location is an ancestor of the table is input, not trust."""
+    _outside_partition(wh, str(tmp_path))
+    before = visible(str(tmp_path))
     entry = wh.metastore.find_ready_to_clean()[0]
     from acid_core.compaction.cleaner import clean_compaction
 
@@ -162,7 +180,7 @@ def test_cleaner_refuses_a_partition_outside_the_table_location(wh, tmp_path):
     [result] = run_cleaner(wh.metastore)  # logged; the entry stays ready, retried after a back-off
     assert result.status == "retrying"
     assert "Refusing to clean" in result.message
-    assert visible(outside) == before
+    assert visible(str(tmp_path)) == before
     assert wh.metastore.get_compaction(entry.id).state is CompactionState.READY_FOR_CLEANING
 
 

@@ -156,25 +156,26 @@ def test_cleaner_superseded_compaction_is_marked_cleaned_without_deleting(wh):
     assert sorted(r["id"] for r in wh.read(TABLE).to_pylist()) == [1, 2, 3, 4]
 
 
-def test_cleaner_retries_with_back_off_then_fails_with_the_reason(wh, tmp_path):
+def test_cleaner_retries_with_back_off_then_fails_with_the_reason(wh):
     """Hive's handleCleanerAttemptFailure: retention 300 s * 2**n, failed after max attempts."""
-    create_table(wh, "default.x", partitioned=True, buckets=1)
-    outside = str(tmp_path / "elsewhere" / "p=z")
-    wh.metastore.add_partition("default.x", {"p": "z"}, location=outside)
-    for key in range(3):
-        with wh.transaction(heartbeat_seconds=None) as txn:
-            txn.insert("default.x", pa.table({"id": pa.array([key], pa.int32()), "v": ["a"], "p": ["z"]}))
-    wh.metastore.enqueue_compaction("default.x", "p=z", CompactionType.MAJOR)
-    run_worker(wh.metastore)
+    location = _table(wh)
+    for key in (1, 2, 3):
+        _insert(wh, key)
+    _compact(wh, CompactionType.MAJOR)
     [entry] = wh.metastore.find_ready_to_clean()
-    before = _visible(outside)
+    # A persistent failure: a malformed ledger file stops this compaction's cleaning (StorageError).
+    ledger = os.path.join(location, "_acidflow_cleaner", "ledger")
+    os.makedirs(ledger)
+    with open(os.path.join(ledger, f"c{entry.id}.json"), "w") as f:
+        f.write("not json")
+    before = _visible(location)
     options = CleanerOptions(max_attempts=2, retry_retention_seconds=100)
     start = entry.commit_time + 1
 
     [first] = run_cleaner(wh.metastore, options, now=start)
     assert first.status == "retrying"
     assert "retry 1 of 2 after 100 s" in first.message
-    assert "Refusing to clean" in first.message
+    assert "is not JSON" in first.message
     assert wh.metastore.get_compaction(entry.id).retry_retention == 100
     assert run_cleaner(wh.metastore, options, now=start + 50) == []  # backing off
     [second] = run_cleaner(wh.metastore, options, now=start + 101)
@@ -187,9 +188,9 @@ def test_cleaner_retries_with_back_off_then_fails_with_the_reason(wh, tmp_path):
     info = wh.metastore.get_compaction(entry.id)
     assert info.state is CompactionState.FAILED
     assert info.error_message is not None
-    assert info.error_message.startswith("cleaning failed 3 time(s), giving up: Refusing to clean")
+    assert info.error_message.startswith("cleaning failed 3 time(s), giving up: Ledger file ")
     assert run_cleaner(wh.metastore, options, now=start + 10_000) == []
-    assert _visible(outside) == before
+    assert _visible(location) == before
 
 
 def test_cleaner_lost_lease_snapshot_is_an_error_and_nothing_is_deleted(wh):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acid_core.errors import InvalidPartitionError
+from acid_core.errors import InvalidPartitionError, NoSuchPartitionError
 from acid_core.sql.engine import SqlSession
 from acid_core.writes import Warehouse
 
@@ -90,3 +90,33 @@ def test_alter_table_compact_partitioned_table_needs_partition(session):
         session.execute("ALTER TABLE emp COMPACT 'major'")
     with pytest.raises(InvalidPartitionError, match=r"a value for each partition key \['dept'\]"):
         session.execute("ALTER TABLE emp PARTITION (region='x') COMPACT 'major'")
+
+
+def test_alter_table_compact_missing_partition_refused_nothing_queued(session):
+    # Hive's AlterTableCompactOperation: a spec naming no partition is INVALID_PARTITION_SPEC.
+    with pytest.raises(NoSuchPartitionError, match=r"No such partition 'dept=zz' in table 'default\.emp'"):
+        session.execute("ALTER TABLE emp PARTITION (dept='zz') COMPACT 'major' AND WAIT")
+    (shown,) = session.execute("SHOW COMPACTIONS")
+    assert shown.rows.num_rows == 0
+
+
+def test_alter_table_compact_and_wait_holds_the_maintenance_lock(tmp_path):
+    from acid_core.locks import InMemoryLockManager, LockMode, LockRequest, parse_lock_object
+
+    locks = InMemoryLockManager()
+    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None, lock_manager=locks)
+    try:
+        sql = SqlSession(warehouse)
+        sql.execute(SETUP)
+        other = locks.session()
+        held = other.acquire(
+            [LockRequest(parse_lock_object("default.emp/dept=a#maintenance"), LockMode.EXCLUSIVE)],
+            holder="another worker",
+            retries=0,
+        )
+        (result,) = sql.execute("ALTER TABLE emp PARTITION (dept='a') COMPACT 'major' AND WAIT")
+        assert result.message.startswith("Compaction 1 (major, default.emp partition dept=a): refused: ")
+        assert "held in exclusive mode by 'another worker'" in result.message
+        other.release(held)
+    finally:
+        warehouse.close()
