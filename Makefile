@@ -13,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 export PYTHONDONTWRITEBYTECODE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run up test lint typecheck test-unit test-integration test-all bench clean
+.PHONY: help install run up test lint typecheck test-unit test-integration test-all soak bench clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -53,6 +53,9 @@ test-integration: $(STAMP) ## Only the integration tests (PostgreSQL, ZooKeeper,
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 test-all: test ## Same as test
+
+soak: $(STAMP) ## The long reliability soak (multi-process kill -9, SQLite and PostgreSQL; figures in bench/RESULTS.md)
+	ACIDFLOW_SOAK=long $(BIN)/python -m pytest tests/reliability -s -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios; see bench/RESULTS.md)
 	$(BIN)/python -m bench

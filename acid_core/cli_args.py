@@ -6,14 +6,18 @@
     acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST | --lease ID] [--metastore URL] [--warehouse DIR]
 
 Not here: any subcommand's own options, or what it does with the snapshot.
-Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed list string.
+Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
+list string.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from acid_core.errors import InvalidWriteIdListError, StorageError
+from acid_core.metastore.port import METASTORE_DIR_NAME
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
@@ -24,6 +28,7 @@ __all__ = [
     "WAREHOUSE_ENV",
     "add_snapshot_arguments",
     "explicit_snapshot",
+    "require_existing_warehouse",
     "snapshot_from_args",
 ]
 
@@ -91,5 +96,37 @@ def explicit_snapshot(args: argparse.Namespace) -> bool:
 
 
 def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, ValidTxnList]:
-    """The ``(write_ids, txns)`` snapshot named by ``--write-ids`` and ``--txns`` (absent: all committed)."""
+    """The ``(write_ids, txns)`` snapshot named by ``--write-ids`` and ``--txns``.
+
+    An omitted option means everything committed; an explicitly empty one (``--write-ids "$UNSET"``)
+    is refused rather than read as everything committed, which is what Hive would make of it.
+    """
+    for option, value in (("--write-ids", args.write_ids), ("--txns", args.txns)):
+        if value is not None and not value.strip():
+            raise InvalidWriteIdListError(
+                value,
+                f"{option} list",
+                "is empty; expected a list such as 'db.t:7:5:5:3' (--write-ids) or '20:18:18:' "
+                f"(--txns); hint: omit {option} to see everything committed",
+            )
     return parse_valid_write_id_list(args.write_ids or ""), parse_valid_txn_list(args.txns or "")
+
+
+def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> None:
+    """Refuse a warehouse without its embedded metastore, for commands that only maintain one.
+
+    ``acidflow sql`` creates a warehouse on first use; ``initiate``, ``compact``, ``clean`` and
+    ``lease`` must not create an empty one because of a typo in ``--warehouse``.
+
+    Raises:
+        StorageError: no ``--metastore`` URL and no ``<warehouse>/.acidflow/metastore.sqlite``.
+    """
+    if metastore_url is not None:
+        return
+    database = Path(warehouse).resolve() / METASTORE_DIR_NAME / "metastore.sqlite"
+    if not database.is_file():
+        raise StorageError(
+            f"Warehouse {warehouse!r} has no metastore ({str(database)!r} does not exist); expected an "
+            "existing warehouse; hint: check --warehouse / ACIDFLOW_WAREHOUSE, pass --metastore URL, or "
+            "create tables first with `acidflow sql`"
+        )

@@ -10,6 +10,10 @@ The tree::
     ├── NotEnoughHistoryError                  only a compacted base that the snapshot cannot use
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
+    ├── StorageError                           a filesystem operation failed
+    │   └── DiskFullError                      no space left (files or the metastore database)
+    ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
+    │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
     ├── CommitStateUnknownError                never retry blindly
     ├── LockTimeoutError / LockLostError
@@ -46,14 +50,17 @@ __all__ = [
     "CommitConflictError",
     "CommitStateUnknownError",
     "CompactionStateError",
+    "CorruptDataError",
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
+    "DiskFullError",
     "DropDefaultDatabaseError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
+    "InvalidDataSourceOptionError",
     "InvalidEventError",
     "InvalidLocationError",
     "InvalidMetastoreRequestError",
@@ -94,6 +101,8 @@ __all__ = [
     "UnknownTableLocationError",
     "UnsafeCleanError",
     "UnsafeDeleteError",
+    "UnsafeFileOperationError",
+    "UnsupportedDataSourceWriteError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -633,4 +642,48 @@ class InvalidCompactStatementError(AcidError, ValueError):
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
             "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
             "nothing was queued"
+        )
+
+
+class CorruptDataError(AcidError):
+    """Data files that cannot be trusted: a corrupt ORC file, or a base/delta holding what Hive never writes."""
+
+    def __init__(self, path: str, problem: str, expected: str) -> None:
+        self.path, self.problem, self.expected = path, problem, expected
+        super().__init__(
+            f"Corrupt ACID data at {path!r}: {problem}; expected {expected}; the read stopped there and "
+            "nothing was changed; hint: move the file or directory aside, or restore it from a backup"
+        )
+
+
+class DiskFullError(StorageError):
+    """No space left on the device holding ``path`` (data files or the metastore's database)."""
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
+            "hint: free space (or raise the quota) and rerun; nothing was committed"
+        )
+
+
+class InvalidDataSourceOptionError(AcidError, ValueError):
+    """An option of the ``hiveacid`` Spark data source (``.option(k, v)``, ``OPTIONS (...)``) that is invalid."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        self.option, self.value, self.expected = option, value, expected
+        super().__init__(
+            f"Invalid hiveacid option {option}={value!r}; expected {expected}; hint: see the README section "
+            "'Read Hive ACID tables from PySpark'"
+        )
+
+
+class UnsupportedDataSourceWriteError(AcidError, ValueError):
+    """A Spark write into a Hive ACID table that acidflow refuses (the transaction is aborted)."""
+
+    def __init__(self, table: str, problem: str, expected: str) -> None:
+        self.table, self.problem, self.expected = table, problem, expected
+        super().__init__(
+            f"Cannot write to {table!r} through hiveacid: {problem}; expected {expected}; nothing was "
+            "committed"
         )

@@ -35,12 +35,13 @@ directory (``/etc``, an S3 bucket) or a path with a ``..`` component raises
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
-from acid_core.errors import StorageError, UnsafeFileOperationError
+from acid_core.errors import DiskFullError, StorageError, UnsafeFileOperationError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -152,6 +153,10 @@ class PyArrowFileIO:
         self.filesystem = filesystem
 
     def _error(self, what: str, path: str, error: Exception) -> StorageError:
+        if isinstance(error, OSError) and (
+            error.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(error)
+        ):
+            return DiskFullError(path, f"{what} on {self.filesystem.type_name}", str(error).strip())
         return StorageError(f"Cannot {what} {path!r} on {self.filesystem.type_name}: {error}")
 
     def _to_info(self, info: pafs.FileInfo) -> FileInfo:

@@ -177,7 +177,9 @@ def airflow_env(
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",
+            # The platform is on when started; acidflow's DAGs also say so themselves
+            # (is_paused_upon_creation from acidflow.yaml's schedules.paused_at_creation).
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__PARALLELISM": str(max(2, (os.cpu_count() or 2))),
             "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{_ADMIN[0]}:admin",
@@ -320,8 +322,8 @@ def up(warehouse: str, port: int) -> int:
     print(
         f"\nAirflow: http://localhost:{port}  (log in as {_ADMIN[0]}; the password is in {passwords}"
         f" once the server has started)\nBacklog page: http://localhost:{port}/acidflow/ and in the UI"
-        " under Browse > Hive ACID backlog.\nThe DAGs start paused: unpause acidflow_sensor,"
-        " acidflow_compaction and acidflow_cleaner. Ctrl-C stops everything.\n",
+        " under Browse > Hive ACID backlog.\nThe DAGs acidflow_sensor, acidflow_compaction and"
+        " acidflow_cleaner start active. Ctrl-C stops everything.\n",
         flush=True,
     )
     return subprocess.call([airflow_command(), "standalone"], env=env)

@@ -24,11 +24,16 @@ straddles an unresolved ID cannot be compacted yet).
 Invariants: ``parse_*(x.to_string()) == x``; visibility is monotonic in the high watermark;
 aborted IDs are never valid.
 Not here: allocating IDs (the metastore does), reading files.
-Errors: ``parse_*`` raises ``InvalidWriteIdListError`` naming the string and the bad part.
+Errors: ``parse_*`` raises ``InvalidWriteIdListError`` naming the string and the bad part. Beyond
+what Hive's ``readFromString`` refuses (a non-number, a long overflow), it refuses what Hive would
+misread and its writers never produce: a negative high watermark, IDs below 1, an open or aborted
+ID above the high watermark, and (ValidTxnList only, whose
+Hive 4 reader merges the lists assuming order) IDs that are not strictly ascending.
 """
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -306,10 +311,57 @@ def _parse_tail(
     min_open = _parse_id(value, parts[1], "min open ID", expected)
     open_ids = _parse_ids(value, parts[2] if len(parts) > 2 else "", "open ID", expected, ranges=ranges)
     aborted_ids = _parse_ids(value, parts[3] if len(parts) > 3 else "", "aborted ID", expected, ranges=ranges)
+    _check_consistent(
+        value, expected, high_watermark, min_open, (("open", open_ids), ("aborted", aborted_ids))
+    )
+    if ranges:
+        # Hive 4's ValidReadTxnList.readFromString merges the open and the aborted lists assuming
+        # each is ascending: an unsorted list would be misread, not sorted.
+        for what, ids in (("open", open_ids), ("aborted", aborted_ids)):
+            for first, second in itertools.pairwise(ids):
+                if second <= first:
+                    raise InvalidWriteIdListError(
+                        value, expected, f"{what} IDs are not strictly ascending ({first} then {second})"
+                    )
     overlap = set(open_ids) & set(aborted_ids)
     if overlap:
         raise InvalidWriteIdListError(value, expected, f"ID {min(overlap)} is both open and aborted")
     return high_watermark, (None if min_open == LONG_MAX else min_open), open_ids, aborted_ids
+
+
+def _check_consistent(
+    value: str,
+    expected: str,
+    high_watermark: int,
+    min_open: int,
+    lists: tuple[tuple[str, tuple[int, ...]], ...],
+) -> None:
+    # Hive parses any long, but its own writers (TxnHandler.getOpenTxns, getValidWriteIds) never
+    # produce these; Hive would misread them (a negative watermark hides every row, an exception
+    # above the watermark is counted twice by isWriteIdRangeValid), so refuse them by name.
+    if high_watermark < 0:
+        raise InvalidWriteIdListError(
+            value, expected, f"high watermark {high_watermark} is negative; expected a number >= 0"
+        )
+    if min_open < 1:
+        raise InvalidWriteIdListError(
+            value,
+            expected,
+            f"min open ID {min_open} is below 1; expected an ID >= 1, or {LONG_MAX} when nothing is open",
+        )
+    for what, ids in lists:
+        for number in ids:
+            if number < 1:
+                raise InvalidWriteIdListError(
+                    value, expected, f"{what} ID {number} is below 1; expected IDs >= 1"
+                )
+            if number > high_watermark:
+                raise InvalidWriteIdListError(
+                    value,
+                    expected,
+                    f"{what} ID {number} is above the high watermark {high_watermark}; "
+                    "expected open and aborted IDs <= the high watermark",
+                )
 
 
 def parse_valid_txn_list(value: str) -> ValidTxnList:

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
-from acidflow_airflow.config import load_config
+from acidflow_airflow.config import load_config_for_dag, load_config_for_task
 from acidflow_airflow.operators import AcidCompactionOperator, spark_application
 from acidflow_airflow.sensors import COMPACTION_REQUESTS
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Param, dag, task
 
-CONFIG = load_config()
+CONFIG = load_config_for_dag()
 _ROOT = str(Path(spark_application()).resolve().parents[1])
 
 PARAMS = {
@@ -32,7 +32,13 @@ PARAMS = {
         description="db.table (when no statement is given)",
         pattern=r"^$|^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
     ),
-    "partition": Param("", type=["string", "null"], title="Partition", description="k=v[/k2=v2], optional"),
+    "partition": Param(
+        "",
+        type=["string", "null"],
+        title="Partition",
+        description="k=v[/k2=v2], optional. The table and partition are checked against the metastore "
+        "before anything is queued: an unknown one fails the run's plan task with the known names.",
+    ),
     "type": Param("major", type="string", enum=["minor", "major"], title="Compaction type"),
     "executor": Param("auto", type="string", enum=["auto", "embedded", "spark"], title="Executor"),
 }
@@ -43,7 +49,7 @@ PARAMS = {
     schedule=COMPACTION_REQUESTS,
     start_date=START_DATE,
     catchup=False,
-    is_paused_upon_creation=True,
+    is_paused_upon_creation=CONFIG.paused_at_creation,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     params=PARAMS,
@@ -76,7 +82,7 @@ def acidflow_compaction() -> None:
             from acidflow_airflow.hooks import AcidWarehouseHook
             from acidflow_airflow.sensors import targets_of
 
-            targets = targets_of(AcidWarehouseHook(load_config()).backlog())
+            targets = targets_of(AcidWarehouseHook(load_config_for_task()).backlog())
             if not targets:
                 # Not an error: the mapped tasks below expand to nothing and are skipped.
                 print("nothing to compact: every table is below the initiator's thresholds")
@@ -86,7 +92,7 @@ def acidflow_compaction() -> None:
                 targets = [request_from_params(params).to_dict()]
             except AcidError as error:
                 raise AirflowFailException(f"compaction request refused: {error}") from error
-        return plan_compactions(load_config(), targets, params.get("executor") or None)
+        return plan_compactions(load_config_for_task(), targets, params.get("executor") or None)
 
     @task
     def embedded_targets(planned: dict) -> list:
@@ -122,7 +128,7 @@ def acidflow_compaction() -> None:
         planned = context["ti"].xcom_pull(task_ids="plan")
         if planned is None:
             raise AirflowFailException("the compaction plan failed (see task 'plan'): nothing was compacted")
-        return check_compactions(load_config(), list(planned["ids"]))
+        return check_compactions(load_config_for_task(), list(planned["ids"]))
 
     [planned, embedded, spark] >> check()
 

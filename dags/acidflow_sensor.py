@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
-from acidflow_airflow.config import load_config
+from acidflow_airflow.config import load_config_for_dag
 from acidflow_airflow.sensors import AcidBacklogSensor
 from airflow.sdk import dag
 
-CONFIG = load_config()
+CONFIG = load_config_for_dag()
 
 
 @dag(
@@ -15,7 +15,7 @@ CONFIG = load_config()
     schedule=CONFIG.sensor_schedule,
     start_date=START_DATE,
     catchup=False,
-    is_paused_upon_creation=True,
+    is_paused_upon_creation=CONFIG.paused_at_creation,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
     tags=[*TAGS, "sensor"],

@@ -124,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                     return 2
 
-    builder = SparkSession.builder.appName("acidflow-compact")
+    # Every session acidflow builds can use format("hiveacid"), whose option pushdown needs this.
+    builder = SparkSession.builder.appName("acidflow-compact").config(
+        "spark.sql.python.filterPushdown.enabled", "true"
+    )
     if args.master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # else spark-submit's --master rules
         builder = builder.master(args.master or os.environ.get("ACIDFLOW_SPARK_MASTER", DEFAULT_MASTER))
     spark = builder.getOrCreate()

@@ -12,6 +12,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.browser",
     "tests.fixtures.hive",
     "tests.fixtures.postgres",
+    "tests.fixtures.spark",
     "tests.fixtures.zookeeper",
 ]
 

@@ -95,7 +95,7 @@ def test_compose_env_names_existing_files_inside_the_mounts():
         path = host_path(env[key])
         assert path is not None, (key, env[key])
         assert path.is_file(), (key, env[key])
-    assert env["AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION"] == "True"
+    assert env["AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION"] == "False"
 
 
 def test_compose_config_file_loads():

@@ -48,13 +48,16 @@ _DEFAULT_WAREHOUSE = "./warehouse"
 _DEFAULT_SPARK_THRESHOLD = 1 << 30
 
 
+_LONG_MAX = 2**63 - 1
+
+
 def _non_negative(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a non-negative number")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a finite non-negative number")
     return value
 
 
@@ -86,8 +89,16 @@ def _worker_timeout(args: argparse.Namespace) -> float:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a positive integer")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= _LONG_MAX:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: expected a positive integer <= {_LONG_MAX} (a 64-bit long)"
+        )
+    return int(text)
+
+
+def _byte_count(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > _LONG_MAX:
+        raise argparse.ArgumentTypeError(f"invalid byte count {text!r}: expected a whole number >= 0")
     return int(text)
 
 
@@ -146,10 +157,20 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
     compact.add_argument("--spark-master", default="local[*]", help="Spark master (default local[*])")
     compact.add_argument(
         "--spark-threshold-bytes",
-        type=int,
+        type=_byte_count,
         default=_DEFAULT_SPARK_THRESHOLD,
         metavar="N",
         help=f"input bytes from which auto uses Spark (default {_DEFAULT_SPARK_THRESHOLD})",
+    )
+    compact.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress lines on stderr: each compaction, bucket i/N, and a 'still running' line "
+        "every 30 s while one step takes long (auto: when stderr is a terminal)",
+    )
+    compact.add_argument(
+        "--progress-interval", type=_non_negative, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
     )
     compact.set_defaults(handler=run_compact)
 
@@ -180,10 +201,12 @@ def add_compaction_parsers(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _open(args: argparse.Namespace) -> SqlMetastore:
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     return open_metastore(url, warehouse)
 
 
@@ -206,22 +229,28 @@ def run_initiate(args: argparse.Namespace) -> int:
 
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
+    from acid_core.compaction.cli_progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import (
         WorkerOptions,
         check_compaction_target,
         recover_abandoned_compactions,
+        run_tasks_embedded,
         run_worker,
     )
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, CompactionType
 
     runner = SparkSubmitRunner(master=args.spark_master)
+    show_progress = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
+    progress = ProgressReporter(interval=args.progress_interval) if show_progress else None
+    run_tasks = run_tasks_embedded if progress is None else progress.wrap(run_tasks_embedded, "embedded")
     if args.executor == "embedded":
         options = WorkerOptions()
     else:
         threshold = 0 if args.executor == "spark" else args.spark_threshold_bytes
-        options = WorkerOptions(large_runner=runner, large_threshold_bytes=threshold)
+        large = runner if progress is None else progress.wrap(runner, "on Spark")
+        options = WorkerOptions(large_runner=large, large_threshold_bytes=threshold)
     worker_timeout = _worker_timeout(args)
     with _open(args) as metastore:
         if args.table is not None:
@@ -256,6 +285,7 @@ def run_compact(args: argparse.Namespace) -> int:
                 metastore,
                 max_compactions=args.max,
                 options=options,
+                run_tasks=run_tasks,
                 lock_manager=locks,
                 worker_timeout_seconds=worker_timeout,
             )
@@ -292,7 +322,7 @@ def run_compact(args: argparse.Namespace) -> int:
 
 
 def run_clean(args: argparse.Namespace) -> int:
-    """``acidflow clean``: clean ready compactions, or purge / restore a table's trash."""
+    """``acidflow clean``: clean ready compactions, or purge / restore a table's trash; exit 1 if any failed."""
     from acid_core.compaction.cleaner import (
         CleanerOptions,
         PathAction,
@@ -314,7 +344,7 @@ def run_clean(args: argparse.Namespace) -> int:
         if args.purge_trash is not None:
             location = metastore.get_table(args.purge_trash).location
             for path in purge_trash(location, args.older_than, on_skip=report):
-                print(f"purged {path}")
+                print(json.dumps({"purged": path}) if args.json else f"purged {path}")
             return 1 if skipped else 0
         if args.restore is not None:
             if args.compaction is None:
@@ -325,7 +355,7 @@ def run_clean(args: argparse.Namespace) -> int:
             for path in restore_from_trash(
                 table.location, args.compaction, partition_locations=partitions, on_skip=report
             ):
-                print(f"restored {path}")
+                print(json.dumps({"restored": path}) if args.json else f"restored {path}")
             return 1 if skipped else 0
         options = CleanerOptions(
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
@@ -348,4 +378,4 @@ def run_clean(args: argparse.Namespace) -> int:
         print(f"compaction {result.compaction_id}: {result.status}: {result.message}")
         for action in result.actions:
             print(f"  {action.action}\t{action.reason}\t{action.path}")
-    return 0
+    return 1 if any(result.status in ("failed", "retrying") for result in results) else 0

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Final
 import pyarrow as pa
 
 from acid_core.compaction.worker import check_compaction_target, run_worker
-from acid_core.errors import AcidError, InvalidPartitionError, UnsupportedStatementError
+from acid_core.errors import (
+    AcidError,
+    InvalidMetastoreRequestError,
+    InvalidPartitionError,
+    UnsupportedStatementError,
+)
 from acid_core.metastore import CompactionState, CompactionType, format_partition_name
 from acid_core.sql.registry import StatementResult, register_statement
 
@@ -41,6 +46,7 @@ _SPEC: Final = r"PARTITION\s*\((?P<partition>[^)]*)\)"
 _PAIR: Final = re.compile(r"""\s*`?(\w+)`?\s*=\s*('(?:[^']|'')*'|"(?:[^"]|"")*"|[^,\s]+)\s*(?:,|$)""")
 _PROPERTY: Final = re.compile(r"""\s*('(?:[^']|'')*'|"[^"]*")\s*=\s*('(?:[^']|'')*'|"[^"]*")\s*(?:,|$)""")
 _ACTIVE: Final = (CompactionState.INITIATED, CompactionState.WORKING)
+_LONG_MAX: Final = 2**63 - 1
 # Hive's SHOW COMPACTIONS state strings (TxnStore.*_RESPONSE).
 _STATE_TEXT: Final = {
     CompactionState.INITIATED: "initiated",
@@ -222,6 +228,11 @@ def abort_compactions(context: StatementContext, statement: ParsedStatement) -> 
     if match is None:
         raise UnsupportedStatementError(statement.text, "no pattern match", "ABORT COMPACTIONS 1 2")
     ids = [int(t) for t in match.group("ids").replace(",", " ").split()]
+    for compaction_id in ids:
+        if not 1 <= compaction_id <= _LONG_MAX:  # Hive's parser reads each ID as a long
+            raise InvalidMetastoreRequestError(
+                "compaction ID", compaction_id, f"a positive integer <= {_LONG_MAX} (a 64-bit long)"
+            )
     statuses: list[str] = []
     messages: list[str] = []
     for compaction_id in ids:

@@ -19,6 +19,7 @@ Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stder
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import json
 import os
@@ -39,12 +40,29 @@ from acid_core.locks import (
 from acid_core.types import TxnId
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping, Sequence
 
 __all__ = ["add_lock_parser", "run_lock"]
 
 _CHECK_INTERVAL = 0.1
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid seconds {text!r}: expected a finite number >= 0")
+    return value
+
+
+def _txn_id(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid transaction ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
+        )
+    return int(text)
 
 
 def add_lock_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,7 +77,7 @@ def add_lock_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     acquire.add_argument("objects", metavar="OBJECT", nargs="+", help="db.table or db.table/k=v[/k2=v2]")
     acquire.add_argument("--mode", required=True, type=parse_lock_mode, help="S (shared) or X (exclusive)")
     acquire.add_argument(
-        "--hold", type=float, default=0.0, metavar="SECONDS", help="hold the locks (default 0)"
+        "--hold", type=_seconds, default=0.0, metavar="SECONDS", help="hold the locks (default 0)"
     )
     acquire.add_argument(
         "--retries",
@@ -70,13 +88,13 @@ def add_lock_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     )
     acquire.add_argument(
         "--wait",
-        type=float,
+        type=_seconds,
         default=DEFAULT_WAIT_SECONDS,
         metavar="SECONDS",
         help=f"longest wait between retries (default {DEFAULT_WAIT_SECONDS})",
     )
     acquire.add_argument("--holder", default=None, help="holder name shown by `lock show --extended`")
-    acquire.add_argument("--txn-id", type=int, default=None, help="transaction the locks belong to")
+    acquire.add_argument("--txn-id", type=_txn_id, default=None, help="transaction the locks belong to")
     acquire.add_argument("--fair", action="store_true", help="fair mode: block later readers while waiting")
     acquire.add_argument("--format", choices=("text", "jsonl"), default="text")
     show = commands.add_parser("show", help="list held locks (SHOW LOCKS)")

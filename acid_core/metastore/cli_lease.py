@@ -54,8 +54,10 @@ def _positive_seconds(text: str) -> float:
 
 
 def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid lease ID {text!r}: expected a positive integer")
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid lease ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
+        )
     return int(text)
 
 
@@ -92,6 +94,7 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
     take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids", "txns"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
+    release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
     release.add_argument("lease_id", metavar="ID", type=_positive_int)
     listing = actions.add_parser("list", parents=[common], help="list leases")
     listing.add_argument("table", metavar="TABLE", nargs="?", default=None, help="only this table")
@@ -115,10 +118,12 @@ def _snapshot_fields(lease: Lease) -> dict[str, object]:
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
+    from acid_core.cli_args import require_existing_warehouse
     from acid_core.metastore.factory import open_metastore
 
     url = args.metastore or os.environ.get(METASTORE_ENV) or None
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
+    require_existing_warehouse(url, warehouse)
     with open_metastore(url, warehouse) as store:
         if args.lease_command == "take":
             taken = store.take_lease(args.table, args.ttl, owner=args.owner)
@@ -133,7 +138,10 @@ def run_lease(args: argparse.Namespace) -> int:
             return 0
         if args.lease_command == "release":
             store.release_lease(args.lease_id)
-            print(f"released lease {args.lease_id}")
+            if args.json:
+                print(json.dumps({"lease_id": args.lease_id, "released": True}))
+            else:
+                print(f"released lease {args.lease_id}")
             return 0
         leases = store.list_leases(args.table)
         for lease in leases:

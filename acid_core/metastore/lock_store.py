@@ -43,7 +43,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from acid_core.errors import MetastoreError
 from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
-from acid_core.metastore.sql import create_engine_for_url, describe_db_error, upgrade_schema
+from acid_core.metastore.sql import create_engine_for_url, translate_db_error, upgrade_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -132,7 +132,7 @@ class SqlLockStore:
             self._engine = create_engine_for_url(self._url)
             upgrade_schema(self._engine)
         except SQLAlchemyError as e:
-            raise MetastoreError("open lock store", self.shown_url, describe_db_error(e)) from e
+            raise translate_db_error("open lock store", self._url, e) from e
         except CommandError as e:  # the database is at a revision this code does not know
             raise MetastoreError("migrate lock store", self.shown_url, f"{type(e).__name__}: {e}") from e
 
@@ -153,7 +153,7 @@ class SqlLockStore:
                     connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SERIALIZE_KEY})
                 yield connection
         except SQLAlchemyError as e:
-            raise MetastoreError(operation, self.shown_url, describe_db_error(e)) from e
+            raise translate_db_error(operation, self._url, e) from e
 
     def _purge_expired(self, connection: Connection, now_ms: int) -> None:
         expired = select(SESSIONS.c.session_id).where(

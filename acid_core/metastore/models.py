@@ -20,6 +20,8 @@ The tables and what they hold (Hive's names, from hive-schema-4.0.0 and TxnDbUti
                                        opened (Hive 3's table): what housekeeping must keep
     ACIDFLOW_LOCK_SESSIONS             acidflow's own: live sessions of the SQL lock manager
     ACIDFLOW_LOCKS                     acidflow's own: held locks and fair-mode waiting markers
+    ACIDFLOW_BACKLOG_SAMPLES           acidflow's own: backlog measurements of the sensor runs
+                                       (the backlog page's history and trends)
 
 Column names are Hive's (``TXN_ID``, ``CQ_STATE``...); attribute names are snake_case. Times are
 epoch milliseconds in ``BIGINT`` columns, as Hive stores them. Single-character codes are Hive's:
@@ -59,6 +61,7 @@ __all__ = [
     "LOCKS",
     "LOCK_SESSIONS",
     "NAMING_CONVENTION",
+    "BacklogSampleRow",
     "Base",
     "CompactionQueueEntry",
     "CompletedCompaction",
@@ -354,6 +357,30 @@ class MinHistoryLevel(Base):
 
     txn_id: Mapped[int] = mapped_column("MHL_TXNID", BigInteger, primary_key=True, autoincrement=False)
     min_open_txn_id: Mapped[int] = mapped_column("MHL_MIN_OPEN_TXNID", BigInteger, index=True)
+
+
+class BacklogSampleRow(Base):
+    """One backlog measurement of a table or partition (acidflow's own; no Hive counterpart).
+
+    Written by the sensor runs, read by the backlog page for its trends; rows older than the
+    configured retention are deleted when new ones are recorded.
+    """
+
+    __tablename__ = "ACIDFLOW_BACKLOG_SAMPLES"
+    __table_args__ = (Index("ix_ACIDFLOW_BACKLOG_SAMPLES_table", "BS_DATABASE", "BS_TABLE", "BS_SAMPLED_AT"),)
+
+    id: Mapped[int] = mapped_column("BS_ID", BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    database: Mapped[str] = mapped_column("BS_DATABASE", String(128))
+    table: Mapped[str] = mapped_column("BS_TABLE", String(256))
+    partition: Mapped[str | None] = mapped_column("BS_PARTITION", String(767))
+    sampled_at: Mapped[int] = mapped_column("BS_SAMPLED_AT", BigInteger, index=True)
+    deltas: Mapped[int] = mapped_column("BS_DELTAS", Integer)
+    delete_deltas: Mapped[int] = mapped_column("BS_DELETE_DELTAS", Integer)
+    delta_bytes: Mapped[int] = mapped_column("BS_DELTA_BYTES", BigInteger)
+    delete_delta_bytes: Mapped[int] = mapped_column("BS_DELETE_DELTA_BYTES", BigInteger)
+    aborted: Mapped[int] = mapped_column("BS_ABORTED", Integer)
+    # Modification time (epoch ms) of the oldest file in a live (uncompacted) delta; NULL: none.
+    oldest_delta_time: Mapped[int | None] = mapped_column("BS_OLDEST_DELTA_TIME", BigInteger)
 
 
 # SQLite autoincrements INTEGER PRIMARY KEY only.

@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_DATABASE",
     "DEFAULT_OPEN_TXN_TIMEOUT_SECONDS",
     "METASTORE_DIR_NAME",
+    "BacklogSample",
     "Clock",
     "Column",
     "CompactionInfo",
@@ -305,6 +306,33 @@ class Lease:
     created: float
     expires: float
     txns: ValidTxnList | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogSample:
+    """One measurement of a table's or partition's backlog (what the sensor saw at ``sampled_at``).
+
+    Attributes:
+        table: ``db.table``.
+        partition: Hive's partition name ``k=v[/k2=v2]``, or None for an unpartitioned table.
+        sampled_at: epoch seconds.
+        deltas: live (uncompacted) delta directories a reader merges.
+        delete_deltas: live delete-delta directories.
+        delta_bytes: bytes in those deltas.
+        delete_delta_bytes: bytes in those delete deltas.
+        aborted: directories of aborted writes still on disk.
+        oldest_delta_time: epoch seconds of the oldest file in a live delta, None when there is none.
+    """
+
+    table: str
+    partition: str | None
+    sampled_at: float
+    deltas: int
+    delete_deltas: int
+    delta_bytes: int
+    delete_delta_bytes: int
+    aborted: int = 0
+    oldest_delta_time: float | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -725,6 +753,17 @@ class Metastore(Protocol):
 
     def expire_leases(self, now: float | None = None) -> list[int]:
         """Delete leases whose expiry is at or before ``now``; returns their IDs."""
+        ...
+
+    # Backlog history (acidflow's own) ----------------------------------------------------------
+    def record_backlog_samples(
+        self, samples: Sequence[BacklogSample], prune_before: float | None = None
+    ) -> None:
+        """Store ``samples``; with ``prune_before``, first delete every sample older than it."""
+        ...
+
+    def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
+        """Samples taken at or after ``since`` (of one table or all), by table, partition and time."""
         ...
 
     # Housekeeping ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ conflict (the transaction is already aborted when it is raised).
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import getpass
 import importlib.util
@@ -69,6 +70,7 @@ from acid_core.errors import (
     CompactionStateError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
+    DiskFullError,
     InvalidMetastoreRequestError,
     InvalidPartitionError,
     InvalidTableDefinitionError,
@@ -91,6 +93,7 @@ from acid_core.locations import (
     validate_partition_value,
 )
 from acid_core.metastore.models import (
+    BacklogSampleRow,
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTxnComponent,
@@ -126,6 +129,7 @@ if TYPE_CHECKING:
 from acid_core.metastore.port import (
     DEFAULT_DATABASE,
     DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    BacklogSample,
     Clock,
     Column,
     CompactionInfo,
@@ -156,6 +160,7 @@ __all__ = [
     "create_engine_for_url",
     "describe_db_error",
     "resolve_postgres_driver",
+    "translate_db_error",
     "upgrade_schema",
 ]
 
@@ -302,6 +307,20 @@ def _lease(row: ReaderLease) -> Lease:
         created=row.created / 1000,
         expires=row.expires / 1000,
         txns=None if row.txn_list is None else parse_valid_txn_list(row.txn_list),
+    )
+
+
+def _backlog_sample(row: BacklogSampleRow) -> BacklogSample:
+    return BacklogSample(
+        table=f"{row.database}.{row.table}",
+        partition=row.partition,
+        sampled_at=row.sampled_at / 1000,
+        deltas=row.deltas,
+        delete_deltas=row.delete_deltas,
+        delta_bytes=row.delta_bytes,
+        delete_delta_bytes=row.delete_delta_bytes,
+        aborted=row.aborted,
+        oldest_delta_time=None if row.oldest_delta_time is None else row.oldest_delta_time / 1000,
     )
 
 
@@ -460,7 +479,7 @@ class SqlMetastore:
             self._engine = create_engine_for_url(self._url)
             upgrade_schema(self._engine)
         except SQLAlchemyError as e:
-            raise MetastoreError("open", self._shown_url, describe_db_error(e)) from e
+            raise translate_db_error("open", self._url, e) from e
         except CommandError as e:  # e.g. the database is at a revision this code does not know
             raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
         self._ensure_default_database()
@@ -499,10 +518,10 @@ class SqlMetastore:
                 yield session
         except IntegrityError as e:
             if on_integrity_error is None:
-                raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
+                raise translate_db_error(operation, self._url, e) from e
             raise on_integrity_error() from e
         except SQLAlchemyError as e:
-            raise MetastoreError(operation, self._shown_url, describe_db_error(e)) from e
+            raise translate_db_error(operation, self._url, e) from e
 
     def _ensure_default_database(self) -> None:
         try:
@@ -1604,8 +1623,10 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
         """See ``Metastore.take_lease``."""
-        if not ttl_seconds > 0:
-            raise InvalidMetastoreRequestError("lease TTL", ttl_seconds, "a positive number of seconds")
+        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
+            raise InvalidMetastoreRequestError(
+                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
+            )
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1665,6 +1686,54 @@ class SqlMetastore:
                 s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids)))
             return ids
 
+    def record_backlog_samples(
+        self, samples: Sequence[BacklogSample], prune_before: float | None = None
+    ) -> None:
+        """See ``Metastore.record_backlog_samples``.
+
+        One database transaction: the pruning and the new rows commit together (a crash keeps
+        neither or both; recording again later only adds a point to the history).
+        """
+        rows = []
+        for sample in samples:
+            database, name = split_table_name(sample.table)
+            rows.append(
+                BacklogSampleRow(
+                    database=database,
+                    table=name,
+                    partition=sample.partition,
+                    sampled_at=_ms(sample.sampled_at),
+                    deltas=sample.deltas,
+                    delete_deltas=sample.delete_deltas,
+                    delta_bytes=sample.delta_bytes,
+                    delete_delta_bytes=sample.delete_delta_bytes,
+                    aborted=sample.aborted,
+                    oldest_delta_time=None
+                    if sample.oldest_delta_time is None
+                    else _ms(sample.oldest_delta_time),
+                )
+            )
+        with self._transaction("record_backlog_samples") as s:
+            if prune_before is not None:
+                s.execute(delete(BacklogSampleRow).where(BacklogSampleRow.sampled_at < _ms(prune_before)))
+            s.add_all(rows)
+
+    def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
+        """See ``Metastore.list_backlog_samples``."""
+        query = select(BacklogSampleRow).where(BacklogSampleRow.sampled_at >= _ms(since))
+        if table is not None:
+            database, name = split_table_name(table)
+            query = query.where(BacklogSampleRow.database == database, BacklogSampleRow.table == name)
+        query = query.order_by(
+            BacklogSampleRow.database,
+            BacklogSampleRow.table,
+            BacklogSampleRow.partition,
+            BacklogSampleRow.sampled_at,
+            BacklogSampleRow.id,
+        )
+        with self._transaction("list_backlog_samples") as s:
+            return [_backlog_sample(r) for r in s.scalars(query)]
+
 
 def _conforms_to_port(store: SqlMetastore) -> Metastore:
     # mypy checks here that SqlMetastore structurally implements the Metastore port.
@@ -1700,9 +1769,13 @@ def _table_exists_error(full_name: str) -> AcidError:
     )
 
 
+_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
+_LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
+
+
 def _check_id(what: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidMetastoreRequestError(what, value, "a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _LONG_MAX:
+        raise InvalidMetastoreRequestError(what, value, f"a positive integer <= {_LONG_MAX} (a 64-bit long)")
 
 
 def _current_user() -> str:
@@ -1710,6 +1783,29 @@ def _current_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry in some containers
         return "unknown"
+
+
+_DISK_FULL_PGCODE = "53100"  # PostgreSQL's disk_full SQLSTATE
+_DISK_FULL_SQLITE = "database or disk is full"  # SQLITE_FULL
+
+
+def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
+    """The ``AcidError`` for a database failure: ``DiskFullError`` when the disk is full, else ``MetastoreError``.
+
+    A full disk is a disk problem, not a metastore or lock-store one: the message says so and names
+    the database file (SQLite) or the URL (a server).
+    """
+    cause = getattr(error, "orig", None) or error
+    full = (
+        getattr(cause, "pgcode", None) == _DISK_FULL_PGCODE
+        or _DISK_FULL_SQLITE in str(cause)
+        or (isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT))
+    )
+    shown = url.render_as_string(hide_password=True)
+    if full:
+        path = url.database if url.get_backend_name() == "sqlite" and url.database else shown
+        return DiskFullError(path, f"metastore operation {operation!r}", describe_db_error(error))
+    return MetastoreError(operation, shown, describe_db_error(error))
 
 
 def describe_db_error(error: SQLAlchemyError) -> str:

@@ -67,6 +67,9 @@ Invariants: peak memory is the delete set (24 bytes per event) plus about one ba
 result equals applying the history's events in write-ID order to a dictionary.
 Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
+``CorruptDataError`` (a stripe that does not decode; in a base or delta: a ``bucket_`` name that
+does not parse, a directory named ``bucket_N``, an ``_orc_acid_version`` other than ``2``: the
+directory is refused, never read in part),
 ``NoSuchColumnError`` (projection), ``InvalidScanFilterError`` (a filter that does not evaluate on
 the row columns), ``StorageError`` (missing directory or unreadable original file), and whatever
 ``load_directory_state`` raises.
@@ -92,6 +95,7 @@ import pyarrow.orc as paorc
 from acid_core.bucket_codec import BucketCodec
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
+    CorruptDataError,
     InvalidPathError,
     InvalidScanFilterError,
     NoSuchColumnError,
@@ -117,6 +121,7 @@ from acid_core.orc.schema import (
     is_acid_event_schema,
 )
 from acid_core.paths import (
+    BUCKET_PREFIX,
     DELETE_DELTA_PREFIX,
     SIDE_FILE_SUFFIX,
     is_acid_dir_name,
@@ -129,7 +134,7 @@ from acid_core.writeids import RangeResponse
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from acid_core.fs import FileIO
+    from acid_core.fs import FileInfo, FileIO
     from acid_core.orc.deletes import I64
     from acid_core.state import AcidDirectoryState
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
@@ -200,6 +205,29 @@ class ScanPlan:
     data_files: tuple[DataFile, ...]
     delete_files: tuple[DataFile, ...]
 
+    @property
+    def bucket_ids(self) -> tuple[int, ...]:
+        """The buckets that hold data files, ascending (delete files alone hide nothing)."""
+        return tuple(sorted({f.bucket_id for f in self.data_files}))
+
+    def for_bucket(self, bucket_id: int) -> ScanPlan:
+        """The part of the plan one bucket needs: its data files and its delete-delta files.
+
+        Hive's readers do the same split (``VectorizedOrcAcidRowBatchReader`` and
+        ``OrcRawRecordMerger`` read only the split's bucket file of each delete delta): a delete
+        event sits in the bucket file of the row it deletes.
+
+        >>> from acid_core.state import AcidDirectoryState
+        >>> state = AcidDirectoryState(None, (), (), (), (), (), (), frozenset(), False)
+        >>> ScanPlan(state, (DataFile("b1", FileKind.BASE, 1, 9),), ()).for_bucket(0).data_files
+        ()
+        """
+        return ScanPlan(
+            self.state,
+            tuple(f for f in self.data_files if f.bucket_id == bucket_id),
+            tuple(f for f in self.delete_files if f.bucket_id == bucket_id),
+        )
+
 
 def _read_flush_length(file_io: FileIO, path: str) -> int:
     # OrcAcidUtils.getLastFlushLength: the side file is a sequence of big-endian longs, last wins.
@@ -211,12 +239,45 @@ def _read_flush_length(file_io: FileIO, path: str) -> int:
     return int(length)
 
 
+_ACID_VERSION_FILE = "_orc_acid_version"  # AcidUtils.OrcAcidVersion.ACID_FORMAT
+_ACID_VERSIONS = frozenset({"2"})  # OrcAcidVersion.ORC_ACID_VERSION; an empty file means legacy (0)
+
+
+def _check_acid_version(file_io: FileIO, directory: str, child: FileInfo) -> None:
+    # OrcAcidVersion.getAcidVersionFromMetaFile reads the first byte as the version (the writer
+    # may pad "2" with NUL bytes); any other content is a format this reader does not know.
+    path = file_io.join(directory, child.name)
+    expected = "a file holding the ORC ACID version '2' (Hive's OrcAcidVersion)"
+    if child.is_dir:
+        raise CorruptDataError(path, "it is a directory", expected)
+    head = file_io.read_bytes(path)[:1]
+    if head and head.decode("latin-1") not in _ACID_VERSIONS:
+        raise CorruptDataError(path, f"unknown ORC ACID version {head.decode('latin-1')!r}", expected)
+
+
+def _check_bucket_name(file_io: FileIO, directory: str, child: FileInfo) -> None:
+    # Hive reads only bucket_N files of a base or delta (AcidUtils.bucketFileFilter and
+    # parseBucketId); a directory or a bucket_ name that does not parse means the directory
+    # was not written by Hive: refuse it rather than read or skip part of it.
+    path = file_io.join(directory, child.name)
+    expected = "only bucket_NNNNN files (and their _flush_length side files) in a base or delta"
+    if child.is_dir:
+        raise CorruptDataError(path, "a directory named like a bucket file", expected)
+    if try_parse_bucket_file(child.name) is None:
+        raise CorruptDataError(path, f"{child.name!r} is not a bucket file name", expected)
+
+
 def _list_acid_dir(file_io: FileIO, directory: str, kind: FileKind) -> list[DataFile]:
     children = file_io.list_dir(directory)
     names = {child.name for child in children if not child.is_dir}
     found: list[DataFile] = []
     for child in sorted(children, key=lambda c: c.name):
         name = child.name
+        if name == _ACID_VERSION_FILE:
+            _check_acid_version(file_io, directory, child)
+            continue
+        if name.startswith(BUCKET_PREFIX) and (child.is_dir or not name.endswith(SIDE_FILE_SUFFIX)):
+            _check_bucket_name(file_io, directory, child)
         if child.is_dir or is_hidden_name(name) or name.endswith(SIDE_FILE_SUFFIX):
             continue
         length = child.size
@@ -395,12 +456,18 @@ class _OpenFile:
             head, _, rest = column.partition(".")
             projection[column] = ds.field(head, rest) if head == row_name and rest else ds.field(column)
         fragment = ds.OrcFileFormat().make_fragment(self._source)
-        # pyarrow documents a {name: expression} projection; pyarrow-stubs only knows list[str].
-        yield from fragment.to_batches(
-            batch_size=batch_rows,
-            columns=projection,  # type: ignore[arg-type]
-            use_threads=False,
-        )
+        try:
+            # pyarrow documents a {name: expression} projection; pyarrow-stubs only knows list[str].
+            yield from fragment.to_batches(
+                batch_size=batch_rows,
+                columns=projection,  # type: ignore[arg-type]
+                use_threads=False,
+            )
+        except (pa.ArrowException, OSError) as e:
+            # A stripe that does not decode (truncated, bit rot): name the file, read nothing more.
+            raise CorruptDataError(
+                self.data_file.path, f"its ORC data does not decode ({_one_line(e)})", "a readable ORC file"
+            ) from e
 
     def close(self) -> None:
         self._stream.close()
@@ -685,6 +752,29 @@ class _Head:
         return int(self.o[at]), int(self.b[at]), int(self.r[at])
 
 
+def _check_unique_row_ids(
+    head: _Head, start: int, path: str, last: tuple[tuple[int, int, int], str] | None
+) -> tuple[tuple[int, int, int], str]:
+    # Every visible row has its own row ID (an update is a delete plus a new insert); two equal
+    # IDs in the merged order mean copied or corrupt files: refuse rather than return both.
+    o, b, r = head.o[start : head.position], head.b[start : head.position], head.r[start : head.position]
+    equal = (o[1:] == o[:-1]) & (b[1:] == b[:-1]) & (r[1:] == r[:-1])
+    first = (int(o[0]), int(b[0]), int(r[0]))
+    duplicate = first if last is not None and last[0] == first else None
+    other = last[1] if duplicate is not None and last is not None else path
+    if duplicate is None and equal.any():
+        at = int(np.argmax(equal))
+        duplicate = (int(o[at]), int(b[at]), int(r[at]))
+    if duplicate is not None:
+        raise CorruptDataError(
+            path,
+            f"row ID (writeid={duplicate[0]}, bucketid={duplicate[1]}, rowid={duplicate[2]}) is also in "
+            f"{other!r}",
+            "each visible row ID once (an update deletes the old row ID and inserts a new one)",
+        )
+    return (int(o[-1]), int(b[-1]), int(r[-1])), path
+
+
 class _Scanner:
     def __init__(
         self,
@@ -729,12 +819,15 @@ class _Scanner:
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
         heads: list[_Head] = []
+        paths: list[str] = []
         heap: list[tuple[tuple[int, int, int], int]] = []
         for data_file in self.plan.data_files:
             head = _Head(self._file_batches(data_file))
             if head.advance():
                 heads.append(head)
+                paths.append(data_file.path)
                 heapq.heappush(heap, (head.key(), len(heads) - 1))
+        last: tuple[tuple[int, int, int], str] | None = None
         while heap:
             _, index = heapq.heappop(heap)
             head = heads[index]
@@ -744,6 +837,7 @@ class _Scanner:
             else:
                 count = head.o.size - head.position
             start, head.position = head.position, head.position + count
+            last = _check_unique_row_ids(head, start, paths[index], last)
             yield (
                 head.batch.slice(start, count),
                 head.o[start : head.position],
@@ -892,6 +986,7 @@ def scan(
     delete_events_in_memory: int = DEFAULT_DELETE_EVENTS_IN_MEMORY,
     ordered: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    plan: ScanPlan | None = None,
 ) -> pa.RecordBatchReader:
     """Merge-on-read of a table or partition at a snapshot, as a stream of Arrow batches.
 
@@ -913,6 +1008,9 @@ def scan(
             merge of the files instead of file by file; every data file is then open at once,
             with one batch each (mind the open-file limit for partitions with thousands of files).
         batch_rows: rows decoded per batch (and the largest output batch).
+        plan: read exactly these files (a ``plan_scan`` result, possibly ``for_bucket``) instead
+            of listing ``table_dir`` now: a plan made once on a driver is read the same on every
+            executor.
 
     Returns:
         A reader of batches with the output schema (see the module docstring).
@@ -923,7 +1021,8 @@ def scan(
         InvalidScanFilterError: the filter names an unknown column or compares mismatched types.
         StorageError: ``table_dir`` is missing or a file cannot be read.
     """
-    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    if plan is None:
+        plan = plan_scan(file_io, table_dir, write_ids, txns)
     # Every footer first: a misplaced plain file is rejected before any row is returned.
     facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
     row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)

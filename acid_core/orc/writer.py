@@ -60,6 +60,7 @@ Errors: ``InvalidWriterOptionError`` (bad compression or stripe size), ``Invalid
 
 from __future__ import annotations
 
+import errno
 import logging
 import posixpath
 import uuid
@@ -74,6 +75,7 @@ import pyarrow.compute as pc
 from acid_core.bucket_codec import encode_bucket_property
 from acid_core.errors import (
     AcidError,
+    DiskFullError,
     InvalidEventError,
     InvalidSchemaError,
     InvalidWriterOptionError,
@@ -1032,6 +1034,12 @@ def write_event_file(
                 f"Cannot write event file {path!r}: it appeared while writing; expected a new file"
             )
         file_io.rename(temporary, path)
+    except OSError as e:
+        _best_effort_delete(file_io, temporary)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(e):
+            # pyarrow's stream errors carry no file name: name the file being written.
+            raise DiskFullError(path, "writing an event file", str(e).strip() or "no space left") from e
+        raise
     except BaseException:
         _best_effort_delete(file_io, temporary)
         raise

@@ -118,7 +118,7 @@ def run_sql(args: argparse.Namespace) -> int:
         finally:
             lock_manager.close()
     except AcidError as e:
-        print(f"acidflow sql: error: {' '.join(str(e).split())}", file=sys.stderr)
+        print(f"acidflow sql: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 1
     return 0
 

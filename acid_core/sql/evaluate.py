@@ -53,6 +53,7 @@ _SIMPLE: Final = {
 }
 _NUMERIC: Final = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "decimal"})
 _STRINGS: Final = frozenset({"string", "varchar", "char"})
+_INTEGERS: Final = frozenset({"tinyint", "smallint", "int", "bigint"})
 _MISSING_COLUMN: Final = re.compile(r'Referenced column "([^"]+)" not found', re.IGNORECASE)
 
 
@@ -234,25 +235,34 @@ class Evaluator:
         names = [f"c{i}" for i in range(source.num_columns)]
         registered = self.register(source.rename_columns(names))
         arrays = []
-        for column_name, (name, hive_type) in zip(names, targets, strict=True):
-            arrays.append(self._cast_column(registered, column_name, table, name, hive_type))
+        for column_name, (name, hive_type), column in zip(names, targets, source.columns, strict=True):
+            # Hive converts a fractional value to an integer column by truncation toward zero
+            # (PrimitiveObjectInspectorUtils.getInt: (int) double, HiveDecimal.intValue): 1.9 -> 1.
+            # DuckDB's CAST rounds (1.9 -> 2), so truncate first.
+            truncate = _base(hive_type) in _INTEGERS and (
+                pa.types.is_floating(column.type) or pa.types.is_decimal(column.type)
+            )
+            arrays.append(
+                self._cast_column(registered, column_name, table, name, hive_type, truncate=truncate)
+            )
         schema = pa.schema([pa.field(name, hive_to_arrow(parse_hive_type(t))) for name, t in targets])
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def _cast_column(
-        self, registered: str, column: str, table: str, name: str, hive_type: str
+        self, registered: str, column: str, table: str, name: str, hive_type: str, *, truncate: bool = False
     ) -> pa.ChunkedArray[Any]:
         target = duckdb_type(hive_type)
         base = _base(hive_type)
         length = parse_hive_type(hive_type).params[0] if base in ("varchar", "char") else None
+        value = f'trunc("{column}")' if truncate else f'"{column}"'
         try:
             result = self.connection.sql(
-                f'SELECT CAST("{column}" AS {target}) FROM {registered}'
+                f"SELECT CAST({value} AS {target}) FROM {registered}"
             ).to_arrow_table()
         except duckdb.Error as e:
             bad = self.connection.execute(
                 f'SELECT CAST("{column}" AS VARCHAR) FROM {registered} '
-                f'WHERE "{column}" IS NOT NULL AND TRY_CAST("{column}" AS {target}) IS NULL LIMIT 1'
+                f'WHERE "{column}" IS NOT NULL AND TRY_CAST({value} AS {target}) IS NULL LIMIT 1'
             ).fetchone()
             raise ValueOutOfRangeError(table, name, str(bad[0]) if bad else _first_line(e), hive_type) from e
         values = result.column(0)

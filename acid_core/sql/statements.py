@@ -59,6 +59,7 @@ from acid_core.errors import (
     DropDefaultDatabaseError,
     InvalidLocationError,
     InvalidPartitionError,
+    InvalidTableDefinitionError,
     NoSuchColumnError,
     NoSuchDatabaseError,
     NoSuchPartitionError,
@@ -336,6 +337,18 @@ def _delete_dirs(context: StatementContext, locations: Sequence[str]) -> None:
 # -- DDL -----------------------------------------------------------------------------------------
 
 
+_MAX_BUCKETS = 2**31 - 1  # Hive's numBuckets is a Java int (StorageDescriptor.numBuckets: i32)
+
+
+def _bucket_count(table: str, text: str) -> int:
+    # Hive's parser reads INTO n BUCKETS with Integer.parseInt: above 2^31-1 it is an error.
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= _MAX_BUCKETS:
+        raise InvalidTableDefinitionError(
+            table, f"{text} BUCKETS is out of range", f"INTO n BUCKETS with 1 <= n <= {_MAX_BUCKETS}"
+        )
+    return int(text)
+
+
 @register_statement(
     "create_table",
     expression_type=exp.Create,
@@ -363,7 +376,7 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
             partition_keys = _columns(prop.this)
         elif isinstance(prop, exp.ClusteredByProperty):
             bucket_columns = tuple(c.name.lower() for c in prop.expressions)
-            num_buckets = int(str(prop.args["buckets"].this))
+            num_buckets = _bucket_count(name, str(prop.args["buckets"].this))
         elif isinstance(prop, exp.FileFormatProperty):
             file_format = prop.this.name.upper() if prop.this is not None else "ORC"
         elif isinstance(prop, exp.LocationProperty):
@@ -722,11 +735,30 @@ def _add_partition(
     checked = _checked_location(
         context, location or default, _occupants(metastore, container=table.full_name)
     )
+    if location is not None:
+        _check_not_another_partitions_default(table, location, checked, default)
     if not table.external:
         _check_unowned_files(context, location or default, checked)
     partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
     file_io, path = context.warehouse.table_dir(partition.location)
     file_io.mkdirs(path)
+
+
+def _check_not_another_partitions_default(table: Table, candidate: str, checked: str, default: str) -> None:
+    # Inside the table, only the partition's own default directory: any other path there may be
+    # the default directory of a partition added later (an INSERT's dynamic partition), and two
+    # partitions sharing a directory would lose each other's rows on DROP PARTITION.
+    cwd = os.getcwd()
+    here = parse_location(checked, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
+    root = parse_location(table.location, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
+    if is_inside(here, root, strictly=True) and here != parse_location(
+        default, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES
+    ):
+        raise InvalidLocationError(
+            candidate,
+            f"it is inside the location of table {table.full_name} but not the partition's own directory",
+            f"{default!r} or a directory outside the table",
+        )
 
 
 def _drop_partition(

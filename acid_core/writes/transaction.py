@@ -126,6 +126,15 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger(__name__)
+
+
+def _current_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER/LOGNAME and no passwd entry (some containers)
+        return "unknown"
+
+
 _K = TypeVar("_K", bound="Hashable")
 
 DEFAULT_HEARTBEAT_SECONDS: Final = 150.0
@@ -289,7 +298,7 @@ class Warehouse:
     location: str
     metastore: Metastore
     lock_manager: LockManager = field(default_factory=NoLockManager)
-    user: str = field(default_factory=getpass.getuser)
+    user: str = field(default_factory=_current_user)
     heartbeat_seconds: float | None = DEFAULT_HEARTBEAT_SECONDS
     compression: str = DEFAULT_COMPRESSION
     stripe_size: int = DEFAULT_STRIPE_SIZE

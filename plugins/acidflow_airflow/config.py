@@ -13,13 +13,15 @@ The file (every key optional; see ``acidflow.yaml.example``)::
       - {name: all, tables: ["*.*"]}
     thresholds: {delta_num: 10, delta_pct: 0.1, aborted: 1000, aborted_time: 12h}
     backlog:    {warning_deltas: 20, critical_deltas: 50, critical_enqueue_age: 6h,
-                 critical_cleaning_age: 24h}
-    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly"}
+                 critical_working_age: 6h, critical_cleaning_age: 24h, failure_streak: 3}
+    history:    {retention: 14d, sample_interval: 5m, window: 7d}   # the backlog page's trends
+    schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly", paused_at_creation: false}
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
     cleaner:    {retention: 0, quarantine: false}
     alerts:
-      default: [log]                        # channels: log, webhook:<url>, email:<address>
+      default: [log]                        # channels: log, webhook:<url>, email:<address>,
+                                            # notifier:<module.Class>?arg=value (an Airflow notifier)
       routes:  [{owner: alice, channels: ["email:alice@example.com"]},
                 {tables: ["sales.*"], channels: ["webhook:https://hooks.example.com/x"]}]
 
@@ -33,7 +35,9 @@ was expected.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -50,10 +54,14 @@ __all__ = [
     "BacklogLevels",
     "TableGroup",
     "load_config",
+    "load_config_for_dag",
+    "load_config_for_task",
     "parse_duration",
 ]
 
 CONFIG_ENV: Final = "ACIDFLOW_CONFIG"
+_INT_MAX: Final = 2**31 - 1  # counts and thresholds are Java ints in Hive (HiveConf IntVar)
+_LONG_MAX: Final = 2**63 - 1
 WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
 METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
 EXECUTOR_ENV: Final = "ACIDFLOW_COMPACTION_EXECUTOR"
@@ -68,6 +76,7 @@ _UNITS: Final = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _EXECUTORS: Final = ("auto", "embedded", "spark")
 _TOP_KEYS: Final = frozenset(
     {
+        "history",
         "warehouse",
         "metastore",
         "groups",
@@ -100,8 +109,8 @@ def parse_duration(source: str, key: str, value: object) -> float:
             raise InvalidPlatformConfigError(
                 source, key, value, "a duration such as 3600, 15m, 12h or 7d"
             ) from None
-    if seconds < 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative duration")
+    if not 0 <= seconds < math.inf:  # NaN and inf are no durations either
+        raise InvalidPlatformConfigError(source, key, value, "a finite non-negative duration")
     return seconds
 
 
@@ -114,8 +123,14 @@ def _channel(source: str, key: str, value: object) -> str:
         return text
     if kind == "email" and "@" in target:
         return text
+    if kind == "notifier" and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(\?.*)?", target):
+        return text
     raise InvalidPlatformConfigError(
-        source, key, value, "a channel: log, webhook:<http(s) URL> or email:<address>"
+        source,
+        key,
+        value,
+        "a channel: log, webhook:<http(s) URL>, email:<address> or "
+        "notifier:<module.NotifierClass>[?arg=value&...]",
     )
 
 
@@ -139,6 +154,8 @@ class BacklogLevels:
     critical_deltas: int = 50
     critical_enqueue_age_seconds: float = 6 * 3600.0
     critical_cleaning_age_seconds: float = 24 * 3600.0
+    critical_working_age_seconds: float = 6 * 3600.0
+    failure_streak: int = 3
 
     def for_table(self, properties: Mapping[str, str], table: str) -> BacklogLevels:
         """These levels with the table's ``acidflow.backlog.*`` TBLPROPERTIES applied."""
@@ -190,6 +207,7 @@ class AcidflowConfig:
     levels: BacklogLevels = field(default_factory=BacklogLevels)
     sensor_schedule: str | None = "*/30 * * * *"
     cleaner_schedule: str | None = "@hourly"
+    paused_at_creation: bool = False
     sensor_poke_seconds: float = 60.0
     sensor_timeout_seconds: float = 25 * 60.0
     pool: str = "acidflow_compaction"
@@ -201,6 +219,9 @@ class AcidflowConfig:
     cleaner_quarantine: bool = False
     default_channels: tuple[str, ...] = ("log",)
     routes: tuple[AlertRoute, ...] = ()
+    history_retention_seconds: float = 14 * 86400.0
+    history_sample_seconds: float = 300.0
+    history_window_seconds: float = 7 * 86400.0
     source: str = "defaults"
 
     def initiator_config(self) -> Any:  # noqa: ANN401 - acid_core.compaction.initiator.InitiatorConfig
@@ -239,16 +260,24 @@ class AcidflowConfig:
         return tuple(dict.fromkeys(routed)) or self.default_channels
 
 
-def _non_negative_int(source: str, key: str, value: object) -> int:
+def _non_negative_int(source: str, key: str, value: object, maximum: int = _INT_MAX) -> int:
+    expected = f"an integer from 0 to {maximum}"
     if isinstance(value, bool):
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+        raise InvalidPlatformConfigError(source, key, value, expected)
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer") from None
-    if number < 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative integer")
+        raise InvalidPlatformConfigError(source, key, value, expected) from None
+    if not 0 <= number <= maximum:
+        raise InvalidPlatformConfigError(source, key, value, expected)
     return number
+
+
+def _text(source: str, key: str, value: object, expected: str) -> str:
+    # A YAML list, number or !!binary where a path or URL belongs is a mistake, not a str() away.
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidPlatformConfigError(source, key, value, expected)
+    return value.strip()
 
 
 def _non_negative_float(source: str, key: str, value: object) -> float:
@@ -258,8 +287,8 @@ def _non_negative_float(source: str, key: str, value: object) -> float:
         number = float(str(value).strip())
     except ValueError:
         raise InvalidPlatformConfigError(source, key, value, "a non-negative number") from None
-    if not number >= 0:
-        raise InvalidPlatformConfigError(source, key, value, "a non-negative number")
+    if not 0 <= number < math.inf:
+        raise InvalidPlatformConfigError(source, key, value, "a finite non-negative number")
     return number
 
 
@@ -304,7 +333,9 @@ def _schedule(source: str, key: str, value: object) -> str | None:
         if text not in {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous"}:
             raise InvalidPlatformConfigError(source, key, value, "a cron preset such as @hourly or @daily")
         return text
-    if len(text.split()) != 5:
+    from croniter import croniter  # Airflow's own dependency
+
+    if len(text.split()) != 5 or not croniter.is_valid(text):
         raise InvalidPlatformConfigError(
             source, key, value, "a five-field cron expression such as '*/30 * * * *'"
         )
@@ -319,9 +350,11 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         )
     changes: dict[str, Any] = {"source": source}
     if data.get("warehouse") is not None:
-        changes["warehouse"] = str(data["warehouse"])
+        changes["warehouse"] = _text(source, "warehouse", data["warehouse"], "a directory or URI string")
     if data.get("metastore") is not None:
-        changes["metastore"] = str(data["metastore"])
+        changes["metastore"] = _text(
+            source, "metastore", data["metastore"], "a SQLAlchemy URL string, or null for the embedded one"
+        )
     if "groups" in data:
         raw = data["groups"]
         if not isinstance(raw, list) or not raw:
@@ -361,7 +394,14 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         source,
         data,
         "backlog",
-        {"warning_deltas", "critical_deltas", "critical_enqueue_age", "critical_cleaning_age"},
+        {
+            "warning_deltas",
+            "critical_deltas",
+            "critical_enqueue_age",
+            "critical_working_age",
+            "critical_cleaning_age",
+            "failure_streak",
+        },
     )
     levels = BacklogLevels()
     if "warning_deltas" in backlog:
@@ -388,6 +428,18 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
                 source, "backlog.critical_cleaning_age", backlog["critical_cleaning_age"]
             ),
         )
+    if "critical_working_age" in backlog:
+        levels = replace(
+            levels,
+            critical_working_age_seconds=parse_duration(
+                source, "backlog.critical_working_age", backlog["critical_working_age"]
+            ),
+        )
+    if "failure_streak" in backlog:
+        streak = _non_negative_int(source, "backlog.failure_streak", backlog["failure_streak"])
+        if streak < 1:
+            raise InvalidPlatformConfigError(source, "backlog.failure_streak", streak, "at least 1")
+        levels = replace(levels, failure_streak=streak)
     if levels.warning_deltas > levels.critical_deltas:
         raise InvalidPlatformConfigError(
             source,
@@ -396,7 +448,26 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
             f"at most critical_deltas ({levels.critical_deltas})",
         )
     changes["levels"] = levels
-    schedules = _section(source, data, "schedules", {"sensor", "cleaner", "sensor_poke", "sensor_timeout"})
+    history = _section(source, data, "history", {"retention", "sample_interval", "window"})
+    for key, attribute in (
+        ("retention", "history_retention_seconds"),
+        ("sample_interval", "history_sample_seconds"),
+        ("window", "history_window_seconds"),
+    ):
+        if key in history:
+            changes[attribute] = parse_duration(source, f"history.{key}", history[key])
+    schedules = _section(
+        source,
+        data,
+        "schedules",
+        {"sensor", "cleaner", "sensor_poke", "sensor_timeout", "paused_at_creation"},
+    )
+    if "paused_at_creation" in schedules:
+        if not isinstance(schedules["paused_at_creation"], bool):
+            raise InvalidPlatformConfigError(
+                source, "schedules.paused_at_creation", schedules["paused_at_creation"], "true or false"
+            )
+        changes["paused_at_creation"] = schedules["paused_at_creation"]
     if "sensor" in schedules:
         changes["sensor_schedule"] = _schedule(source, "schedules.sensor", schedules["sensor"])
     if "cleaner" in schedules:
@@ -426,7 +497,7 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         changes["executor"] = _executor(source, "compaction.executor", compaction["executor"])
     if "spark_threshold_bytes" in compaction:
         changes["spark_threshold_bytes"] = _non_negative_int(
-            source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"]
+            source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"], _LONG_MAX
         )
     if "spark_conn_id" in compaction:
         changes["spark_conn_id"] = _string_list(
@@ -471,7 +542,11 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
                 for c in _string_list(source, f"{key}.channels", item["channels"])
             )
             tables = _table_patterns(source, f"{key}.tables", item["tables"]) if "tables" in item else ()
-            owner = None if item.get("owner") is None else str(item["owner"])
+            owner = (
+                None
+                if item.get("owner") is None
+                else _text(source, f"{key}.owner", item["owner"], "an owner name string")
+            )
             routes.append(AlertRoute(channels, owner, tables))
         changes["routes"] = tuple(routes)
     return replace(AcidflowConfig(), **changes)
@@ -522,10 +597,39 @@ def load_config(
         overrides["executor"] = _executor(EXECUTOR_ENV, EXECUTOR_ENV, env[EXECUTOR_ENV])
     if env.get(SPARK_THRESHOLD_ENV, "").strip():
         overrides["spark_threshold_bytes"] = _non_negative_int(
-            SPARK_THRESHOLD_ENV, SPARK_THRESHOLD_ENV, env[SPARK_THRESHOLD_ENV]
+            SPARK_THRESHOLD_ENV, SPARK_THRESHOLD_ENV, env[SPARK_THRESHOLD_ENV], _LONG_MAX
         )
     if env.get(ALERTS_ENV, "").strip():
         overrides["default_channels"] = tuple(
             _channel(ALERTS_ENV, ALERTS_ENV, c) for c in env[ALERTS_ENV].split(",") if c.strip()
         )
     return replace(config, **overrides) if overrides else config
+
+
+def load_config_for_dag() -> AcidflowConfig:
+    """``load_config()`` for a DAG file at parse time: an invalid setting logs one line, gives defaults.
+
+    A DAG that fails to import shows a traceback and disappears from the UI; with the defaults it
+    stays visible and its tasks fail with the one-line error (``load_config_for_task``).
+    """
+    import logging
+
+    try:
+        return load_config()
+    except InvalidPlatformConfigError as error:
+        logging.getLogger(__name__).error("acidflow: %s; the DAG uses the defaults until it is fixed", error)
+        return AcidflowConfig()
+
+
+def load_config_for_task() -> AcidflowConfig:
+    """``load_config()`` in a task: an invalid setting fails the task, without retries, in one line.
+
+    Raises:
+        AirflowFailException: the configuration is invalid (the message names the key and value).
+    """
+    try:
+        return load_config()
+    except InvalidPlatformConfigError as error:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        raise AirflowFailException(f"acidflow configuration: {error}") from None

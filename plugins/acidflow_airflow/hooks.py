@@ -3,7 +3,9 @@
 ::
 
     AcidMetastoreHook(config)  .get_conn() -> SqlMetastore        (ACIDFLOW_METASTORE or embedded SQLite)
-    AcidWarehouseHook(config)  .backlog(group) / .queue_summary()  (reads only)
+    AcidWarehouseHook(config)  .backlog(group, record=False) / .queue_summary()
+                               .backlog_page()  rows with history (sparklines, time to critical) + queue
+                               (reads tables; ``record=True`` adds the sensor's history samples)
                                .warehouse()  -> acid_core.writes.Warehouse (metastore + lock manager)
 
 Nothing is opened in ``__init__``: DAG files build operators with hooks at parse time without I/O.
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,7 +46,7 @@ class AcidMetastoreHook(BaseHook):
     def config(self) -> AcidflowConfig:
         """The configuration (loaded on first use)."""
         if self._config is None:
-            self._config = load_config()
+            self._config = load_config_for_task()
         return self._config
 
     def get_conn(self) -> Any:  # noqa: ANN401 - acid_core.metastore.SqlMetastore
@@ -80,13 +82,42 @@ class AcidWarehouseHook(AcidMetastoreHook):
     hook_name = "acidflow warehouse"
 
     def backlog(
-        self, group: TableGroup | None = None, tables: list[str] | None = None
+        self,
+        group: TableGroup | None = None,
+        tables: list[str] | None = None,
+        *,
+        record: bool = False,
+        now: float | None = None,
     ) -> list[dict[str, Any]]:
-        """The backlog rows of a group or of named tables (see ``acidflow_airflow.backlog``)."""
-        from acidflow_airflow.backlog import collect_backlog
+        """The backlog rows of a group or of named tables (see ``acidflow_airflow.backlog``).
+
+        With ``record`` (the sensor runs), the measurement is also stored as history samples.
+        """
+        from acidflow_airflow.backlog import collect_backlog, record_backlog
 
         with self.metastore() as store:
-            return collect_backlog(store, self.config, group, tables)
+            rows = collect_backlog(store, self.config, group, tables, now=now)
+            if record:
+                record_backlog(store, rows, self.config, now=now)
+            return rows
+
+    def backlog_page(self, now: float | None = None) -> dict[str, Any]:
+        """What the backlog page shows: every table's rows with their history, and the queue."""
+        import time
+
+        from acidflow_airflow.backlog import add_history, collect_backlog, queue_summary
+
+        now = time.time() if now is None else now
+        with self.metastore() as store:
+            rows = collect_backlog(store, self.config, now=now)
+            samples = store.list_backlog_samples(now - self.config.history_window_seconds)
+            summary = queue_summary(store, now)
+        return {
+            "rows": add_history(rows, samples, self.config, now),
+            "queue": summary,
+            "generated": now,
+            "window_seconds": self.config.history_window_seconds,
+        }
 
     def queue_summary(self) -> dict[str, Any]:
         """Queue counts, oldest ages, open transactions and leases."""

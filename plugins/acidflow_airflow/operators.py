@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -202,7 +202,7 @@ class AcidCompactionOperator(BaseOperator):
         from acid_core.metastore import CompactionType
         from acidflow_airflow.hooks import AcidMetastoreHook
 
-        config = self._config or load_config()
+        config = self._config or load_config_for_task()
         worker_id = f"{default_worker_id()}-airflow"
         hook = AcidMetastoreHook(config)
         with hook.metastore() as metastore, hook.lock_manager() as locks:
@@ -324,12 +324,12 @@ class AcidCleanerOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         """Clean; record the cleaning metrics; alert when cleaning is stuck behind an old reader."""
         from acid_core.compaction.cleaner import CleanerOptions, run_cleaner
-        from acidflow_airflow.backlog import COMPACTION_OLDEST_CLEANING_AGE, queue_summary
+        from acidflow_airflow.backlog import queue_metrics, queue_summary
         from acidflow_airflow.hooks import AcidMetastoreHook
         from acidflow_airflow.notifiers import AcidBacklogNotifier, backlog_alerts
         from acidflow_airflow.sensors import emit_metrics
 
-        config = self._config or load_config()
+        config = self._config or load_config_for_task()
         options = CleanerOptions(
             retention_seconds=config.cleaner_retention_seconds
             if self.retention_seconds is None
@@ -359,15 +359,18 @@ class AcidCleanerOperator(BaseOperator):
             )
             for action in result["actions"]:
                 self.log.info("  %s %s %s", action["action"], action["reason"], action["path"])
-        emit_metrics(
-            {
-                COMPACTION_OLDEST_CLEANING_AGE: float(summary["oldest_cleaning_age"]),
-                "compaction_num_ready_for_cleaning": float(summary["counts"]["ready_for_cleaning"]),
-                "compaction_cleaner_cycle_seconds": time.time() - started,
-            }
-        )
+        # Every cleaner run (hourly) sends the queue and transaction gauges, so a cleaner blocked
+        # by an old transaction shows in oldest_open_non_repl_txn_age_in_sec between sensor runs.
+        emit_metrics({**queue_metrics(summary), "compaction_cleaner_cycle_seconds": time.time() - started})
         alerts = backlog_alerts([], summary, config)
         AcidBacklogNotifier(config=config).notify_alerts(alerts)
+        failed = [r for r in cleaned if r["status"] == "failed"]
+        if failed:
+            # The failed compactions stay ready (the next run retries them); this run failed.
+            raise _fail(
+                f"task {self.task_id}: cleaning failed for "
+                + "; ".join(f"compaction {r['compaction_id']}: {r['message']}" for r in failed)
+            )
         return {
             "cleaned": cleaned,
             "waiting": [c["id"] for c in summary["cleaning"]],

@@ -5,6 +5,7 @@
     AcidBacklogSensor(group="all", deferrable=True, outlets=[COMPACTION_REQUESTS])
       deferrable: defer to AcidBacklogTrigger (triggerer) -> execute_complete(event)
       else:       poke() every poke_interval on a worker slot
+      each look:  the measurement is recorded as history samples (ACIDFLOW_BACKLOG_SAMPLES)
       then:       metrics (Hive's names through Airflow's Stats), alerts for critical backlogs and
                   stuck cleaning, an Asset event on COMPACTION_REQUESTS whose extra holds the targets
                   [{table, partition, compaction_type, reason}] -> the compaction DAG runs
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseSensorOperator
 from airflow.sdk.bases.sensor import PokeReturnValue
 
-from acidflow_airflow.config import AcidflowConfig, load_config
+from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -71,7 +72,7 @@ class AcidBacklogSensor(BaseSensorOperator):
     Args:
         group: the table group (``groups`` in acidflow.yaml).
         deferrable: wait on the triggerer (default) instead of a worker slot.
-        config: the configuration (default: ``load_config()`` at run time).
+        config: the configuration (default: ``load_config_for_task()`` at run time).
     """
 
     template_fields = ("group",)
@@ -95,7 +96,7 @@ class AcidBacklogSensor(BaseSensorOperator):
     def config(self) -> AcidflowConfig:
         """The configuration (loaded at run time, never at parse time)."""
         if self._config is None:
-            self._config = load_config()
+            self._config = load_config_for_task()
         return self._config
 
     def execute(self, context: Context) -> Any:  # noqa: ANN401
@@ -123,7 +124,7 @@ class AcidBacklogSensor(BaseSensorOperator):
         """One look at the group's backlog."""
         from acidflow_airflow.hooks import AcidWarehouseHook
 
-        rows = AcidWarehouseHook(self.config).backlog(self.config.group(self.group))
+        rows = AcidWarehouseHook(self.config).backlog(self.config.group(self.group), record=True)
         if not targets_of(rows):
             self.log.info("group %s: nothing to compact", self.group)
             return PokeReturnValue(is_done=False)

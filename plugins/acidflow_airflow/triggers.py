@@ -3,7 +3,8 @@
 ::
 
     triggerer event loop
-      every poke_interval: collect_backlog(group) in a worker thread (file listings, metastore reads)
+      every poke_interval: collect_backlog(group) in a worker thread (file listings, metastore reads),
+                           recorded as history samples (the backlog page's trends)
       any row with an initiator decision (minor/major)  ->  TriggerEvent({"status": "work", rows})
 
 Hundreds of tables cost no worker slot while they wait. The trigger only reads.
@@ -38,7 +39,7 @@ def check_backlog(
         config = replace(config, warehouse=warehouse)
     if metastore:
         config = replace(config, metastore=metastore)
-    return AcidWarehouseHook(config).backlog(config.group(group))
+    return AcidWarehouseHook(config).backlog(config.group(group), record=True)
 
 
 class AcidBacklogTrigger(BaseTrigger):

@@ -3,7 +3,9 @@
 ::
 
     GET  /acidflow/              the page (HTML + a little JS; the UI embeds it as an external view)
-    GET  /acidflow/api/backlog   {"rows": [...], "queue": {...}, "generated": t}
+    GET  /acidflow/api/backlog   {"rows": [...], "queue": {...}, "generated": t, "window_seconds": w}
+                                 rows carry their history (server-drawn SVG sparklines of the
+                                 sensor's samples) and the time to their critical level
     POST /acidflow/api/compact   {"table", "partition", "type"} or {"statement"}
                                  -> validated, then a run of acidflow_compaction with that conf
 
@@ -16,7 +18,6 @@ Errors: an invalid request answers 400 with the validation message and queues no
 from __future__ import annotations
 
 import html
-import time
 from typing import Any
 
 from airflow.api_fastapi.core_api.security import get_user
@@ -32,61 +33,168 @@ def _backlog() -> dict[str, Any]:
     from acidflow_airflow.config import load_config
     from acidflow_airflow.hooks import AcidWarehouseHook
 
-    hook = AcidWarehouseHook(load_config())
-    return {"rows": hook.backlog(), "queue": hook.queue_summary(), "generated": time.time()}
+    return AcidWarehouseHook(load_config()).backlog_page()
 
 
+# The sparklines arrive as SVG drawn by the server (acidflow_airflow.trends) from numbers only;
+# every other value is escaped before it reaches innerHTML. No chart library, no CDN.
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>acidflow backlog</title>
 <style>
  body{font-family:system-ui,sans-serif;margin:1.2rem;color:#1b1f23}
- table{border-collapse:collapse;margin-bottom:1.5rem;font-size:.9rem}
- th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left}
- th{background:#f6f8fa} td.num{text-align:right}
+ table{border-collapse:collapse;margin-bottom:1.5rem;font-size:.85rem}
+ th,td{border:1px solid #d0d7de;padding:.25rem .45rem;text-align:left;vertical-align:middle}
+ th{background:#f6f8fa;white-space:nowrap} th[data-key]{cursor:pointer} th.sorted-asc:after{content:" \\25B2"}
+ th.sorted-desc:after{content:" \\25BC"} td.num{text-align:right;white-space:nowrap}
+ td.num svg{display:block;margin-left:auto}
  tr.critical td{background:#ffebe9} tr.warning td{background:#fff8c5}
- button{cursor:pointer} #status{margin:.5rem 0;font-weight:600}
+ .state-failed,.state-refused,.state-aborted{color:#cf222e;font-weight:600}
+ .state-succeeded,.state-ready_for_cleaning{color:#1a7f37} .state-working,.state-initiated{color:#9a6700}
+ button{cursor:pointer} #status{margin:.5rem 0;font-weight:600} .controls{margin:.5rem 0 .8rem}
+ .controls input,.controls select{margin-right:1rem;padding:.2rem} .muted{color:#57606a}
+ .chips span{display:inline-block;border:1px solid #d0d7de;border-radius:1rem;padding:.1rem .6rem;margin:.1rem}
+ .err{color:#cf222e;max-width:28rem;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 </style></head><body>
 <h1>Hive ACID backlog</h1>
-<p>Per table and partition: what a reader merges now, what the cleaner may delete, and what
-Hive's initiator would do. <span id="generated"></span></p>
+<p>Per table and partition: what a reader merges now, how it grew over the last
+<span id="window"></span> (sensor samples), when it reaches its critical level at that pace, and what
+Hive's initiator would do. <span id="generated" class="muted"></span></p>
+<div class="chips" id="counts"></div>
 <div id="status"></div>
 <h2>Tables and partitions</h2>
+<div class="controls">
+ <label>Filter <input id="filter" type="search" placeholder="table, partition or owner"></label>
+ <label>Level <select id="level-filter"><option value="">all</option><option>critical</option>
+ <option>warning</option><option>ok</option></select></label>
+ <span id="shown" class="muted"></span>
+</div>
 <table id="backlog"><thead><tr>
- <th>table</th><th>partition</th><th>owner</th><th>level</th><th>deltas</th><th>delete deltas</th>
- <th>aborted</th><th>obsolete</th><th>delta bytes</th><th>delete delta bytes</th><th>aborted bytes</th>
- <th>obsolete bytes</th><th>decision</th><th>reason</th><th>compact now</th></tr></thead><tbody></tbody></table>
+ <th data-key="table">table</th><th data-key="partition">partition</th><th data-key="owner">owner</th>
+ <th data-key="level">level</th><th data-key="deltas">deltas</th><th data-key="delete_deltas">delete deltas</th>
+ <th data-key="total_bytes">delta bytes</th><th data-key="oldest_delta_age">oldest delta</th>
+ <th data-key="aborted">aborted</th><th data-key="obsolete">obsolete</th>
+ <th data-key="last_compaction">last compaction</th><th data-key="decision">decision</th>
+ <th data-key="time_to_critical">time to critical</th><th>compact now</th></tr></thead><tbody></tbody></table>
 <h2>Compaction queue and history</h2>
+<div class="controls"><label>State <select id="state-filter"><option value="">all</option>
+ <option>initiated</option><option>working</option><option>ready_for_cleaning</option><option>succeeded</option>
+ <option>failed</option><option>refused</option><option>aborted</option><option>did_not_initiate</option>
+ </select></label></div>
 <table id="queue"><thead><tr><th>id</th><th>table</th><th>partition</th><th>type</th><th>state</th>
-<th>enqueued</th><th>worker</th><th>error</th></tr></thead><tbody></tbody></table>
+<th>enqueued</th><th>started</th><th>ended</th><th>worker</th><th>failure reason</th></tr></thead><tbody></tbody></table>
+<h2>What the cleaner waits for</h2>
+<table id="readers"><thead><tr><th>reader</th><th>who</th><th>open for</th></tr></thead><tbody></tbody></table>
 <script>
 const esc = s => (s === null || s === undefined) ? "" : String(s).replace(/[&<>"']/g,
   c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"}[c]));
 const when = t => t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) : "";
+function dur(s) {
+  if (s === null || s === undefined) return "";
+  s = Math.max(0, Math.floor(s)); const out = [];
+  for (const [u, n] of [["d", 86400], ["h", 3600], ["m", 60], ["s", 1]]) {
+    if (s >= n || (u === "s" && !out.length)) { out.push(Math.floor(s / n) + u); s %= n; }
+    if (out.length === 2) break;
+  }
+  return out.join(" ");
+}
+const spark = (row, name) => (row.history && row.history[name]) ? row.history[name].svg : "";
+let sortKey = null, sortDir = 1;
+function cell(col, sort, html, cls) {
+  return `<td data-col="${col}" data-sort="${esc(sort)}"${cls ? ` class="${cls}"` : ""}>${html}</td>`;
+}
+function lastCompaction(c) {
+  if (!c) return cell("last_compaction", "", '<span class="muted">never</span>');
+  const t = c.end_time || c.start_time || c.enqueue_time;
+  const err = c.error_message ? `<div class="err" title="${esc(c.error_message)}">${esc(c.error_message)}</div>` : "";
+  return cell("last_compaction", t || 0,
+    `<span class="state-${esc(c.state)}">${esc(c.state)}</span> ${esc(c.type)} #${esc(c.id)}<br>` +
+    `<span class="muted">${esc(when(t))}</span>${err}`);
+}
+function render(rows) {
+  const body = document.querySelector("#backlog tbody"); body.innerHTML = "";
+  for (const row of rows) {
+    const tr = document.createElement("tr"); tr.className = row.level;
+    tr.dataset.table = row.table; tr.dataset.partition = row.partition || "";
+    tr.dataset.search = [row.table, row.partition, row.owner].join(" ").toLowerCase();
+    const type = row.compaction_type || "major";
+    const ttc = row.time_to_critical;
+    tr.innerHTML =
+      cell("table", row.table, esc(row.table)) + cell("partition", row.partition || "", esc(row.partition)) +
+      cell("owner", row.owner || "", esc(row.owner)) + cell("level", {critical: 2, warning: 1, ok: 0}[row.level], esc(row.level)) +
+      cell("deltas", row.deltas, `${esc(row.deltas)}${spark(row, "deltas")}`, "num") +
+      cell("delete_deltas", row.delete_deltas, esc(row.delete_deltas), "num") +
+      cell("total_bytes", row.total_bytes, `<span title="${esc(row.delta_bytes_human)} in deltas, ` +
+        `${esc(row.delete_delta_bytes_human)} in delete deltas">${esc(row.total_bytes_human)}</span>${spark(row, "bytes")}`, "num") +
+      cell("oldest_delta_age", row.oldest_delta_age === null ? -1 : row.oldest_delta_age,
+        `${esc(row.oldest_delta_age_human || "-")}${spark(row, "oldest_delta_age")}`, "num") +
+      cell("aborted", row.aborted, `${esc(row.aborted)}<br><span class="muted">${esc(row.aborted_bytes_human)}</span>`, "num") +
+      cell("obsolete", row.obsolete, `${esc(row.obsolete)}<br><span class="muted">${esc(row.obsolete_bytes_human)}</span>`, "num") +
+      lastCompaction(row.last_compaction) +
+      cell("decision", row.compaction_type || "none",
+        `<b>${esc(row.compaction_type || "none")}</b> <span class="muted" title="${esc(row.message)}">${esc(row.reason)}</span>`) +
+      cell("time_to_critical", ttc === null || ttc === undefined ? 1e15 : ttc,
+        ttc === null || ttc === undefined ? '<span class="muted">not growing</span>' : (ttc === 0 ? "<b>now</b>" : esc(dur(ttc))), "num") +
+      `<td><button class="compact-now" data-type="${esc(type)}">compact now (${esc(type)})</button></td>`;
+    body.appendChild(tr);
+  }
+  applySort(); applyFilter();
+}
+function applySort() {
+  document.querySelectorAll("#backlog th").forEach(th => th.classList.remove("sorted-asc", "sorted-desc"));
+  if (!sortKey) return;
+  document.querySelector(`#backlog th[data-key="${sortKey}"]`).classList.add(sortDir > 0 ? "sorted-asc" : "sorted-desc");
+  const body = document.querySelector("#backlog tbody");
+  const value = tr => { const v = tr.querySelector(`td[data-col="${sortKey}"]`).dataset.sort;
+    const n = Number(v); return v !== "" && !isNaN(n) ? n : v; };
+  [...body.rows].sort((a, b) => { const x = value(a), y = value(b);
+    return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * sortDir; })
+    .forEach(tr => body.appendChild(tr));
+}
+function applyFilter() {
+  const text = document.getElementById("filter").value.trim().toLowerCase();
+  const level = document.getElementById("level-filter").value;
+  let shown = 0; const rows = document.querySelectorAll("#backlog tbody tr");
+  rows.forEach(tr => { const ok = (!text || tr.dataset.search.includes(text)) && (!level || tr.className === level);
+    tr.hidden = !ok; shown += ok; });
+  document.getElementById("shown").textContent = `${shown} of ${rows.length} shown`;
+  const state = document.getElementById("state-filter").value;
+  document.querySelectorAll("#queue tbody tr").forEach(tr => { tr.hidden = !!state && tr.dataset.state !== state; });
+}
 async function load() {
   const r = await fetch("api/backlog", {credentials: "same-origin"});
   if (!r.ok) { document.getElementById("status").textContent = "backlog: HTTP " + r.status; return; }
   const data = await r.json();
   document.getElementById("generated").textContent = "Measured " + when(data.generated) + " UTC.";
-  const body = document.querySelector("#backlog tbody"); body.innerHTML = "";
-  for (const row of data.rows) {
-    const tr = document.createElement("tr"); tr.className = row.level;
-    tr.dataset.table = row.table; tr.dataset.partition = row.partition || "";
-    const type = row.compaction_type || "major";
-    tr.innerHTML = [row.table, row.partition, row.owner, row.level].map(v => `<td>${esc(v)}</td>`).join("") +
-      [row.deltas, row.delete_deltas, row.aborted, row.obsolete, row.delta_bytes, row.delete_delta_bytes,
-       row.aborted_bytes, row.obsolete_bytes].map(v => `<td class="num">${esc(v)}</td>`).join("") +
-      `<td>${esc(row.compaction_type || "none")}</td><td title="${esc(row.message)}">${esc(row.reason)}: ${esc(row.message)}</td>` +
-      `<td><button class="compact-now" data-type="${esc(type)}">compact now (${esc(type)})</button></td>`;
-    body.appendChild(tr);
-  }
+  document.getElementById("window").textContent = dur(data.window_seconds);
+  document.getElementById("counts").innerHTML = Object.entries(data.queue.counts)
+    .map(([k, v]) => `<span data-state="${esc(k)}">${esc(k)}: <b>${esc(v)}</b></span>`).join("");
   const q = document.querySelector("#queue tbody"); q.innerHTML = "";
-  for (const e of data.queue.entries) {
-    const tr = document.createElement("tr");
-    tr.innerHTML = [e.id, e.table, e.partition, e.type, e.state, when(e.enqueue_time), e.worker_id, e.error_message]
-      .map(v => `<td>${esc(v)}</td>`).join("");
+  for (const e of [...data.queue.entries].reverse()) {
+    const tr = document.createElement("tr"); tr.dataset.state = e.state;
+    tr.innerHTML = [e.id, e.table, e.partition, e.type].map(v => `<td>${esc(v)}</td>`).join("") +
+      `<td class="state-${esc(e.state)}">${esc(e.state)}</td>` +
+      [when(e.enqueue_time), when(e.start_time), when(e.end_time), e.worker_id].map(v => `<td>${esc(v)}</td>`).join("") +
+      `<td class="reason">${esc(e.error_message)}</td>`;
     q.appendChild(tr);
   }
+  const readers = document.querySelector("#readers tbody"); readers.innerHTML = "";
+  for (const t of data.queue.open_txns) {
+    readers.insertAdjacentHTML("beforeend",
+      `<tr><td>open transaction ${esc(t.txn_id)}</td><td>${esc(t.user)}@${esc(t.host)}</td><td>${esc(dur(t.age))}</td></tr>`);
+  }
+  for (const l of data.queue.leases) {
+    readers.insertAdjacentHTML("beforeend",
+      `<tr><td>lease ${esc(l.lease_id)} on ${esc(l.table)}</td><td>${esc(l.owner)}</td><td>${esc(dur(data.generated - l.created))}</td></tr>`);
+  }
+  if (!readers.rows.length) readers.innerHTML = '<tr><td colspan="3" class="muted">none: the cleaner is not held back</td></tr>';
+  render(data.rows);
 }
+document.querySelector("#backlog thead").addEventListener("click", ev => {
+  const th = ev.target.closest("th[data-key]"); if (!th) return;
+  sortDir = sortKey === th.dataset.key ? -sortDir : (["table", "partition", "owner"].includes(th.dataset.key) ? 1 : -1);
+  sortKey = th.dataset.key; applySort();
+});
+for (const id of ["filter", "level-filter", "state-filter"]) document.getElementById(id).addEventListener("input", applyFilter);
 document.addEventListener("click", async ev => {
   const b = ev.target.closest("button.compact-now"); if (!b) return;
   const tr = b.closest("tr");

@@ -524,3 +524,74 @@ def test_compactor_list_keeps_only_resolved_ids(write_ids):
 
 def test_make_write_id_list_builder_sets_min_open():
     assert make_write_id_list(7, open_ids=(6, 5), aborted_ids=(3,)).to_string() == "default.t:7:5:5,6:3"
+
+
+# --------------------------------------------------------------------------------------------
+# Strings Hive's readFromString accepts but would misread (issue 11 part 6): refused by name.
+# --------------------------------------------------------------------------------------------
+
+MISREAD_WRITE_ID_CASES = [
+    ("tbl:-1:5::", "high watermark -1 is negative; expected a number >= 0"),
+    ("tbl:5:0::", f"min open ID 0 is below 1; expected an ID >= 1, or {MAX} when nothing is open"),
+    ("tbl:5:-3::", f"min open ID -3 is below 1; expected an ID >= 1, or {MAX} when nothing is open"),
+    ("tbl:5:3:-3:", "open ID -3 is below 1; expected IDs >= 1"),
+    ("tbl:5:3:3:0", "aborted ID 0 is below 1; expected IDs >= 1"),
+    (
+        f"tbl:5:{MAX}::7",
+        "aborted ID 7 is above the high watermark 5; expected open and aborted IDs <= the high watermark",
+    ),
+    (
+        "tbl:5:6:6:",
+        "open ID 6 is above the high watermark 5; expected open and aborted IDs <= the high watermark",
+    ),
+    (
+        f"tbl:0:{MAX}::1",
+        "aborted ID 1 is above the high watermark 0; expected open and aborted IDs <= the high watermark",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"), MISREAD_WRITE_ID_CASES, ids=[c[0] for c in MISREAD_WRITE_ID_CASES]
+)
+def test_parse_write_id_list_misread_by_hive_raises_naming_it(text, problem):
+    with pytest.raises(InvalidWriteIdListError) as info:
+        parse_valid_write_id_list(text)
+    assert str(info.value) == f"Invalid {WRITE_ID_FORMAT} {text!r}: {problem}"
+
+
+def test_parse_compactor_write_id_list_aborted_above_watermark_raises():
+    with pytest.raises(InvalidWriteIdListError, match=r"aborted ID 9 is above the high watermark 8"):
+        parse_valid_compactor_write_id_list(f"{T1}:8:{MAX}::7,9")
+
+
+MISREAD_TXN_CASES = [
+    ("-7:5::", "high watermark -7 is negative; expected a number >= 0"),
+    ("7:-5::", f"min open ID -5 is below 1; expected an ID >= 1, or {MAX} when nothing is open"),
+    ("7:5:5:0", "aborted ID 0 is below 1; expected IDs >= 1"),
+    (
+        "7:5:5:8",
+        "aborted ID 8 is above the high watermark 7; expected open and aborted IDs <= the high watermark",
+    ),
+    (
+        "20:9:9-22:",
+        "open ID 21 is above the high watermark 20; expected open and aborted IDs <= the high watermark",
+    ),
+    # Hive 4's reader merges the two lists assuming each is ascending: unsorted would be misread.
+    ("11:4:6,4:", "open IDs are not strictly ascending (6 then 4)"),
+    ("11:4:4:3,2", "aborted IDs are not strictly ascending (3 then 2)"),
+    ("11:4:4,4:", "open IDs are not strictly ascending (4 then 4)"),
+    ("20:1:1-5,3:", "open IDs are not strictly ascending (5 then 3)"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), MISREAD_TXN_CASES, ids=[c[0] for c in MISREAD_TXN_CASES])
+def test_parse_txn_list_misread_by_hive_raises_naming_it(text, problem):
+    with pytest.raises(InvalidWriteIdListError) as info:
+        parse_valid_txn_list(text)
+    assert str(info.value) == f"Invalid {TXN_FORMAT} {text!r}: {problem}"
+
+
+def test_parse_write_id_list_unsorted_is_sorted_as_hive_does():
+    # ValidReaderWriteIdList.readFromString sorts the exceptions (Arrays.sort): not misread.
+    assert parse_valid_write_id_list("db.t:9:5:7,5:6,3").open_ids == (5, 7)

@@ -71,7 +71,10 @@ def test_table_properties_override_levels_and_routes():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("thresholds: {delta_num: -1}", "thresholds.delta_num=-1 in .*; expected a non-negative integer"),
+        (
+            "thresholds: {delta_num: -1}",
+            "thresholds.delta_num=-1 in .*; expected an integer from 0 to 2147483647",
+        ),
         ("thresholds: {delta_nums: 3}", "thresholds.delta_nums=3 in .*expected one of the keys"),
         ("sensor: 1", "sensor=1 in .*expected one of the keys"),
         (
@@ -109,3 +112,71 @@ def test_load_config_missing_file_and_bad_env():
 )
 def test_parse_duration(value, seconds):
     assert parse_duration("test", "k", value) == seconds
+
+
+GARBAGE_CONFIG_CASES = [
+    # issue 11 part 6: values that str() or float() used to wave through
+    ("warehouse: [1, 2]", r"warehouse=\[1, 2\] in .*expected a directory or URI string"),
+    ("warehouse: !!binary aGVsbG8=", r"warehouse=b'hello' in .*expected a directory or URI string"),
+    ("warehouse: ''", r"warehouse='' in .*expected a directory or URI string"),
+    ("metastore: 5", r"metastore=5 in .*expected a SQLAlchemy URL string"),
+    ("thresholds: {delta_pct: .inf}", r"thresholds.delta_pct=inf in .*expected a finite non-negative number"),
+    ("thresholds: {delta_pct: .nan}", r"thresholds.delta_pct=nan in .*expected a finite non-negative number"),
+    (
+        "thresholds: {delta_num: 99999999999999999999}",
+        r"thresholds.delta_num=99999999999999999999 in .*expected an integer from 0 to 2147483647",
+    ),
+    (
+        "backlog: {critical_enqueue_age: 1e400}",
+        r"critical_enqueue_age='1e400' .*finite non-negative duration",
+    ),
+    ("schedules: {cleaner: '99 * * * *'}", r"schedules.cleaner='99 \* \* \* \*' .*five-field cron"),
+    (
+        "compaction: {pool_slots: 99999999999999999999}",
+        r"compaction.pool_slots=99999999999999999999 .*an integer from 0 to 2147483647",
+    ),
+    (
+        "compaction: {spark_threshold_bytes: 99999999999999999999}",
+        r"spark_threshold_bytes=99999999999999999999 .*an integer from 0 to 9223372036854775807",
+    ),
+    ("alerts: {routes: [{owner: 5, channels: [log]}]}", r"alerts.routes\[0\].owner=5 .*an owner name string"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), GARBAGE_CONFIG_CASES, ids=[c[0][:40] for c in GARBAGE_CONFIG_CASES]
+)
+def test_load_config_garbage_names_key_and_type(tmp_path, text, message):
+    with pytest.raises(InvalidPlatformConfigError, match=message) as info:
+        _load(tmp_path, text)
+    assert "\n" not in str(info.value)
+
+
+def test_load_config_for_task_fails_the_task_in_one_line(tmp_path, monkeypatch):
+    from acidflow_airflow.config import load_config_for_task
+    from airflow.sdk.exceptions import AirflowFailException
+
+    path = tmp_path / "acidflow.yaml"
+    path.write_text("thresholds: {delta_num: many}")
+    monkeypatch.setenv("ACIDFLOW_CONFIG", str(path))
+    with pytest.raises(AirflowFailException) as info:
+        load_config_for_task()
+    assert str(info.value) == (
+        f"acidflow configuration: Invalid acidflow setting thresholds.delta_num='many' in {path}; "
+        "expected an integer from 0 to 2147483647; hint: see acidflow.yaml.example for every setting "
+        "and its default"
+    )
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
+
+
+def test_load_config_for_dag_falls_back_to_defaults_with_one_log_line(tmp_path, monkeypatch, caplog):
+    from acidflow_airflow.config import load_config_for_dag
+
+    path = tmp_path / "acidflow.yaml"
+    path.write_text("schedules: {cleaner: 'whenever'}")
+    monkeypatch.setenv("ACIDFLOW_CONFIG", str(path))
+    assert load_config_for_dag() == AcidflowConfig()
+    [record] = [r for r in caplog.records if r.name == "acidflow_airflow.config"]
+    assert "schedules.cleaner='whenever'" in record.getMessage()
+    assert record.exc_info is None

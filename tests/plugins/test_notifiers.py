@@ -9,7 +9,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels
+from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels, load_config
 from acidflow_airflow.notifiers import AcidBacklogNotifier, Alert, backlog_alerts, deliver
 
 
@@ -90,9 +90,83 @@ def test_backlog_alerts_cleaning_stuck_behind_old_reader_names_the_reader():
         "open_txns": [{"txn_id": 12, "user": "bob", "host": "etl1", "started": now - 9000}],
         "leases": [],
     }
-    alerts = backlog_alerts([], summary, config)
-    assert [(a.kind, a.details["compaction_id"]) for a in alerts] == [("cleaning_stuck", 7)]
-    assert "behind an old reader: open txn 12 of bob@etl1" in alerts[0].message
+    alerts = backlog_alerts([], summary, config, now=now)
+    assert [(a.kind, a.details["compaction_id"]) for a in alerts] == [("cleaner_blocked", 7)]
+    assert alerts[0].message == (
+        "cleaning of compaction 7 of db.a is blocked for 2h (> 1h) behind an old reader: "
+        "open transaction 12 of bob@etl1, open for 2h 30m; obsolete files stay until it ends: "
+        "finish it, or ABORT TRANSACTIONS 12"
+    )
+    assert alerts[0].details["blocking_txn_ids"] == [12]
+    assert alerts[0].details["oldest_blocking_txn_age"] == 9000
+
+
+def test_backlog_alerts_cleaning_past_limit_without_reader_is_cleaning_stuck():
+    now = 1_000_000.0
+    config = AcidflowConfig(levels=BacklogLevels(critical_cleaning_age_seconds=3600.0))
+    summary = {
+        "cleaning": [
+            {"id": 9, "table": "db.a", "partition": "ds=1", "commit_time": now - 4000, "next_txn_id": 5}
+        ],
+        # Opened after the compaction committed (txn 6 >= next txn 5): it reads the new base only.
+        "open_txns": [{"txn_id": 6, "user": "bob", "host": "etl1", "started": now - 3900}],
+        "leases": [],
+    }
+    alerts = backlog_alerts([], summary, config, now=now)
+    assert [(a.kind, a.partition) for a in alerts] == [("cleaning_stuck", "ds=1")]
+    assert alerts[0].message.startswith(
+        "cleaning of compaction 9 of db.a partition ds=1 is stuck for 1h 6m (> 1h) with no visible reader"
+    )
+
+
+def test_backlog_alerts_working_past_limit_is_working_stuck():
+    now = 1_000_000.0
+    config = AcidflowConfig(levels=BacklogLevels(critical_working_age_seconds=1800.0))
+    entries = [
+        {
+            "id": 1,
+            "table": "db.a",
+            "partition": None,
+            "state": "working",
+            "start_time": now - 3600,
+            "worker_id": "w1",
+        },
+        {
+            "id": 2,
+            "table": "db.b",
+            "partition": None,
+            "state": "working",
+            "start_time": now - 60,
+            "worker_id": "w2",
+        },
+    ]
+    alerts = backlog_alerts([], {"entries": entries, "cleaning": []}, config, now=now)
+    assert [(a.kind, a.table, a.details["worker_id"]) for a in alerts] == [("working_stuck", "db.a", "w1")]
+    assert alerts[0].message.startswith("compaction 1 of db.a has been working for 1h (> 30m) on worker w1")
+
+
+def test_backlog_alerts_repeated_failures_only_after_the_streak_length():
+    config = AcidflowConfig(levels=BacklogLevels(failure_streak=3))
+
+    def entry(i, partition, state, error=None):
+        return {"id": i, "table": "db.a", "partition": partition, "state": state, "error_message": error}
+
+    entries = [
+        entry(1, "ds=1", "failed", "disk full"),
+        entry(2, "ds=1", "succeeded"),  # ends the first streak
+        entry(3, "ds=1", "failed", "e3"),
+        entry(4, "ds=2", "failed", "x"),
+        entry(5, "ds=1", "failed", "e5"),
+        entry(6, "ds=2", "failed", "y"),
+        entry(7, "ds=1", "failed", "lock timeout"),
+    ]
+    alerts = backlog_alerts([], {"entries": entries, "cleaning": []}, config, now=0.0)
+    assert [(a.kind, a.partition, a.details["compaction_ids"]) for a in alerts] == [
+        ("repeated_failures", "ds=1", [3, 5, 7])
+    ]
+    assert alerts[0].message == (
+        "the last 3 compactions of db.a partition ds=1 failed (ids 3, 5, 7); latest error: lock timeout"
+    )
 
 
 def test_routes_pick_channels_by_owner_then_default():
@@ -141,3 +215,20 @@ def test_backlog_alerts_queue_waiting_past_critical_age():
     assert [(a.kind, a.table, a.partition) for a in alerts] == [("queue_stuck", "db.a", "ds=1")]
     assert alerts[0].message.startswith("compaction 3 of db.a has waited 900 s in the queue (> 600 s)")
     assert backlog_alerts([], {**summary, "oldest_enqueue_age": 300.0}, config) == []
+
+
+def test_deliver_through_an_airflow_notifier_renders_its_template(tmp_path):
+    path = tmp_path / "sent.txt"
+    channel = (
+        "notifier:tests.plugins.recording_notifier.RecordingNotifier"
+        f"?text=[{{{{ acidflow_alert.kind }}}}] {{{{ acidflow_alert.message }}}}&path={path}"
+    )
+    assert load_config(None, {"ACIDFLOW_ALERT_CHANNELS": channel}).default_channels == (channel,)
+    alert = Alert("cleaner_blocked", "db.t", "blocked behind transaction 12", (channel,))
+    assert deliver(alert) == []
+    assert path.read_text() == "[cleaner_blocked] blocked behind transaction 12\n"
+
+
+def test_deliver_to_a_class_that_is_not_a_notifier_fails_that_channel_only(tmp_path):
+    alert = Alert("backlog_critical", "db.t", "too many deltas", ("notifier:pathlib.Path", "log"))
+    assert deliver(alert) == ["notifier:pathlib.Path"]

@@ -177,9 +177,9 @@ def test_cleaner_refuses_a_partition_location_that_holds_the_table(wh, tmp_path)
 
     with pytest.raises(UnsafeCleanError, match=r"Refusing to clean .*: it is not inside the table location"):
         clean_compaction(wh.metastore, entry)
-    [result] = run_cleaner(wh.metastore)  # logged; the entry stays ready, retried after a back-off
-    assert result.status == "retrying"
-    assert "Refusing to clean" in result.message
+    [result] = run_cleaner(wh.metastore)  # logged and reported; retried after a back-off
+    assert (result.compaction_id, result.status, result.actions) == (entry.id, "retrying", ())
+    assert "it is not inside the table location" in result.message
     assert visible(str(tmp_path)) == before
     assert wh.metastore.get_compaction(entry.id).state is CompactionState.READY_FOR_CLEANING
 

@@ -158,7 +158,9 @@ def test_revisions_chain_0001_0002_then_0006():
     config.set_main_option("script_location", str(_MIGRATIONS_DIR))
     script = ScriptDirectory.from_config(config)
     assert script.get_revision("0002").down_revision == "0001"
-    assert "0006" in {r.revision for r in script.iterate_revisions(script.get_current_head(), "0002")}
+    chain = [r.revision for r in script.iterate_revisions(script.get_current_head(), "0002")]
+    assert "0006" in chain
+    assert "0004" in chain  # the backlog samples (issue 15), chained after 0006 at the merge
 
 
 def test_the_lock_store_alone_migrates_a_fresh_database_to_head(url):
@@ -238,10 +240,10 @@ def test_downgrade_to_0001_removes_what_0002_added(url):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_revision_0003_follows_0006():
+def test_revision_0003_follows_0004():
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS_DIR))
-    assert ScriptDirectory.from_config(config).get_revision("0003").down_revision == "0006"
+    assert ScriptDirectory.from_config(config).get_revision("0003").down_revision == "0004"
 
 
 def test_upgrade_to_0003_keeps_leases_taken_before_without_a_txn_list(url):
@@ -270,7 +272,7 @@ def test_downgrade_0003_drops_the_txn_list_and_keeps_the_leases(url):
     engine = sa.create_engine(url)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.downgrade(config, "0006")
+        command.downgrade(config, "0004")
     with engine.connect() as connection:
         columns = {c["name"] for c in sa.inspect(connection).get_columns("READER_LEASES")}
         count = connection.exec_driver_sql('SELECT COUNT(*) FROM "READER_LEASES"').scalar()

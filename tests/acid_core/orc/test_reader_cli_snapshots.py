@@ -67,8 +67,9 @@ def test_read_defaults_to_the_metastore_snapshot_hiding_an_aborted_streaming_txn
         conn.commit_transaction()
 
     assert _read([_location(wh)], capsys) == (0, [1, 2, 4], "")
-    # Explicit lists still mean what they say: an empty --txns/--write-ids sees every write.
-    assert _read([_location(wh), "--write-ids", ""], capsys)[1] == [1, 2, 3, 4]
+    # Explicit lists still mean what they say: one with nothing invalid sees the aborted write too.
+    explicit = ["--write-ids", "default.events:4:9223372036854775807::"]
+    assert _read([_location(wh), *explicit], capsys)[1] == [1, 2, 3, 4]
 
 
 def test_read_default_hides_an_open_transaction_and_ends_its_own(wh, capsys):
@@ -114,7 +115,7 @@ def test_read_lease_of_another_table_or_released_is_one_line_error(wh, capsys):
 
 
 def test_read_lease_with_explicit_lists_is_a_usage_error(wh, capsys):
-    code, _, err = _read([_location(wh), "--lease", "1", "--txns", ""], capsys)
+    code, _, err = _read([_location(wh), "--lease", "1", "--txns", "5:9223372036854775807::"], capsys)
     assert code == 2
     assert err == "acidflow read: error: --lease cannot be combined with --write-ids or --txns\n"
 

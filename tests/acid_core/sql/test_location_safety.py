@@ -261,6 +261,22 @@ def test_add_partition_unsafe_location_refused(world, location, message):
     assert session.warehouse.metastore.list_partitions("part") == []
 
 
+def test_add_partition_location_at_another_partitions_default_directory_refused(world):
+    """A later INSERT into p='y' would use part/p=y: two partitions must never share a directory."""
+    session, tmp_path = world
+    part = tmp_path / "wh" / "part"
+    assert_refused(
+        session,
+        tmp_path,
+        f"ALTER TABLE part ADD PARTITION (p='x') LOCATION '{part / 'p=y'}'",
+        InvalidLocationError,
+        f"Refusing location '{part / 'p=y'}': it is inside the location of table default.part but not the "
+        f"partition's own directory; expected '{part / 'p=x'}' or a directory outside the table",
+    )
+    session.execute(f"ALTER TABLE part ADD PARTITION (p='x') LOCATION '{part / 'p=x'}'")
+    assert [p.location for p in session.warehouse.metastore.list_partitions("part")] == [str(part / "p=x")]
+
+
 def test_add_partition_location_of_another_partition_refused(world):
     session, tmp_path = world
     session.execute(f"ALTER TABLE part ADD PARTITION (p='x') LOCATION '{tmp_path / 'ext' / 'px'}'")

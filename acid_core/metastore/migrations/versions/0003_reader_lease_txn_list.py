@@ -1,7 +1,7 @@
 """Reader leases store the full snapshot: the ValidTxnList next to the ValidWriteIdList.
 
 Revision ID: 0003
-Revises: 0006
+Revises: 0004
 Create Date: 2026-11-25 15:30:00.000000
 
 A lease used to store only the table's ValidWriteIdList; the cleaner then guessed which ``_vT``
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0003"
-down_revision = "0006"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,203 @@
+"""Spark through ``hiveacid`` vs Spark on one plain ORC file: reads, worker memory, writes.
+
+    python -m bench.bench_spark_read [--rows 4000000] [--master local[1]] [--repeat 3]
+                                     [--memory-rows 1000000,4000000] [--write-rows 2000000] [--dir D]
+
+Read: the table of ``bench.bench_read`` (base with 50% of the rows, five insert deltas of 10%, one
+delete delta deleting a random 10% of all rows; ``struct<id:bigint, name:string, price:double>``,
+one bucket), registered in an embedded metastore as ``bench.acid`` and read at write ID 11 with
+``spark.read.format("hiveacid")``. Baseline: the same visible rows written once to ONE plain ORC
+file (ZLIB) and read with ``spark.read.orc``. Both are consumed with the ``noop`` sink (every row
+and column materialized), in the same session, after one warm-up each; best of ``--repeat``.
+
+Memory: for each of ``--memory-rows``, a fresh Spark session (subprocess) reads the table through
+``hiveacid`` and reports the Python workers' peak RSS (``VmHWM``): the merge runs there; it should
+not grow with the table beyond the delete set (24 bytes per deleted row).
+
+Write: ``--write-rows`` rows from ``spark.range`` through ``hiveacid`` (append, one transaction)
+vs ``df.write.orc``; best of ``--repeat``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.orc as orc
+
+from acid_core.fs import LocalFileIO
+from acid_core.metastore import Column, TableDefinition
+from acid_core.metastore.factory import open_metastore
+from acid_core.orc.reader import scan_table
+from acid_core.writeids import ValidWriteIdList
+from bench.bench_read import generate
+
+COLUMNS = (Column("id", "bigint"), Column("name", "string"), Column("price", "double"))
+
+
+def _session(master: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("bench-spark-read")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.python.filterPushdown.enabled", "true")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def prepare(root: Path, rows: int) -> tuple[str, str, str]:
+    """The warehouse, the registered ACID table's snapshot string, and the plain ORC file."""
+    warehouse = root / "warehouse"
+    table_dir = root / f"acid-{rows}"
+    generate(table_dir, rows)
+    store = open_metastore(None, str(warehouse))
+    try:
+        if "bench" not in store.list_databases():
+            store.create_database("bench")
+        name = f"bench.acid_{rows}"
+        if f"acid_{rows}" not in store.list_tables("bench"):
+            store.create_table(
+                TableDefinition(
+                    name, columns=COLUMNS, properties={"transactional": "true"}, location=str(table_dir)
+                )
+            )
+        if "w" not in store.list_tables("bench"):
+            store.create_table(
+                TableDefinition("bench.w", columns=COLUMNS, properties={"transactional": "true"})
+            )
+    finally:
+        store.close()
+    snapshot = ValidWriteIdList(11, table_name=name)
+    plain = root / f"plain-{rows}.orc"
+    if not plain.exists():
+        visible = scan_table(LocalFileIO(), str(table_dir), snapshot)
+        orc.write_table(visible, str(plain), compression="ZLIB")
+    return str(warehouse), snapshot.to_string(), str(plain)
+
+
+def _acid(spark, warehouse: str, snapshot: str, rows: int):
+    return (
+        spark.read.format("hiveacid")
+        .option("warehouse", warehouse)
+        .option("snapshot", snapshot)
+        .load(f"bench.acid_{rows}")
+    )
+
+
+def _noop(df) -> float:
+    start = time.perf_counter()
+    df.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - start
+
+
+def _best(function, repeat: int) -> float:
+    function()  # warm-up
+    return min(function() for _ in range(repeat))
+
+
+def _worker_peak_rss(spark) -> float:
+    def peak(_: object) -> tuple[int, int]:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return os.getpid(), int(line.split()[1]) * 1024
+        return os.getpid(), 0
+
+    slots = spark.sparkContext.defaultParallelism
+    found = dict(spark.sparkContext.parallelize(range(slots * 4), slots * 4).map(peak).collect())
+    return max(found.values()) / 2**20
+
+
+def _child(args: argparse.Namespace) -> int:
+    warehouse, snapshot, _plain = prepare(Path(args.dir), args.rows)
+    spark = _session(args.master)
+    count = _acid(spark, warehouse, snapshot, args.rows).count()
+    _noop(_acid(spark, warehouse, snapshot, args.rows))
+    print(json.dumps({"rows": args.rows, "visible": count, "worker_peak_mib": _worker_peak_rss(spark)}))
+    spark.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_spark_read", description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--master", default="local[1]")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--memory-rows", default="1000000,4000000")
+    parser.add_argument("--write-rows", type=int, default=2_000_000)
+    parser.add_argument("--dir", default=None, help="keep generated tables here (default: a temp dir)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    temporary = None
+    if args.dir is None:
+        temporary = tempfile.mkdtemp(prefix="bench-spark-")
+        args.dir = temporary
+    try:
+        if args.child:
+            return _child(args)
+        root = Path(args.dir)
+        warehouse, snapshot, plain = prepare(root, args.rows)
+        spark = _session(args.master)
+        acid_rows = _acid(spark, warehouse, snapshot, args.rows).count()
+        plain_rows = spark.read.orc(plain).count()
+        assert acid_rows == plain_rows, (acid_rows, plain_rows)
+        plain_s = _best(lambda: _noop(spark.read.orc(plain)), args.repeat)
+        acid_s = _best(lambda: _noop(_acid(spark, warehouse, snapshot, args.rows)), args.repeat)
+        print(f"read {args.rows:,} rows ({acid_rows:,} visible), master {args.master}:")
+        print(f"  plain ORC (spark.read.orc)     {plain_s:7.2f} s  1.00x")
+        print(f"  hiveacid merge-on-read         {acid_s:7.2f} s  {acid_s / plain_s:.2f}x")
+
+        source = spark.range(args.write_rows).selectExpr(
+            "id",
+            "concat('customer-', cast(id % 100003 as string)) as name",
+            "cast(id % 10000 as double) / 100 as price",
+        )
+        target = root / "plain-write"
+
+        def plain_write() -> float:
+            shutil.rmtree(target, ignore_errors=True)
+            start = time.perf_counter()
+            source.write.orc(str(target))
+            return time.perf_counter() - start
+
+        def acid_write() -> float:
+            start = time.perf_counter()
+            source.write.format("hiveacid").option("warehouse", warehouse).mode("append").save("bench.w")
+            return time.perf_counter() - start
+
+        plain_w = _best(plain_write, args.repeat)
+        acid_w = _best(acid_write, args.repeat)
+        print(f"write {args.write_rows:,} rows:")
+        print(f"  plain ORC (df.write.orc)       {plain_w:7.2f} s  1.00x")
+        print(f"  hiveacid append (1 txn)        {acid_w:7.2f} s  {acid_w / plain_w:.2f}x")
+        spark.stop()
+
+        print("python worker peak RSS while reading through hiveacid (fresh session per size):")
+        for rows in [int(r) for r in args.memory_rows.split(",") if r]:
+            command = [sys.executable, "-m", "bench.bench_spark_read", "--child", "--rows", str(rows)]
+            command += ["--master", args.master, "--dir", args.dir]
+            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            result = json.loads(out.strip().splitlines()[-1])
+            print(f"  {rows:>11,} rows: {result['worker_peak_mib']:7.1f} MiB")
+        return 0
+    finally:
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

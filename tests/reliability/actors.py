@@ -1,0 +1,152 @@
+"""The soak's OS processes: ``python -m tests.reliability.actors writer|compactor|cleaner ...``.
+
+::
+
+    writer     SoakWriter steps (seeded) until the journal has --ops operations, then exit 0;
+               exit 3 on a failed check (the message is in the journal and on stderr)
+    compactor  forever: ``acidflow compact --table default.t --type minor|major`` or
+               ``acidflow initiate`` + ``acidflow compact`` (embedded executor)
+    cleaner    forever: ``acidflow clean`` (sometimes ``--quarantine``, sometimes ``--purge-trash``)
+
+Each prints ``ready`` once it has imported everything (so the driver's kills land in real work),
+and appends one JSON line per action to ``--events`` (flushed and fsynced): the driver counts them.
+They coordinate only through the real metastore (and the SQL locks in it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import sys
+import time
+import traceback
+
+from acid_core.cli import main as acidflow
+from acid_core.errors import AcidError
+from acid_core.metastore import CompactionState, open_metastore
+from tests.reliability import known_bugs
+from tests.reliability.writer import TABLE, SoakFailure, SoakWriter
+
+
+def _event(path: str, record: dict[str, object]) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _run(args: argparse.Namespace, *argv: str) -> tuple[int, str]:
+    full = [*argv, "--warehouse", args.warehouse]
+    if args.metastore:
+        full += ["--metastore", args.metastore]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = acidflow(full)
+    return code, (out.getvalue() + err.getvalue())[-2000:]
+
+
+def run_writer(args: argparse.Namespace) -> int:
+    writer = SoakWriter.open(args.warehouse, args.metastore or None, args.journal)
+    rng = random.Random(args.seed)
+    print("ready", flush=True)
+    try:
+        while writer.state.next_op < args.ops:
+            try:
+                writer.random_step(rng, leases=not args.no_leases)
+            except SoakFailure:
+                raise
+            except AcidError as error:
+                # A statement refused (a lock, a conflict) is aborted and journaled as such; the
+                # driver reports every one of these.
+                _event(args.events, {"role": "writer", "error": f"{type(error).__name__}: {error}"})
+                writer.check("a refused statement")
+    except SoakFailure as failure:
+        writer.journal.append({"t": "fail", "message": f"{failure} (writer seed {args.seed})"})
+        print(f"SOAK FAILURE (writer seed {args.seed}): {failure}", file=sys.stderr, flush=True)
+        return 3
+    finally:
+        writer.close()
+    return 0
+
+
+def run_compactor(args: argparse.Namespace) -> int:
+    rng = random.Random(args.seed)
+    metastore = open_metastore(args.metastore or None, args.warehouse)
+    print("ready", flush=True)
+    while True:
+        choice = rng.random()
+        kind = "minor" if choice < 0.45 else "major"
+        # The compaction that runs next is the oldest queued one, if any (the queue is FIFO).
+        queued = [c for c in metastore.show_compactions(TABLE) if c.state is CompactionState.INITIATED]
+        next_kind = queued[0].compaction_type.value if queued else kind
+        blocked = known_bugs.blocked_compaction(metastore, next_kind)
+        if blocked is not None:
+            _event(
+                args.events, {"role": "compactor", "action": f"skip {next_kind}", "rc": 0, "output": blocked}
+            )
+            time.sleep(rng.uniform(0, 0.2))
+            continue
+        if choice < 0.8:
+            action: tuple[str, ...] = (
+                "compact",
+                "--table",
+                TABLE,
+                "--type",
+                kind,
+                "--executor",
+                "embedded",
+                "--max",
+                "1",
+            )
+        else:
+            _run(args, "initiate")
+            action = ("compact", "--executor", "embedded", "--max", "1")
+        code, output = _run(args, *action)
+        _event(
+            args.events, {"role": "compactor", "action": " ".join(action[:5]), "rc": code, "output": output}
+        )
+        time.sleep(rng.uniform(0, 0.2))
+
+
+def run_cleaner(args: argparse.Namespace) -> int:
+    rng = random.Random(args.seed)
+    print("ready", flush=True)
+    while True:
+        choice = rng.random()
+        if choice < 0.7:
+            action: tuple[str, ...] = ("clean", "--json")
+        elif choice < 0.9:
+            action = ("clean", "--quarantine", "--json")
+        else:
+            action = ("clean", "--purge-trash", TABLE)
+        code, output = _run(args, *action)
+        _event(args.events, {"role": "cleaner", "action": " ".join(action), "rc": code, "output": output})
+        time.sleep(rng.uniform(0, 0.2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.reliability.actors")
+    parser.add_argument("role", choices=("writer", "compactor", "cleaner"))
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--metastore", default="")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--events", required=True)
+    parser.add_argument("--journal", default="")
+    parser.add_argument("--ops", type=int, default=0)
+    parser.add_argument("--no-leases", action="store_true", help="the writer takes no leases")
+    args = parser.parse_args(argv)
+    try:
+        return {"writer": run_writer, "compactor": run_compactor, "cleaner": run_cleaner}[args.role](args)
+    except SoakFailure:
+        raise
+    except Exception:
+        _event(args.events, {"role": args.role, "crash": traceback.format_exc()[-3000:]})
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""The minimal reproductions of what the soak found, one test each (strict xfail while flagged).
+
+Each test is the shortest sequence (found by the soak, shrunk by hypothesis or by hand) that breaks
+an invariant on this branch. It is ``xfail(strict=True)`` while its ``known_bugs`` flag is on, so
+it fails the suite the moment the bug is fixed and the flag not flipped (or flipped too early).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pyarrow as pa
+import pytest
+
+from acid_core.cli import main as acidflow
+from acid_core.metastore import CompactionState, CompactionType, TxnState
+from acid_core.writes.streaming import StreamingConnection
+from tests.reliability import known_bugs
+from tests.reliability.soak import ROOT
+from tests.reliability.writer import TABLE, SoakWriter, create_soak_table
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def writer(tmp_path):
+    warehouse = str(tmp_path / "wh")
+    create_soak_table(warehouse, None)
+    writer = SoakWriter.open(warehouse, None, str(tmp_path / "journal.jsonl"))
+    yield writer
+    writer.close()
+
+
+def _run(writer, steps):
+    """Run writer steps and ``compact:<kind>`` / ``clean`` actions, checking after each."""
+    rng = random.Random(1)
+    for step in steps:
+        if step.startswith("compact:"):
+            kind = step.split(":")[1]
+            code = acidflow(
+                [
+                    "compact",
+                    "--table",
+                    TABLE,
+                    "--type",
+                    kind,
+                    "--executor",
+                    "embedded",
+                    "--warehouse",
+                    writer.wh.location,
+                ]
+            )
+            assert code == 0
+        elif step == "clean":
+            assert acidflow(["clean", "--warehouse", writer.wh.location]) == 0
+        else:
+            writer.step(step, rng)
+        writer.check(step)
+
+
+def _visible(writer):
+    location = writer.wh.metastore.get_table(TABLE).location
+    return sorted(n for n in os.listdir(location) if not n.startswith(("_", ".")))
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
+    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: the cleaner deletes deltas a lease's snapshot still reads",
+    strict=True,
+)
+def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(writer):
+    """A lease (write IDs 1-2) keeps its rows through two major compactions and a clean.
+
+    Today: the second major's cleaning sees the lease's snapshot as unreadable (NotEnoughHistory
+    with today's txn list, swallowed by ``_lease_read_sets``) and deletes delta_1..3; the lease
+    then reads 0 of its 5 rows.
+    """
+    _run(
+        writer,
+        [
+            "sql_insert",
+            "sql_insert",
+            "lease_take",
+            "sql_insert",
+            "compact:major",
+            "sql_insert",
+            "compact:major",
+            "clean",
+        ],
+    )
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR,
+    reason="KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR: NotEnoughHistoryError cleaning the minor compaction",
+    strict=True,
+)
+def test_minor_then_major_compaction_then_clean_converges_to_one_base(writer):
+    """minor then major (no clean between): the cleaner cleans both and one base is left.
+
+    Today: cleaning the minor compaction raises NotEnoughHistoryError (its capped snapshot, hwm 3,
+    is older than base_4_vT) at every run; it stays 'ready for cleaning' and nothing is deleted.
+    """
+    _run(
+        writer,
+        [
+            "sql_insert",
+            "sql_insert",
+            "sql_insert",
+            "compact:minor",
+            "sql_insert",
+            "compact:major",
+            "clean",
+            "clean",
+        ],
+    )
+    ready = [
+        c.id for c in writer.wh.metastore.show_compactions() if c.state is CompactionState.READY_FOR_CLEANING
+    ]
+    assert ready == []
+    assert len(_visible(writer)) == 1, _visible(writer)
+
+
+# The real worker, in its own process, SIGKILLed at one metastore call: the process dies inside
+# execute_compaction exactly where a kill -9 could land.
+_WORKER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from acid_core.compaction.worker import default_worker_id, execute_compaction
+    from acid_core.locks import open_lock_manager
+    from acid_core.metastore import open_metastore
+
+    warehouse, die_at = sys.argv[1], sys.argv[2]
+    metastore = open_metastore(None, warehouse)
+
+    class DyingMetastore:
+        def __getattr__(self, name):
+            if name == die_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return getattr(metastore, name)
+
+    locks = open_lock_manager({}, warehouse=warehouse)
+    claimed = metastore.find_next_to_compact(default_worker_id())
+    execute_compaction(DyingMetastore(), claimed, lock_manager=locks)
+    """
+)
+
+
+def _kill_worker_at(writer, method):
+    writer.wh.metastore.enqueue_compaction(TABLE, None, CompactionType.MAJOR)
+    child = subprocess.run(
+        [sys.executable, "-c", _WORKER, writer.wh.location, method],
+        env={**os.environ, "PYTHONPATH": ROOT, "ACIDFLOW_LOCK_MANAGER": "sql"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_ORPHAN_COMPACTION_TXN,
+    reason="KNOWN_BUG_ORPHAN_COMPACTION_TXN: a compaction txn no queue entry names stays open",
+    strict=True,
+)
+def test_worker_killed_before_update_compactor_state_leaves_no_open_txn(writer):
+    """kill -9 between the worker's open_txn and update_compactor_state: recovery ends the txn.
+
+    Today: ``recover_abandoned_compactions`` re-queues the compaction but cannot abort its
+    transaction (the entry has no txn_id), which then holds the cleaner's lowest open txn for the
+    reaper's 300 s.
+    """
+    _run(writer, ["sql_insert", "sql_insert"])
+    _kill_worker_at(writer, "update_compactor_state")
+    acidflow(["compact", "--executor", "embedded", "--warehouse", writer.wh.location])  # recovery
+    still_open = [t.txn_id for t in writer.wh.metastore.show_transactions() if t.state is TxnState.OPEN]
+    assert still_open == []
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_DEAD_WORKER_LOCK_SESSION,
+    reason="KNOWN_BUG_DEAD_WORKER_LOCK_SESSION: the killed worker's maintenance lock outlives it by 30 s",
+    strict=True,
+)
+def test_worker_killed_holding_the_maintenance_lock_next_compact_compacts(writer):
+    """kill -9 of a worker holding the partition's maintenance lock: the next ``acidflow compact`` compacts.
+
+    Today: it is refused ("the maintenance lock of default.t is taken ... by 'compaction 1'") until
+    the dead process's SQL lock session times out.
+    """
+    _run(writer, ["sql_insert", "sql_insert"])
+    _kill_worker_at(writer, "commit_txn")
+    acidflow(
+        [
+            "compact",
+            "--table",
+            TABLE,
+            "--type",
+            "major",
+            "--executor",
+            "embedded",
+            "--warehouse",
+            writer.wh.location,
+        ]
+    )
+    states = [c.state for c in writer.wh.metastore.show_compactions()]
+    assert CompactionState.READY_FOR_CLEANING in states, states
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING,
+    reason="KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING: NotEnoughHistoryError reading the table after clean",
+    strict=True,
+)
+def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(writer):
+    """Streaming batch (commit, abort, commit), insert, aborted insert, major, clean: SELECT works.
+
+    Today: the cleaner's housekeeping deletes the aborted highest write's TXN_TO_WRITE_ID row (6)
+    but keeps those above the still-aborted streaming txn (3), so the readers' high watermark drops
+    to 5 < base_6: ``SELECT`` raises NotEnoughHistoryError (5,3) until the next write. Found by the
+    long soak (seed 333393093 on SQLite: hwm 92 < base_0000093_v0000205).
+    """
+    wh = writer.wh
+    session = writer.session
+
+    def rows(i):
+        return pa.table({"id": pa.array([i], pa.int32()), "v": [f"v{i}"]})
+
+    writer.step("sql_insert", random.Random(1))
+    with StreamingConnection(wh, TABLE, txns_per_batch=3) as connection:
+        for index, commit in enumerate([True, False, True]):
+            connection.begin_transaction()
+            connection.write(rows(100 + index))
+            connection.commit_transaction() if commit else connection.abort_transaction()
+    aborted = wh.transaction().begin()
+    aborted.insert(TABLE, rows(200))
+    aborted.abort()
+    session.execute("SELECT id FROM t")
+    assert (
+        acidflow(
+            [
+                "compact",
+                "--table",
+                TABLE,
+                "--type",
+                "major",
+                "--executor",
+                "embedded",
+                "--warehouse",
+                wh.location,
+            ]
+        )
+        == 0
+    )
+    time.sleep(1.5)  # past the housekeeping's open-txn window (Hive's metastore.txn.opentxn.timeout)
+    session.execute("SELECT id FROM t")
+    assert acidflow(["clean", "--warehouse", wh.location]) == 0
+    [result] = session.execute("SELECT id FROM t")
+    assert result.rows is not None
+    assert sorted(result.rows.column("id").to_pylist()) == sorted([*writer.state.rows, 100, 102])
