@@ -3,9 +3,9 @@
 ::
 
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST]
-    acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST]
-    acidflow state db.table [--partition k=v] --metastore URL     the table by name: its location
-                                                                  and snapshot from the metastore
+    acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST | --lease ID] [--metastore URL] [--warehouse DIR]
+    acidflow state|read db.table [--partition k=v] --metastore URL   the table by name: its location
+                                                                     and snapshot from the metastore
 
 Not here: any subcommand's own options, or what it does with the snapshot.
 Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
@@ -14,61 +14,106 @@ list string; ``resolve_target`` raises ``NoSuchTableError`` / ``NoSuchPartitionE
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from acid_core.errors import InvalidWriteIdListError, StorageError
 from acid_core.metastore.port import METASTORE_DIR_NAME
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
-    import argparse
-
+    from acid_core.metastore.port import Metastore
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
+    "METASTORE_ENV",
+    "WAREHOUSE_ENV",
     "SnapshotTarget",
     "add_snapshot_arguments",
+    "explicit_snapshot",
+    "is_table_name",
     "require_existing_warehouse",
     "resolve_target",
     "snapshot_from_args",
+    "table_location",
 ]
 
-_METASTORE_ENV = "ACIDFLOW_METASTORE"
-_WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
+WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
 
 
-def add_snapshot_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``TABLE_DIR``, ``--write-ids``, ``--txns``, ``--metastore`` and ``--partition``."""
+def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: bool = False) -> None:
+    """Add ``TABLE_DIR``, ``--write-ids`` and ``--txns``.
+
+    Args:
+        parser: the subcommand's parser.
+        from_metastore: also add ``--lease``, ``--metastore`` and ``--warehouse``; without an
+            explicit list the snapshot is then the metastore's (``explicit_snapshot`` tells).
+    """
     parser.add_argument(
         "table_dir",
         metavar="TABLE_DIR",
         help="table or partition directory (path or URI), or db.table with --metastore",
     )
+    default = "the metastore's current snapshot" if from_metastore else "everything committed"
     parser.add_argument(
         "--write-ids",
         metavar="LIST",
         default=None,
         help="ValidWriteIdList, e.g. 'db.t:7:5:5:3' (table:hwm:minOpen:open,..:aborted,..); "
-        "default: everything committed (with --metastore: the metastore's current snapshot)",
+        f"default: {default}",
     )
     parser.add_argument(
         "--txns",
         metavar="LIST",
         default=None,
         help="ValidTxnList deciding _v visibility, e.g. '20:18:18:' (hwm:minOpen:open,..:aborted,..); "
-        "default: every transaction committed (with --metastore: the metastore's current snapshot)",
+        f"default: {default if from_metastore else 'every transaction committed'}",
+    )
+    parser.add_argument("--partition", metavar="k=v[/k2=v2]", default=None, help="with db.table: a partition")
+    if not from_metastore:
+        parser.add_argument(
+            "--metastore",
+            metavar="URL",
+            default=None,
+            help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
+            f"Metastore; default ${METASTORE_ENV} when TABLE_DIR is a name, not a path)",
+        )
+        return
+    parser.add_argument(
+        "--lease",
+        metavar="ID",
+        type=_lease_id,
+        default=None,
+        help="read at exactly the snapshot of this reader lease (`acidflow lease take TABLE`)",
     )
     parser.add_argument(
         "--metastore",
         metavar="URL",
         default=None,
-        help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
-        f"Metastore; default ${_METASTORE_ENV} when TABLE_DIR is a name, not a path)",
+        help=f"metastore URL: SQLAlchemy or thrift://host:9083 (default: ${METASTORE_ENV}, else the "
+        ".acidflow/metastore.sqlite of TABLE_DIR's nearest warehouse directory, else of --warehouse)",
     )
-    parser.add_argument("--partition", metavar="k=v[/k2=v2]", default=None, help="with db.table: a partition")
+    parser.add_argument(
+        "--warehouse",
+        metavar="DIR",
+        default=None,
+        help=f"warehouse whose embedded metastore to use (default: ${WAREHOUSE_ENV})",
+    )
+
+
+def _lease_id(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid lease ID {text!r}: expected a positive integer")
+    return int(text)
+
+
+def explicit_snapshot(args: argparse.Namespace) -> bool:
+    """Whether ``--write-ids`` or ``--txns`` was given (else the snapshot comes from elsewhere)."""
+    return args.write_ids is not None or args.txns is not None
 
 
 def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, ValidTxnList]:
@@ -117,12 +162,13 @@ class SnapshotTarget:
     txns: ValidTxnList
 
 
-def _is_table_name(text: str) -> bool:
+def is_table_name(text: str) -> bool:
+    """Whether TABLE_DIR names a table (``db.table``) rather than a directory."""
     return "/" not in text and "\\" not in text and not os.path.exists(text)
 
 
 def resolve_target(args: argparse.Namespace) -> SnapshotTarget:
-    """The directory and snapshot the arguments name.
+    """The directory and snapshot the arguments of ``acidflow state`` name.
 
     A path is used as given, with ``--write-ids``/``--txns``. ``db.table`` (with ``--metastore``,
     or ``$ACIDFLOW_METASTORE`` set) is looked up in the metastore: its location (or
@@ -130,24 +176,35 @@ def resolve_target(args: argparse.Namespace) -> SnapshotTarget:
     ValidTxnList of open and aborted transactions and the table's ValidWriteIdList (on a Hive 2.x
     metastore write IDs are transaction IDs).
     """
-    url = args.metastore or os.environ.get(_METASTORE_ENV) or None
+    url = args.metastore or os.environ.get(METASTORE_ENV) or None
     explicit_write_ids, explicit_txns = snapshot_from_args(args)  # refuses malformed or empty lists
-    if url is None or not _is_table_name(args.table_dir):
+    if url is None or not is_table_name(args.table_dir):
         return SnapshotTarget(args.table_dir, explicit_write_ids, explicit_txns)
-    from acid_core.compaction.worker import partition_location
-    from acid_core.errors import NoSuchPartitionError
     from acid_core.metastore.factory import open_metastore
 
-    warehouse = os.environ.get(_WAREHOUSE_ENV) or "./warehouse"
+    warehouse = os.environ.get(WAREHOUSE_ENV) or "./warehouse"
     with open_metastore(url, warehouse) as metastore:
         table = metastore.get_table(args.table_dir)
-        location = partition_location(metastore, table, args.partition)
-        if args.partition is not None and args.partition not in {
-            p.name for p in metastore.list_partitions(table.full_name)
-        }:
-            raise NoSuchPartitionError(table.full_name, args.partition)
+        location = table_location(metastore, table.full_name, args.partition)
         txns = explicit_txns if args.txns else metastore.get_valid_txns()
         write_ids = (
             explicit_write_ids if args.write_ids else metastore.get_valid_write_ids(table.full_name, txns)
         )
     return SnapshotTarget(location, write_ids, txns)
+
+
+def table_location(metastore: Metastore, table_name: str, partition: str | None) -> str:
+    """The directory of ``table_name`` or of its ``partition`` (``k=v[/k2=v2]``), as the metastore has it.
+
+    Raises:
+        NoSuchTableError: no such table. NoSuchPartitionError: no such partition.
+    """
+    from acid_core.compaction.worker import partition_location
+    from acid_core.errors import NoSuchPartitionError
+
+    table = metastore.get_table(table_name)
+    if partition is not None and partition not in {
+        p.name for p in metastore.list_partitions(table.full_name)
+    }:
+        raise NoSuchPartitionError(table.full_name, partition)
+    return partition_location(metastore, table, partition)

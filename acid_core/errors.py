@@ -29,6 +29,8 @@ The tree::
     ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
     ├── NoSuchCompactionError / CompactionStateError   a queue transition Hive does not allow
     ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
+    ├── SnapshotLostError                      a live lease / open txn can no longer read its snapshot
+    ├── UnknownTableLocationError              a directory no table or partition of the metastore owns
     ├── InvalidLocationError (ValueError)      a LOCATION that could make acidflow delete what is not
     │                                          the table's (a root, the warehouse, another table, ..)
     ├── InvalidObjectNameError (ValueError)    a name that cannot round-trip to a safe directory name
@@ -86,6 +88,7 @@ __all__ = [
     "NoSuchPartitionError",
     "NoSuchTableError",
     "NoSuchTxnError",
+    "SnapshotLostError",
     "NotAnAcidFileError",
     "NotEnoughHistoryError",
     "PartitionAlreadyExistsError",
@@ -95,6 +98,7 @@ __all__ = [
     "StorageError",
     "TableAlreadyExistsError",
     "TxnNotOpenError",
+    "UnknownTableLocationError",
     "UnsafeCleanError",
     "UnsafeDeleteError",
     "UnsafeFileOperationError",
@@ -362,6 +366,34 @@ class NoSuchLeaseError(AcidError):
         super().__init__(
             f"No such reader lease {lease_id!r}; expected a live lease ID; "
             "hint: it may have expired or been released, see `acidflow lease list`"
+        )
+
+
+class SnapshotLostError(AcidError):
+    """A live reader lease or open transaction whose snapshot the files on disk no longer hold.
+
+    The cleaner must keep every directory such a snapshot reads, so this is a bug to report, never
+    "the reader needs nothing here": the cleaner deletes nothing in that directory while it lasts.
+    """
+
+    def __init__(self, holder: str, directory: str, write_ids: str, txns: str, cause: str) -> None:
+        self.holder, self.directory, self.write_ids, self.txns = holder, directory, write_ids, txns
+        super().__init__(
+            f"The snapshot of {holder} (write IDs {write_ids!r}, txns {txns!r}) is no longer readable "
+            f"in {directory!r}: {cause}; expected the cleaner to have kept every directory it reads; "
+            "hint: this is a bug, please report it; nothing is deleted there while the snapshot lives"
+        )
+
+
+class UnknownTableLocationError(AcidError):
+    """A directory that is neither the location of a table nor of a partition in the metastore."""
+
+    def __init__(self, directory: str, metastore: str) -> None:
+        self.directory, self.metastore = directory, metastore
+        super().__init__(
+            f"No table or partition of the metastore {metastore!r} is at {directory!r}; expected a "
+            "table or partition directory the metastore knows; hint: pass --metastore/--warehouse, "
+            "or an explicit snapshot with --write-ids and --txns"
         )
 
 

@@ -68,9 +68,10 @@ def _owner() -> str:
 
 def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str | None = None) -> Snapshot:
     """Register the table's current snapshot as a lease (see the module docstring)."""
-    txns = store.get_valid_txns()
-    lease_id, write_ids = store.take_lease(table, ttl_seconds, owner=owner or _owner())
-    return Snapshot(lease_id, write_ids, txns)
+    lease = store.take_lease(table, ttl_seconds, owner=owner or _owner())
+    # A lease is a full snapshot: its ValidTxnList was taken with its write IDs (revision 0003).
+    txns = lease.txns if lease.txns is not None else store.get_valid_txns()
+    return Snapshot(lease.lease_id, lease.write_ids, txns)
 
 
 def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:
@@ -82,6 +83,8 @@ def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:
     wanted = split_table_name(table)
     for lease in store.list_leases(table):
         if lease.lease_id == lease_id and split_table_name(lease.table) == wanted:
+            if lease.txns is not None:  # the lease's own ValidTxnList (metastore revision 0003)
+                return Snapshot(lease_id, lease.write_ids, lease.txns)
             return Snapshot(lease_id, lease.write_ids, _txns_at_lease(store, table, lease.created))
     raise NoSuchLeaseError(lease_id)
 

@@ -2,18 +2,23 @@
 
 ::
 
-    for each compaction 'ready for cleaning' (find_ready_to_clean):
+    for each compaction 'ready for cleaning' (find_ready_to_clean), lowest highest write ID first:
         ready?   its next txn ID <= the lowest open txn (every txn that could read the inputs ended),
-                 committed more than retention_seconds ago                      (metastore rule)
+                 committed more than retention (+ its retry retention) ago     (metastore rule)
         what?    getAcidState with the table's write IDs capped at the compaction's highest write
-                 ID: its obsolete + aborted directories (Hive's ``removeFiles``)
-        leases?  a live reader lease whose snapshot still reads one of them -> wait (nothing deleted)
+                 ID and the txns as of its commit: its obsolete + aborted directories (Hive's
+                 ``removeFiles``); a newer compaction's base hiding them -> 'superseded'
+        readers? every live lease's full snapshot (write IDs + txns) and every open transaction's
+                 snapshot, evaluated over the listing: a directory any of them reads -> 'waiting'
+                 (nothing deleted); one that cannot be read at all -> SnapshotLostError
         safe?    every path is a direct child of the table or partition directory, inside the
                  table location (a partition whose LOCATION lies elsewhere: inside its own
                  location, which may be no filesystem root and may not hold the table), or
                  UnsafeCleanError
         do       ledger entry first (planned), then delete each (or move it into the table's trash),
                  ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
+        failed?  retry after retry_retention_seconds * 2**n (Hive's CQ_RETRY_RETENTION); after
+                 max_attempts retries -> history 'failed' with the reason     ('retrying' / 'failed')
 
     <table>/_acidflow_cleaner/ledger/c<compaction>.json    every path, its compaction, reason, action
     <table>/_acidflow_trash/c<compaction>/<partition>/<dir> quarantined directories (purge, restore)
@@ -32,7 +37,9 @@ compaction (it stays ready for the next run).
 Safe default: ``dry_run`` lists what would go and changes nothing (the CLI's ``--dry-run``).
 Not here: deciding readiness (the metastore's ``find_ready_to_clean``), compacting (``worker``).
 Errors: ``UnsafeCleanError`` (a path outside the table location; nothing of that compaction is
-touched), ``StorageError`` after the retries; both leave the entry ready for cleaning.
+touched), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
+readable: a bug, nothing deleted), ``StorageError`` after the retries; ``run_cleaner`` turns each
+into a retry with back-off, and the last one into a failed compaction with the reason.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import posixpath
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -50,19 +58,21 @@ from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
     NotEnoughHistoryError,
+    SnapshotLostError,
     StorageError,
     UnsafeCleanError,
     UnsafeDeleteError,
 )
 from acid_core.fs import file_io_for, real_path
 from acid_core.locations import is_inside_path
+from acid_core.metastore import CompactionState, TxnState
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from acid_core.fs import FileIO
-    from acid_core.metastore import CompactionInfo, Lease, Metastore
+    from acid_core.metastore import CompactionInfo, Metastore, Table
     from acid_core.state import AcidDirectoryState
 
 __all__ = [
@@ -71,17 +81,21 @@ __all__ = [
     "CleanResult",
     "CleanerOptions",
     "PathAction",
+    "ReaderSnapshot",
     "clean_compaction",
     "plan_clean",
     "purge_trash",
     "read_ledger",
+    "reader_snapshots",
     "restore_from_trash",
     "run_cleaner",
+    "snapshot_read_set",
 ]
 
 _LOG = logging.getLogger(__name__)
 
 LEDGER_DIR: Final = "_acidflow_cleaner"
+_MAX_PASSES: Final = 1000
 TRASH_DIR: Final = "_acidflow_trash"
 
 
@@ -100,6 +114,10 @@ class CleanerOptions:
         on_step: called before each step: ``("ledger", None)``, ``("deleting", path)``,
             ``("marking", None)`` (progress; fault injection in tests).
         txn_timeout_seconds: the reaper's timeout (None: ``DEFAULT_TXN_TIMEOUT_SECONDS``).
+        max_attempts: retries after a failed cleaning run; the next failure marks the compaction
+            failed (Hive's ``hive.compactor.cleaner.retry.maxattempts``, 5; 0: no retry).
+        retry_retention_seconds: the wait after the first failed run, doubled after each one
+            (Hive's ``hive.compactor.cleaner.retry.retentionTime``, 300 s).
     """
 
     retention_seconds: float = 0.0
@@ -110,6 +128,8 @@ class CleanerOptions:
     sleep: Callable[[float], None] = time.sleep
     on_step: Callable[[str, str | None], None] | None = None
     txn_timeout_seconds: float | None = None
+    max_attempts: int = 5
+    retry_retention_seconds: float = 300.0
 
 
 # Hive's hive.txn.timeout: a transaction silent this long is aborted by the reaper.
@@ -173,8 +193,10 @@ class CleanResult:
 
     Attributes:
         compaction_id: the queue entry.
-        status: ``cleaned``, ``dry_run``, ``waiting`` (a lease still reads something) or ``failed``
-            (an error; the compaction stays ready and the message names the reason).
+        status: ``cleaned``; ``dry_run``; ``waiting`` (a lease or open transaction still reads
+            something; nothing deleted); ``superseded`` (a newer compaction's obsolete set holds
+            this one's; nothing deleted, marked cleaned); ``retrying`` (this run failed, the entry
+            waits its back-off) or ``failed`` (the last attempt failed: terminal, with the reason).
         message: one sentence.
         actions: the paths handled.
     """
@@ -244,33 +266,128 @@ def _inside(io: FileIO, table_root: str, root: str, name: str) -> str:
     return path
 
 
-def _lease_read_sets(
-    io: FileIO, root: str, leases: Sequence[Lease], txns: ValidTxnList, compaction_txn_id: int | None
-) -> list[set[str]]:
-    """What each lease's snapshot reads, whether or not its reader sees the compaction's ``_vT`` output."""
-    views = [txns]
-    if compaction_txn_id is not None:
-        # The lease's reader may hold a transaction list from before the compaction committed.
-        views.append(
-            ValidTxnList(
-                high_watermark=txns.high_watermark,
-                open_ids=(*txns.open_ids, compaction_txn_id),
-                aborted_ids=txns.aborted_ids,
-                min_open_id=compaction_txn_id
-                if txns.min_open_id is None
-                else min(txns.min_open_id, compaction_txn_id),
+@dataclass(frozen=True, slots=True)
+class ReaderSnapshot:
+    """A snapshot someone reads with, whose files the cleaner must keep.
+
+    Attributes:
+        holder: who reads with it, for messages (``reader lease 7``, ``open transaction 12``).
+        write_ids: the table's ValidWriteIdList.
+        views: the ValidTxnLists to evaluate it with: exactly one for a full snapshot; for a
+            lease taken before metastore revision 0003 (no txn list stored) every plausible one,
+            and the union of what they read is kept.
+    """
+
+    holder: str
+    write_ids: ValidWriteIdList
+    views: tuple[ValidTxnList, ...]
+
+
+def reader_snapshots(
+    metastore: Metastore,
+    table: Table,
+    now: float,
+    current: ValidTxnList,
+    compaction_txn_id: int | None = None,
+) -> list[ReaderSnapshot]:
+    """Every snapshot of ``table`` someone may read with now: live leases, then open transactions.
+
+    A lease brings its own full snapshot. An open transaction's snapshot is rebuilt as
+    ``get_valid_txns(txn)`` (Hive's ``createValidReadTxnList`` for that transaction) and the
+    table's write IDs under it; ``find_ready_to_clean`` already waits for every transaction open
+    before the compaction committed (HIVE-24291), so this is a second line of defence.
+
+    Args:
+        metastore: the metastore.
+        table: the table being cleaned.
+        now: the clock (epoch seconds); leases expiring at or before it are ignored.
+        current: the current ValidTxnList (views of pre-0003 leases).
+        compaction_txn_id: the compaction's txn (a pre-0003 lease may predate it).
+
+    Returns:
+        The snapshots, leases first, by ID.
+    """
+    snapshots: list[ReaderSnapshot] = []
+    for lease in metastore.list_leases(table.full_name):
+        if lease.expires <= now:
+            continue
+        snapshots.append(
+            ReaderSnapshot(
+                f"reader lease {lease.lease_id}",
+                lease.write_ids,
+                (lease.txns,) if lease.txns is not None else _legacy_views(current, compaction_txn_id),
             )
         )
-    sets: list[set[str]] = []
-    for lease in leases:
-        reads: set[str] = set()
-        for view in views:
-            try:
-                reads |= _read_set(load_directory_state(io, root, lease.write_ids, view))
-            except NotEnoughHistoryError:
-                continue  # that view cannot read this directory at all: it needs nothing here
-        sets.append(reads)
-    return sets
+    for txn in metastore.show_transactions():
+        if txn.state is not TxnState.OPEN:
+            continue
+        txns = metastore.get_valid_txns(txn.txn_id)
+        write_ids = metastore.get_valid_write_ids(table.full_name, txns)
+        snapshots.append(ReaderSnapshot(f"open transaction {txn.txn_id}", write_ids, (txns,)))
+    return snapshots
+
+
+def _legacy_views(current: ValidTxnList, compaction_txn_id: int | None) -> tuple[ValidTxnList, ...]:
+    """A lease without its txn list: it may or may not see the compaction's ``_vT`` output."""
+    if compaction_txn_id is None:
+        return (current,)
+    return (
+        current,
+        ValidTxnList(
+            high_watermark=current.high_watermark,
+            open_ids=tuple(sorted({*current.open_ids, compaction_txn_id})),
+            aborted_ids=current.aborted_ids,
+            min_open_id=compaction_txn_id
+            if current.min_open_id is None
+            else min(current.min_open_id, compaction_txn_id),
+        ),
+    )
+
+
+def snapshot_read_set(io: FileIO, root: str, snapshot: ReaderSnapshot) -> set[str]:
+    """The top-level names under ``root`` that ``snapshot`` reads (getAcidState over the listing).
+
+    Raises:
+        SnapshotLostError: no view of the snapshot is readable from the listing any more
+            (NotEnoughHistory): a bug to surface, never "it needs nothing here".
+    """
+    reads: set[str] = set()
+    lost: NotEnoughHistoryError | None = None
+    readable = False
+    for view in snapshot.views:
+        try:
+            reads |= _read_set(load_directory_state(io, root, snapshot.write_ids, view))
+            readable = True
+        except NotEnoughHistoryError as e:
+            lost = e
+    if not readable and lost is not None:
+        raise SnapshotLostError(
+            snapshot.holder,
+            root,
+            snapshot.write_ids.to_string(),
+            " or ".join(view.to_string() for view in snapshot.views),
+            str(lost).split(";", 1)[0],
+        ) from lost
+    return reads
+
+
+def _txns_as_of(txns: ValidTxnList, next_txn_id: int | None) -> ValidTxnList:
+    """The transaction list at the compaction's commit: nothing that began after it is visible.
+
+    With it, a newer compaction's ``_vT`` output (a base above this compaction's write IDs) is
+    invisible, so an older compaction that was not cleaned before a newer one committed still
+    computes its own obsolete set instead of failing with NotEnoughHistory forever.
+    """
+    if next_txn_id is None or next_txn_id - 1 >= txns.high_watermark:
+        return txns
+    high = next_txn_id - 1
+    open_ids = tuple(i for i in txns.open_ids if i <= high)
+    return ValidTxnList(
+        high_watermark=high,
+        open_ids=open_ids,
+        aborted_ids=tuple(i for i in txns.aborted_ids if i <= high),
+        min_open_id=open_ids[0] if open_ids else None,
+    )
 
 
 def _ledger_path(io: FileIO, table_root: str, compaction_id: int) -> str:
@@ -376,6 +493,10 @@ def clean_compaction(
 
     Raises:
         UnsafeCleanError: a path outside the table location (nothing deleted for this compaction).
+        SnapshotLostError: a live lease or open transaction cannot read its snapshot any more
+            (nothing deleted).
+        NotEnoughHistoryError: the capped state is unreadable and no newer compaction supersedes
+            this one (nothing deleted).
         StorageError: the store kept failing after the retries (the entry stays ready).
     """
     options = options or CleanerOptions()
@@ -393,15 +514,34 @@ def clean_compaction(
     highest = (
         compaction.highest_write_id if compaction.highest_write_id is not None else reader.high_watermark
     )
-    # Hive's Cleaner: the reader's list with the high watermark lowered to the compaction's.
+    # Hive's Cleaner: the reader's list with the high watermark lowered to the compaction's ...
     capped = ValidWriteIdList(
         high_watermark=min(highest, reader.high_watermark),
         aborted_ids=tuple(i for i in reader.aborted_ids if i <= highest),
         table_name=reader.table_name,
     )
-    state = load_directory_state(io, root, capped, txns)
-    leases = [lease for lease in metastore.list_leases(table.full_name) if lease.expires > now]
-    candidates, protected = plan_clean(state, _lease_read_sets(io, root, leases, txns, compaction.txn_id))
+    # ... and, unlike Hive, transactions as of the compaction's commit, so the output of a newer
+    # compaction (committed later) does not hide this one's obsolete set behind NotEnoughHistory.
+    capped_txns = _txns_as_of(txns, compaction.next_txn_id)
+    try:
+        state = load_directory_state(io, root, capped, capped_txns)
+    except NotEnoughHistoryError:
+        newer = _superseding(metastore, compaction)
+        if newer is None:
+            raise
+        if not options.dry_run:
+            metastore.mark_cleaned(compaction.id)
+        return CleanResult(
+            compaction.id,
+            "superseded",
+            f"compaction {newer.id} (highest write ID {newer.highest_write_id}) made everything this "
+            "one made obsolete obsolete too; nothing deleted, it cleans them",
+        )
+    # Every snapshot someone reads with keeps every directory it reads (raises SnapshotLostError
+    # if one can no longer be read at all: then nothing is deleted).
+    snapshots = reader_snapshots(metastore, table, now, txns, compaction.txn_id)
+    read_sets = [snapshot_read_set(io, root, snapshot) for snapshot in snapshots]
+    candidates, protected = plan_clean(state, read_sets)
     paths = [(_inside(io, table_root, root, name), reason) for name, reason in candidates]
 
     def action(path: str, reason: str, what: str, trash: str | None = None) -> PathAction:
@@ -411,10 +551,13 @@ def clean_compaction(
 
     if protected:
         names = ", ".join(sorted(protected))
+        holders = [snap.holder for snap, reads in zip(snapshots, read_sets, strict=True) if reads & protected]
+        leases = sum(1 for holder in holders if holder.startswith("reader lease"))
         return CleanResult(
             compaction.id,
             "waiting",
-            f"{len(leases)} live reader lease(s) still read {names}; nothing deleted",
+            f"{leases} live reader lease(s) and {len(holders) - leases} open transaction(s) still read "
+            f"{names} ({', '.join(holders)}); nothing deleted",
         )
     if options.dry_run:
         actions = tuple(action(path, reason, "would delete") for path, reason in paths)
@@ -476,34 +619,97 @@ def _delete(io: FileIO, path: str) -> None:
         io.delete_file(path)
 
 
+def _superseding(metastore: Metastore, compaction: CompactionInfo) -> CompactionInfo | None:
+    """A newer compaction of the same table/partition, ready for cleaning, whose output covers ours."""
+    if compaction.highest_write_id is None:
+        return None
+    newer = [
+        other
+        for other in metastore.show_compactions(compaction.table)
+        if other.id != compaction.id
+        and other.partition == compaction.partition
+        and other.state is CompactionState.READY_FOR_CLEANING
+        and other.highest_write_id is not None
+        and other.highest_write_id > compaction.highest_write_id
+    ]
+    return min(newer, key=lambda c: c.id) if newer else None
+
+
+def _failed_attempts(retry_retention: float, first: float) -> int:
+    """How many cleaning runs failed so far, from the entry's retry retention (Hive's formula)."""
+    if retry_retention <= 0 or first <= 0:
+        return 0
+    return int(math.log(retry_retention / first) / math.log(2)) + 1
+
+
+def _record_failure(
+    metastore: Metastore, compaction: CompactionInfo, error: AcidError, options: CleanerOptions, now: float
+) -> CleanResult:
+    """Hive's ``handleCleanerAttemptFailure``: back off exponentially, fail after ``max_attempts``."""
+    reason = str(error)
+    attempts = _failed_attempts(compaction.retry_retention, options.retry_retention_seconds)
+    if options.dry_run:
+        return CleanResult(compaction.id, "retrying", f"would retry: {reason}")
+    if attempts >= options.max_attempts:
+        message = f"cleaning failed {attempts + 1} time(s), giving up: {reason}"
+        metastore.mark_failed(compaction.id, message, now=now)
+        _LOG.error("compaction %d of %s: %s", compaction.id, compaction.table, message)
+        return CleanResult(compaction.id, "failed", message)
+    retention = (2**attempts) * options.retry_retention_seconds
+    metastore.set_cleaner_retry_retention(compaction.id, retention, reason)
+    message = (
+        f"cleaning failed (retry {attempts + 1} of {options.max_attempts} after {retention:g} s): {reason}"
+    )
+    _LOG.warning("compaction %d of %s: %s", compaction.id, compaction.table, message)
+    return CleanResult(compaction.id, "retrying", message)
+
+
 def run_cleaner(
     metastore: Metastore, options: CleanerOptions | None = None, now: float | None = None
 ) -> list[CleanResult]:
     """Clean every compaction that is ready; one failing compaction does not stop the others.
 
-    Unless ``dry_run``, the transaction reaper runs first and the metastore's housekeeping last.
+    Ready compactions are cleaned lowest highest-write-ID first per partition (Hive 4's
+    ``findReadyToClean``). A run that fails leaves the entry ready for cleaning with a retry
+    retention of ``retry_retention_seconds * 2**(failed runs - 1)`` (Hive's
+    ``CQ_RETRY_RETENTION``); the ``max_attempts``-th failure marks it failed with the reason, so
+    the next compaction of that partition is cleaned and the table converges to its newest base
+    plus newer deltas. Unless ``dry_run``, the transaction reaper runs first and the metastore's
+    housekeeping last.
 
     Returns:
-        One result per compaction that was ready; a failed one has status ``failed`` (it is logged
-        and left ready, so the next run retries it).
+        One result per compaction that was ready, including ``retrying`` and ``failed`` ones.
     """
     options = options or CleanerOptions()
+    now = time.time() if now is None else now
     if not options.dry_run:
         reap_timed_out_transactions(metastore, options.txn_timeout_seconds, now)
     results: list[CleanResult] = []
-    for compaction in metastore.find_ready_to_clean(retention_seconds=options.retention_seconds, now=now):
-        try:
-            results.append(clean_compaction(metastore, compaction, options, now))
-        except AcidError as error:
-            # One line with the reason; the traceback only at debug level.
-            _LOG.error(
-                "cleaning compaction %d of %s failed; it stays ready: %s",
-                compaction.id,
-                compaction.table,
-                error,
-            )
-            _LOG.debug("cleaning compaction %d failed", compaction.id, exc_info=True)
-            results.append(CleanResult(compaction.id, "failed", f"{error}; it stays ready"))
+    handled: set[int] = set()
+    # Cleaning the oldest compaction of a partition makes the next one ready: go on until no
+    # compaction this run has not handled yet is ready (each is tried at most once per run).
+    for _ in range(_MAX_PASSES):
+        ready = [
+            c
+            for c in metastore.find_ready_to_clean(retention_seconds=options.retention_seconds, now=now)
+            if c.id not in handled
+        ]
+        if not ready:
+            break
+        for compaction in ready:
+            handled.add(compaction.id)
+            try:
+                results.append(clean_compaction(metastore, compaction, options, now))
+            except AcidError as e:
+                _LOG.debug("cleaning compaction %d failed", compaction.id, exc_info=True)
+                try:
+                    results.append(_record_failure(metastore, compaction, e, options, now))
+                except AcidError:
+                    _LOG.exception(
+                        "recording the failed cleaning of compaction %d of %s failed; it stays ready",
+                        compaction.id,
+                        compaction.table,
+                    )
     if not options.dry_run:
         # Hive's AcidHouseKeeperService: drop transaction records no snapshot can need any more,
         # so the aborted lists of snapshots do not grow forever.

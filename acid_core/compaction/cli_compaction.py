@@ -379,4 +379,4 @@ def run_clean(args: argparse.Namespace) -> int:
         print(f"compaction {result.compaction_id}: {result.status}: {result.message}")
         for action in result.actions:
             print(f"  {action.action}\t{action.reason}\t{action.path}")
-    return 1 if any(result.status == "failed" for result in results) else 0
+    return 1 if any(result.status in ("failed", "retrying") for result in results) else 0

@@ -2,15 +2,21 @@
 
 ::
 
-    acidflow lease take TABLE [--ttl SECONDS] [--owner NAME] [--json]   prints {"lease_id", "write_ids"}
+    acidflow lease take TABLE [--ttl SECONDS] [--owner NAME] [--json]   prints {"lease_id", "write_ids", "txns"}
     acidflow lease release ID
     acidflow lease list [TABLE] [--json]                                 one JSON object per line
 
+    $ acidflow lease take db.t --json
+    {"lease_id": 7, "write_ids": "db.t:3:9223372036854775807::", "txns": "5:9223372036854775807::"}
+    $ acidflow read /warehouse/db.db/t --lease 7        # exactly that snapshot, later compactions or not
+
 Every action takes ``--metastore URL`` (default ``$ACIDFLOW_METASTORE``, else the embedded SQLite
 file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``, else
-``./warehouse``). ``take`` registers the table's current ValidWriteIdList for ``--ttl`` seconds
-(default 3600): the cleaner keeps every file that snapshot reads until the lease is released or
-expires.
+``./warehouse``). ``take`` registers the table's current snapshot, its ValidWriteIdList and the
+ValidTxnList of the same moment (Hive's string formats), for ``--ttl`` seconds (default 3600): the
+cleaner keeps every file that snapshot reads, however many compactions run meanwhile, until the
+lease is released or expires. A reader passes both lists to its ACID reader (``--write-ids`` and
+``--txns``, or ``--lease ID``, of ``acidflow read``).
 
 Not here: the lease rules (``SqlMetastore.take_lease``); the top-level parser (``acid_core.cli``
 calls ``add_lease_parser``; the handler is ``run_lease``).
@@ -24,6 +30,10 @@ import argparse
 import json
 import os
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acid_core.metastore.port import Lease
 
 __all__ = ["DEFAULT_LEASE_TTL_SECONDS", "add_lease_parser", "run_lease"]
 
@@ -82,7 +92,7 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         help=f"lifetime in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})",
     )
     take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
-    take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids"}')
+    take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids", "txns"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
     release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
     release.add_argument("lease_id", metavar="ID", type=_positive_int)
@@ -96,6 +106,15 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="seconds")
 
 
+def _snapshot_fields(lease: Lease) -> dict[str, object]:
+    # "txns" is null only for a lease taken before metastore revision 0003.
+    return {
+        "lease_id": lease.lease_id,
+        "write_ids": lease.write_ids.to_string(),
+        "txns": None if lease.txns is None else lease.txns.to_string(),
+    }
+
+
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
@@ -107,11 +126,15 @@ def run_lease(args: argparse.Namespace) -> int:
     require_existing_warehouse(url, warehouse)
     with open_metastore(url, warehouse) as store:
         if args.lease_command == "take":
-            lease_id, snapshot = store.take_lease(args.table, args.ttl, owner=args.owner)
+            taken = store.take_lease(args.table, args.ttl, owner=args.owner)
             if args.json:
-                print(json.dumps({"lease_id": lease_id, "write_ids": snapshot.to_string()}))
+                print(json.dumps(_snapshot_fields(taken)))
             else:
-                print(f"lease {lease_id} on {snapshot.table_name}: {snapshot.to_string()} ({args.ttl:g} s)")
+                fields = _snapshot_fields(taken)
+                print(
+                    f"lease {taken.lease_id} on {taken.table}: write IDs {fields['write_ids']} "
+                    f"txns {fields['txns']} ({args.ttl:g} s)"
+                )
             return 0
         if args.lease_command == "release":
             store.release_lease(args.lease_id)
@@ -124,9 +147,8 @@ def run_lease(args: argparse.Namespace) -> int:
         for lease in leases:
             if args.json:
                 row = {
-                    "lease_id": lease.lease_id,
+                    **_snapshot_fields(lease),
                     "table": lease.table,
-                    "write_ids": lease.write_ids.to_string(),
                     "owner": lease.owner,
                     "created": _iso(lease.created),
                     "expires": _iso(lease.expires),

@@ -68,6 +68,7 @@ from acid_core.errors import (
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
+    NoSuchLeaseError,
     NoSuchPartitionError,
     NoSuchTableError,
     NoSuchTxnError,
@@ -765,6 +766,20 @@ class HiveMetastore(Metastore):
         with self._errors("mark_compacted"):
             self._hms.call("mark_compacted", self._struct(compaction_id))
 
+    def set_cleaner_retry_retention(
+        self, compaction_id: int, retry_retention_seconds: float, error_message: str
+    ) -> None:
+        """Hive 2.3's queue has no ``CQ_RETRY_RETENTION``: the entry stays ready and is retried next run.
+
+        The reason is logged; Hive 4's own cleaner keeps its retry bookkeeping on its side.
+        """
+        _LOG.warning(
+            "cleaning compaction %s failed (retried on the next run; this Hive Metastore keeps no retry "
+            "retention): %s",
+            compaction_id,
+            error_message,
+        )
+
     def find_ready_to_clean(
         self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
     ) -> list[CompactionInfo]:
@@ -943,7 +958,7 @@ class HiveMetastore(Metastore):
     # -- leases and housekeeping -------------------------------------------------------------------
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
-    ) -> tuple[int, ValidWriteIdList]:
+    ) -> Lease:
         """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
         raise HiveMetastoreCapabilityError(
             self.description,
@@ -951,6 +966,12 @@ class HiveMetastore(Metastore):
             "the Hive Metastore has no reader leases; an open HMS transaction holds a snapshot instead",
             "open a transaction (its snapshot keeps every file it reads until it ends)",
         )
+
+    def get_lease(self, lease_id: int) -> Lease:
+        """A lease of ``lease_store``; without one there are none (``NoSuchLeaseError``)."""
+        if self._leases is None:
+            raise NoSuchLeaseError(lease_id)
+        return self._leases.get_lease(lease_id)
 
     def release_lease(self, lease_id: int) -> None:
         """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""

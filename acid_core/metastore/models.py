@@ -338,6 +338,8 @@ class ReaderLease(Base):
     table: Mapped[str] = mapped_column("RL_TABLE", String(256))
     # The ValidWriteIdList string, in Hive's format, that the lease protects.
     write_id_list: Mapped[str] = mapped_column("RL_WRITE_ID_LIST", Text)
+    # The ValidTxnList string of the same moment (revision 0003); NULL for leases taken before it.
+    txn_list: Mapped[str | None] = mapped_column("RL_TXN_LIST", Text)
     owner: Mapped[str] = mapped_column("RL_OWNER", String(256))
     created: Mapped[int] = mapped_column("RL_CREATED", BigInteger)
     expires: Mapped[int] = mapped_column("RL_EXPIRES", BigInteger, index=True)

@@ -256,6 +256,8 @@ class CompactionInfo:
     initiator_version: str | None = None
     worker_version: str | None = None
     run_as: str | None = None
+    retry_retention: float = 0.0
+    """Seconds a failed cleaning attempt added before the next one (``CQ_RETRY_RETENTION``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +280,24 @@ class HousekeepingResult:
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """A reader lease: the snapshot ``write_ids`` of ``table`` stays readable until ``expires``."""
+    """A reader lease: a full snapshot of ``table`` that stays readable until ``expires``.
+
+    A reader (a Spark job, an external engine) holding a lease reads with exactly ``write_ids``
+    and ``txns``, the table's ValidWriteIdList and the global ValidTxnList taken in one metastore
+    transaction when the lease was taken. ``txns`` decides which ``_vT`` compactor outputs the
+    reader sees: none committed after the lease was taken, however many compactions ran since.
+    The cleaner keeps every directory this snapshot reads until the lease is released or expires.
+
+    Attributes:
+        lease_id: the lease's ID.
+        table: ``db.table``.
+        write_ids: the table's ValidWriteIdList (Hive's string via ``to_string()``).
+        owner: who holds it.
+        created: when it was taken (epoch seconds).
+        expires: when it stops protecting anything (epoch seconds).
+        txns: the ValidTxnList of the same moment; None only for leases taken before metastore
+            revision 0003 (the cleaner protects those conservatively).
+    """
 
     lease_id: int
     table: str
@@ -286,6 +305,7 @@ class Lease:
     owner: str
     created: float
     expires: float
+    txns: ValidTxnList | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -662,6 +682,20 @@ class Metastore(Protocol):
         """'i'/'w'/'r' -> history 'f'."""
         ...
 
+    def set_cleaner_retry_retention(
+        self, compaction_id: int, retry_retention_seconds: float, error_message: str
+    ) -> None:
+        """Record a failed cleaning attempt: the entry stays 'r', not ready for a while.
+
+        Hive's ``setCleanerRetryRetentionTimeOnError``: ``CQ_RETRY_RETENTION`` becomes
+        ``retry_retention_seconds`` (added to the retention ``find_ready_to_clean`` waits after the
+        commit) and ``CQ_ERROR_MESSAGE`` the reason.
+
+        Raises:
+            NoSuchCompactionError / CompactionStateError: not an entry ready for cleaning.
+        """
+        ...
+
     def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
         """'i'/'w' -> history 'c'."""
         ...
@@ -692,8 +726,21 @@ class Metastore(Protocol):
     # Reader leases -----------------------------------------------------------------------------
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
-    ) -> tuple[int, ValidWriteIdList]:
-        """Register the current snapshot of a table for ``ttl_seconds``; returns (ID, snapshot)."""
+    ) -> Lease:
+        """Register the current snapshot of a table for ``ttl_seconds``.
+
+        Returns:
+            The lease: its ID and the full snapshot (``write_ids`` and ``txns``, taken together)
+            that its holder reads with (``acidflow read TABLE_DIR --lease ID``).
+
+        Raises:
+            NoSuchTableError: no such table.
+            InvalidMetastoreRequestError: ``ttl_seconds`` is not positive.
+        """
+        ...
+
+    def get_lease(self, lease_id: int) -> Lease:
+        """One lease, live or expired but not yet deleted. Raises ``NoSuchLeaseError``."""
         ...
 
     def release_lease(self, lease_id: int) -> None:

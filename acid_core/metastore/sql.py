@@ -116,6 +116,7 @@ from acid_core.writeids import (
     ValidCompactorWriteIdList,
     ValidTxnList,
     ValidWriteIdList,
+    parse_valid_txn_list,
     parse_valid_write_id_list,
     to_compactor_write_id_list,
 )
@@ -293,6 +294,7 @@ def _compaction_info(row: CompactionQueueEntry | CompletedCompaction) -> Compact
         initiator_version=row.initiator_version,
         worker_version=row.worker_version,
         run_as=row.run_as,
+        retry_retention=(row.retry_retention or 0) / 1000 if isinstance(row, CompactionQueueEntry) else 0.0,
     )
 
 
@@ -304,6 +306,7 @@ def _lease(row: ReaderLease) -> Lease:
         owner=row.owner,
         created=row.created / 1000,
         expires=row.expires / 1000,
+        txns=None if row.txn_list is None else parse_valid_txn_list(row.txn_list),
     )
 
 
@@ -1389,18 +1392,22 @@ class SqlMetastore:
         Hive's ReadyToCleanHandler: state 'r'; committed more than ``retention_seconds`` (plus the
         entry's retry retention) ago; ``next_txn_id <= min_open_txn_id`` so every transaction that
         could still read the compacted deltas has finished; and per table/partition only the entry
-        with the lowest highest-write-ID. Unlike Hive, an entry whose compaction txn has not
+        with the lowest highest-write-ID of all those past their retention, so a newer compaction
+        is never cleaned before an older one that still waits for readers. Unlike Hive, an entry whose compaction txn has not
         committed yet (``next_txn_id`` unset) is never ready: there is no legacy HMS to honour.
         """
         now_ms = self._now_ms(now)
         with self._transaction("find_ready_to_clean") as s:
             water_mark = self._min_open_txn_id(s) if min_open_txn_id is None else min_open_txn_id
+            # Hive's ReadyToCleanHandler: the lowest CQ_HIGHEST_WRITE_ID per partition is taken over
+            # every 'r' entry past its retention (an entry in retry back-off does not block newer
+            # ones), and only then must that entry's txns have ended (CQ_NEXT_TXN_ID <= water mark).
+            # An entry whose compaction txn never committed has no output to clean and blocks nothing.
             rows = s.scalars(
                 select(CompactionQueueEntry)
                 .where(
                     CompactionQueueEntry.state == "r",
                     CompactionQueueEntry.next_txn_id.is_not(None),
-                    CompactionQueueEntry.next_txn_id <= water_mark,
                     or_(
                         CompactionQueueEntry.commit_time.is_(None),
                         CompactionQueueEntry.commit_time
@@ -1419,6 +1426,8 @@ class SqlMetastore:
                 for row in rows
                 if (row.highest_write_id if row.highest_write_id is not None else LONG_MAX)
                 == lowest[(row.database, row.table, row.partition)]
+                and row.next_txn_id is not None  # for mypy: the query excluded NULL
+                and row.next_txn_id <= water_mark
             ]
 
     def _to_history(self, s: Session, row: CompactionQueueEntry, state: CompactionState, end_ms: int) -> None:
@@ -1525,6 +1534,21 @@ class SqlMetastore:
         allowed = (CompactionState.INITIATED, CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
         self._fail(compaction_id, CompactionState.FAILED, allowed, error_message, now)
 
+    def set_cleaner_retry_retention(
+        self, compaction_id: int, retry_retention_seconds: float, error_message: str
+    ) -> None:
+        """See ``Metastore.set_cleaner_retry_retention``."""
+        if not retry_retention_seconds >= 0:
+            raise InvalidMetastoreRequestError(
+                "cleaner retry retention", retry_retention_seconds, "a number of seconds >= 0"
+            )
+        with self._transaction("set_cleaner_retry_retention") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "retry cleaning", (CompactionState.READY_FOR_CLEANING,))
+            row.retry_retention = _ms(retry_retention_seconds)
+            row.error_message = error_message
+            row.cleaner_start = None
+
     def mark_refused(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
         """See ``Metastore.mark_refused``."""
         allowed = (CompactionState.INITIATED, CompactionState.WORKING)
@@ -1597,7 +1621,7 @@ class SqlMetastore:
 
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
-    ) -> tuple[int, ValidWriteIdList]:
+    ) -> Lease:
         """See ``Metastore.take_lease``."""
         if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
             raise InvalidMetastoreRequestError(
@@ -1607,18 +1631,30 @@ class SqlMetastore:
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
             self._table_row(s, database, name)
-            snapshot = self._valid_write_ids(s, database, name, self._valid_txns(s, None))
-            lease = ReaderLease(
+            # One database transaction: the write-ID list is exactly the one this txn list implies.
+            txns = self._valid_txns(s, None)
+            snapshot = self._valid_write_ids(s, database, name, txns)
+            row = ReaderLease(
                 database=database,
                 table=name,
                 write_id_list=snapshot.to_string(),
+                txn_list=txns.to_string(),
                 owner=owner if owner is not None else f"{_current_user()}@{socket.gethostname()}",
                 created=now_ms,
                 expires=now_ms + _ms(ttl_seconds),
             )
-            s.add(lease)
+            s.add(row)
             s.flush()
-            return lease.id, snapshot
+            return _lease(row)
+
+    def get_lease(self, lease_id: int) -> Lease:
+        """See ``Metastore.get_lease``."""
+        _check_id("lease ID", lease_id)
+        with self._transaction("get_lease") as s:
+            row = s.get(ReaderLease, lease_id)
+            if row is None:
+                raise NoSuchLeaseError(lease_id)
+            return _lease(row)
 
     def release_lease(self, lease_id: int) -> None:
         """See ``Metastore.release_lease``."""

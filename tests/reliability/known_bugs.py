@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 TABLE = "default.t"
 
-KNOWN_BUG_LEASE_TXN_SNAPSHOT = True
+KNOWN_BUG_LEASE_TXN_SNAPSHOT = False
 """A lease records only a ValidWriteIdList, not the transaction list of the moment it was taken.
 
 A reader that holds the lease reads with the write IDs *and* the txn list it had; the cleaner
@@ -34,7 +34,7 @@ With the flag on, the final phase retries the major compaction until the session
 off, the first ``acidflow compact`` after the kill must compact. Fixed by "crash" (issue 11 part 4).
 """
 
-KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR = True
+KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR = False
 """After a minor then a major compaction, the cleaner may be unable to finish the older entry.
 
 With the flag on, the final phase accepts entries left 'ready for cleaning' as long as the

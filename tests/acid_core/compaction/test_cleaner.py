@@ -62,13 +62,14 @@ def test_cleaner_waits_for_read_txn_opened_before_the_compaction(wh):
 def test_cleaner_waits_for_a_lease_that_reads_the_inputs(wh):
     history = random_history(wh, 22, partitioned=False, buckets=2, txns=8)
     location = wh.metastore.get_table("default.t").location
-    lease_id, lease_snapshot = wh.metastore.take_lease("default.t", ttl_seconds=3600)
+    lease = wh.metastore.take_lease("default.t", ttl_seconds=3600)
+    lease_id, lease_snapshot = lease.lease_id, lease.write_ids
     current = wh.metastore.get_valid_txns()
     expected = read_rows(history)
     major(wh)
     [result] = run_cleaner(wh.metastore)
     assert result.status == "waiting"
-    assert "1 live reader lease(s) still read" in result.message
+    assert "1 live reader lease(s) and 0 open transaction(s) still read" in result.message
     # The lease holder reads with its write IDs, with or without the compaction's txn visible.
     assert read_rows_at(history, lease_snapshot, current) == expected
     assert read_rows_at(history, lease_snapshot, wh.metastore.get_valid_txns()) == expected
@@ -176,9 +177,9 @@ def test_cleaner_refuses_a_partition_location_that_holds_the_table(wh, tmp_path)
 
     with pytest.raises(UnsafeCleanError, match=r"Refusing to clean .*: it is not inside the table location"):
         clean_compaction(wh.metastore, entry)
-    [failed] = run_cleaner(wh.metastore)  # logged and reported; the entry stays ready
-    assert (failed.compaction_id, failed.status, failed.actions) == (entry.id, "failed", ())
-    assert "it is not inside the table location" in failed.message
+    [result] = run_cleaner(wh.metastore)  # logged and reported; retried after a back-off
+    assert (result.compaction_id, result.status, result.actions) == (entry.id, "retrying", ())
+    assert "it is not inside the table location" in result.message
     assert visible(str(tmp_path)) == before
     assert wh.metastore.get_compaction(entry.id).state is CompactionState.READY_FOR_CLEANING
 

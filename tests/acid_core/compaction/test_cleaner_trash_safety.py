@@ -256,7 +256,9 @@ def test_cleaner_with_a_malformed_ledger_deletes_nothing_and_stays_ready(tmp_pat
         with open(ledger, "w") as f:
             f.write('[{"path": "/etc"}]')
         before = tree(location)
-        assert run_cleaner(wh.metastore) == []  # logged with the ledger file's name; nothing deleted
+        [result] = run_cleaner(wh.metastore)  # retried later (back-off), with the ledger file's name
+        assert result.status == "retrying"
+        assert f"Ledger file {ledger!r}" in result.message
         assert tree(location) == before
         assert wh.metastore.get_compaction(outcome.compaction_id).state is CompactionState.READY_FOR_CLEANING
 

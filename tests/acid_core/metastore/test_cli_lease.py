@@ -37,19 +37,27 @@ def warehouse(tmp_path, monkeypatch):
 def test_take_json_prints_lease_id_and_snapshot(warehouse, capsys):
     assert _run(["lease", "take", "t", "--ttl", "60", "--json"]) == 0
     # Write ID 1 committed, 2 open: hwm 2, minOpen 2, open [2].
-    assert json.loads(capsys.readouterr().out) == {"lease_id": 1, "write_ids": "default.t:2:2:2:"}
+    # Txn 1 committed, txn 2 open: the ValidTxnList of the same moment is hwm 2, minOpen 2, open [2].
+    assert json.loads(capsys.readouterr().out) == {
+        "lease_id": 1,
+        "write_ids": "default.t:2:2:2:",
+        "txns": "2:2:2:",
+    }
 
 
 def test_take_release_list_round_trip(warehouse, capsys):
     _run(["lease", "take", "default.t", "--owner", "etl", "--warehouse", str(warehouse)])
-    assert capsys.readouterr().out.startswith("lease 1 on default.t: default.t:2:2:2:")
+    assert (
+        capsys.readouterr().out == "lease 1 on default.t: write IDs default.t:2:2:2: txns 2:2:2: (3600 s)\n"
+    )
     assert _run(["lease", "list", "--json"]) == 0
     [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert (row["lease_id"], row["table"], row["owner"], row["write_ids"]) == (
+    assert (row["lease_id"], row["table"], row["owner"], row["write_ids"], row["txns"]) == (
         1,
         "default.t",
         "etl",
         "default.t:2:2:2:",
+        "2:2:2:",
     )
     assert _run(["lease", "release", "1"]) == 0
     assert capsys.readouterr().out == "released lease 1\n"

@@ -704,6 +704,49 @@ class TestCompactionQueue:
         ready = store.find_ready_to_clean(retention_seconds=60, now=clock.now + 61)
         assert [c.id for c in ready] == [second], "only the lowest highest-write-ID per partition"
 
+    def test_ready_to_clean_lowest_write_id_waits_even_when_newer_is_ready(self, store, table, clock):
+        """Hive's ReadyToCleanHandler: the lowest CQ_HIGHEST_WRITE_ID is chosen before the water mark.
+
+        An older compaction that still waits for a reader blocks a newer one of the same partition,
+        which must not clean the older one's inputs out from under that reader.
+        """
+        older = store.enqueue_compaction("t", None, CompactionType.MINOR)
+        store.find_next_to_compact("w")
+        ctxn = store.open_txn(txn_type=TxnType.COMPACTION)
+        store.update_compactor_state(older, ctxn, highest_write_id=3)
+        store.mark_compacted(older)
+        reader = store.open_txn()  # opened before the older compaction commits
+        store.commit_txn(ctxn)
+        newer = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        store.update_compactor_state(newer, store.open_txn(txn_type=TxnType.COMPACTION), highest_write_id=5)
+        store.mark_compacted(newer)
+        store.commit_txn(store.get_compaction(newer).txn_id)
+        assert store.find_ready_to_clean(min_open_txn_id=store.get_compaction(newer).next_txn_id) == []
+        assert store.find_ready_to_clean(now=clock.now + 1) == []
+        store.commit_txn(reader)
+        assert [c.id for c in store.find_ready_to_clean(now=clock.now + 1)] == [older]
+
+    def test_cleaner_retry_retention_delays_then_is_recorded(self, store, table, clock):
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        store.find_next_to_compact("w")
+        store.mark_compacted(cq)
+        assert [c.retry_retention for c in store.find_ready_to_clean(now=clock.now + 1)] == [0.0]
+        store.set_cleaner_retry_retention(cq, 300, "Refusing to clean '/x'")
+        info = store.get_compaction(cq)
+        assert (info.state, info.retry_retention, info.error_message) == (
+            CompactionState.READY_FOR_CLEANING,
+            300.0,
+            "Refusing to clean '/x'",
+        )
+        assert store.find_ready_to_clean(now=clock.now + 299) == []
+        assert [c.id for c in store.find_ready_to_clean(now=clock.now + 301)] == [cq]
+        with pytest.raises(InvalidMetastoreRequestError, match="cleaner retry retention -1"):
+            store.set_cleaner_retry_retention(cq, -1, "x")
+        store.mark_cleaned(cq)
+        with pytest.raises(CompactionStateError):
+            store.set_cleaner_retry_retention(cq, 600, "late")
+
     def test_mark_compacted_without_txn_records_the_high_watermark(self, store, table, clock):
         cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
         store.find_next_to_compact("w")
@@ -723,25 +766,45 @@ class TestLeases:
         committed, _ = _write(store)
         store.commit_txn(committed)
         _write(store)  # txn 2 open
-        lease_id, snapshot = store.take_lease("t", 60, owner="spark-job")
+        taken = store.take_lease("t", 60, owner="spark-job")
+        snapshot = taken.write_ids
         assert snapshot == store.get_valid_write_ids("t", store.get_valid_txns())
         assert snapshot.to_string() == "default.t:2:2:2:"
+        # The full snapshot: the ValidTxnList of the same moment (txn 1 committed, txn 2 open).
+        assert taken.txns == store.get_valid_txns()
+        assert taken.txns is not None
+        assert taken.txns.to_string() == "2:2:2:"
         [lease] = store.list_leases("t")
+        assert lease == taken
+        assert store.get_lease(taken.lease_id) == taken
         assert (lease.lease_id, lease.table, lease.write_ids, lease.owner) == (
-            lease_id,
+            taken.lease_id,
             "default.t",
             snapshot,
             "spark-job",
         )
         assert (lease.created, lease.expires) == (clock.now, clock.now + 60)
 
+    def test_lease_snapshot_does_not_move_with_later_commits(self, store, table):
+        writer, _ = _write(store)
+        taken = store.take_lease("t", 60)
+        store.commit_txn(writer)
+        _write(store)
+        later = store.get_lease(taken.lease_id)
+        assert (later.write_ids, later.txns) == (taken.write_ids, taken.txns)
+        assert later.txns is not None
+        assert not later.txns.is_txn_valid(writer)
+        assert not later.write_ids.is_write_id_valid(1)
+
     def test_release_and_expire(self, store, table, clock):
-        short, _ = store.take_lease("t", 10)
-        long, _ = store.take_lease("t", 100)
-        released, _ = store.take_lease("t", 100)
+        short = store.take_lease("t", 10).lease_id
+        long = store.take_lease("t", 100).lease_id
+        released = store.take_lease("t", 100).lease_id
         store.release_lease(released)
         with pytest.raises(NoSuchLeaseError, match=f"No such reader lease {released}"):
             store.release_lease(released)
+        with pytest.raises(NoSuchLeaseError, match=f"No such reader lease {released}"):
+            store.get_lease(released)
         assert store.expire_leases(now=clock.now + 9) == []
         assert store.expire_leases(now=clock.now + 10) == [short]
         assert [lease.lease_id for lease in store.list_leases()] == [long]

@@ -13,7 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from acid_core.errors import MetastoreError
-from acid_core.metastore import SqlMetastore, open_metastore
+from acid_core.metastore import Column, SqlMetastore, TableDefinition, open_metastore
 from acid_core.metastore.lock_store import SqlLockStore
 from acid_core.metastore.models import Base
 from acid_core.metastore.sql import _MIGRATIONS_DIR
@@ -233,3 +233,49 @@ def test_downgrade_to_0001_removes_what_0002_added(url):
     engine.dispose()
     assert not names & {*_LOCK_TABLES, "MIN_HISTORY_LEVEL"}
     assert "TXNS" in names
+
+
+# ---------------------------------------------------------------------------------------------
+# Revision 0003: reader leases store their ValidTxnList
+# ---------------------------------------------------------------------------------------------
+
+
+def test_revision_0003_follows_0004():
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    assert ScriptDirectory.from_config(config).get_revision("0003").down_revision == "0004"
+
+
+def test_upgrade_to_0003_keeps_leases_taken_before_without_a_txn_list(url):
+    _upgrade_to(url, "0002")
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            'INSERT INTO "READER_LEASES" ("RL_DATABASE", "RL_TABLE", "RL_WRITE_ID_LIST", "RL_OWNER", '
+            "\"RL_CREATED\", \"RL_EXPIRES\") VALUES ('default', 't', 'default.t:3:9223372036854775807::', "
+            "'spark', 1000, 4000000000000)"
+        )
+    engine.dispose()
+    with SqlMetastore(url) as store:
+        [lease] = store.list_leases()
+        assert (lease.write_ids.to_string(), lease.txns) == ("default.t:3:9223372036854775807::", None)
+        store.create_table(TableDefinition("t", (Column("a", "int"),), properties={"transactional": "true"}))
+        assert store.take_lease("t", 60).txns is not None
+
+
+def test_downgrade_0003_drops_the_txn_list_and_keeps_the_leases(url):
+    with SqlMetastore(url) as store:
+        store.create_table(TableDefinition("t", (Column("a", "int"),), properties={"transactional": "true"}))
+        store.take_lease("t", 60)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0004")
+    with engine.connect() as connection:
+        columns = {c["name"] for c in sa.inspect(connection).get_columns("READER_LEASES")}
+        count = connection.exec_driver_sql('SELECT COUNT(*) FROM "READER_LEASES"').scalar()
+    engine.dispose()
+    assert "RL_TXN_LIST" not in columns
+    assert count == 1
