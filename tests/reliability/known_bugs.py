@@ -27,7 +27,7 @@ later major compaction's cleaning. With the flag on, the lease is read with the 
 only (not also with the txn list recorded when it was taken). Fixed by "leases as full snapshots".
 """
 
-KNOWN_BUG_DEAD_WORKER_LOCK_SESSION = True
+KNOWN_BUG_DEAD_WORKER_LOCK_SESSION = False
 """A SIGKILLed ``acidflow compact`` leaves its SQL lock session (the partition's maintenance lock)
 until the session times out (30 s): the next compaction of that table is refused meanwhile.
 With the flag on, the final phase retries the major compaction until the session has expired;
