@@ -22,9 +22,11 @@ KNOWN_BUG_LEASE_TXN_SNAPSHOT = True
 
 A reader that holds the lease reads with the write IDs *and* the txn list it had; the cleaner
 protects only what the lease reads with today's txn list (and with the compaction's txn open), so a
-minor compaction's ``_vT`` output that the lease's reader cannot see may get its inputs deleted by a
-later major compaction's cleaning. With the flag on, the lease is read with the current txn list
-only (not also with the txn list recorded when it was taken). Fixed by "leases as full snapshots".
+compaction's ``_vT`` output that the lease's reader cannot see may get the files that reader does
+read deleted by the cleaning of another compaction (a second one under the lease, or an older one
+cleaned after it). Reproductions: ``test_known_bugs.py`` (two majors under a lease; a minor, a lease,
+a minor, a clean); the long PostgreSQL soak (seeds 333393093 and 222845642) hit the second one. With the flag on, the soak runs no compaction under a live lease
+once one ran, or while an older one is not cleaned (``blocked_compaction``). Fixed by "leases as full snapshots".
 """
 
 KNOWN_BUG_DEAD_WORKER_LOCK_SESSION = True
@@ -77,6 +79,15 @@ def blocked_compaction(metastore: Metastore, kind: str, now: float | None = None
             ]
             if ran:
                 return f"compaction(s) {ran} already ran under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
+            # An older compaction not cleaned yet is cleaned after this one commits: its cleaning
+            # then sees this one's output, which the lease's reader does not.
+            uncleaned = [
+                c.id
+                for c in entries
+                if c.state in (CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
+            ]
+            if uncleaned:
+                return f"compaction(s) {uncleaned} not cleaned yet under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
     return None
 
 
@@ -88,15 +99,6 @@ the table is unreadable (NotEnoughHistoryError) until the next write. Hive delet
 TXN_TO_WRITE_ID rows only below the lowest open or aborted txn (``cleanTxnToWriteIdTable``), so its
 high watermark never drops. With the flag on, the final phase commits one more insert before the
 final major compaction. Not in the issue's list (metastore ``housekeeping``, issues 4/6).
-"""
-
-UNEXPLAINED_PG_LEASE_LOSS = True
-"""Not diagnosed yet: in both long PostgreSQL soaks a live lease lost rows during the chaos phase
-(its reader, at the txn list of the moment it was taken, found a minor compaction's inputs deleted
-although only that one compaction ran under the lease: ``delta_0000037..43`` gone, only
-``delta_0000037_0000045_v0000090`` left, lease txn list ``88:...``). Never seen on SQLite, nor in
-the single-process machine, nor in a replay of the sequence on PostgreSQL without kills. With the
-flag on, the PostgreSQL soak's writer takes no leases (the SQLite soak and the machine still do).
 """
 
 KNOWN_BUG_ORPHAN_COMPACTION_TXN = True

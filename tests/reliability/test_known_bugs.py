@@ -97,6 +97,25 @@ def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(wri
 
 
 @pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
+    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: an older compaction's cleaning deletes what a lease reads",
+    strict=True,
+)
+def test_lease_between_two_minor_compactions_reads_its_rows_after_clean(writer):
+    """minor, insert, lease, minor, clean: the lease (write IDs 1-3) still reads its rows.
+
+    Today: cleaning the first minor compaction (capped at write ID 2) counts the second one's
+    delta_1_3_vT as covering, deletes delta_1_2_vS and the originals, and the lease's reader (whose
+    txn list does not see vT) reads 0 of its 5 rows. The long PostgreSQL soak found it (seed
+    222845642: delta_37_43_v84 quarantined by compaction 12 after compaction 13 committed).
+    """
+    _run(
+        writer,
+        ["sql_insert", "sql_insert", "compact:minor", "sql_insert", "lease_take", "compact:minor", "clean"],
+    )
+
+
+@pytest.mark.xfail(
     known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR,
     reason="KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR: NotEnoughHistoryError cleaning the minor compaction",
     strict=True,
