@@ -20,13 +20,14 @@ TABLE = "default.t"
 KNOWN_BUG_LEASE_TXN_SNAPSHOT = True
 """A lease records only a ValidWriteIdList, not the transaction list of the moment it was taken.
 
-A reader that holds the lease reads with the write IDs *and* the txn list it had; the cleaner
-protects only what the lease reads with today's txn list (and with the compaction's txn open), so a
-compaction's ``_vT`` output that the lease's reader cannot see may get the files that reader does
-read deleted by the cleaning of another compaction (a second one under the lease, or an older one
-cleaned after it). Reproductions: ``test_known_bugs.py`` (two majors under a lease; a minor, a lease,
-a minor, a clean); the long PostgreSQL soak (seeds 333393093 and 222845642) hit the second one. With the flag on, the soak runs no compaction under a live lease
-once one ran, or while an older one is not cleaned (``blocked_compaction``). Fixed by "leases as full snapshots".
+A reader holding the lease reads with the write IDs *and* the txn list it had; the cleaner protects
+only what the lease reads with today's txn list (and with the cleaned compaction's txn open). So
+the files a lease's reader reads may be deleted when another compaction's ``_vT`` output, which
+that reader cannot see, covers them: a second compaction under the lease, or an older compaction
+cleaned after a newer one committed. Reproductions in ``test_known_bugs.py``; the long PostgreSQL
+soaks (seeds 333393093, 222845642) hit the second case. With the flag on, the soak runs no
+compaction under a live lease once one ran, nor while an older one is not cleaned
+(``blocked_compaction``). Fixed by "snapshots" (leases as full snapshots, issue 11 part 2).
 """
 
 KNOWN_BUG_DEAD_WORKER_LOCK_SESSION = True
@@ -37,10 +38,11 @@ off, the first ``acidflow compact`` after the kill must compact. Fixed by "crash
 """
 
 KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR = True
-"""After a minor then a major compaction, the cleaner may be unable to finish the older entry.
-
-With the flag on, the final phase accepts entries left 'ready for cleaning' as long as the
-directory converged; off, the queue must be empty of them. Fixed by "snapshots" (issue 11 part 3).
+"""A minor then a major compaction with no clean in between: cleaning the minor one raises
+NotEnoughHistoryError at every run (its capped snapshot is older than the major's base), so it
+stays 'ready for cleaning' and nothing is deleted. With the flag on, the soak runs no major
+compaction while a minor one is not cleaned, and the final phase cleans minors before its major;
+off, nothing may be left 'ready for cleaning'. Fixed by "snapshots" (issue 11 part 3).
 """
 
 

@@ -244,7 +244,8 @@ def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(w
     Today: the cleaner's housekeeping deletes the aborted highest write's TXN_TO_WRITE_ID row (6)
     but keeps those above the still-aborted streaming txn (3), so the readers' high watermark drops
     to 5 < base_6: ``SELECT`` raises NotEnoughHistoryError (5,3) until the next write. Found by the
-    long soak (seed 333393093 on SQLite: hwm 92 < base_0000093_v0000205).
+    long SQLite soak (hwm 92 < base_0000093_v0000205 after the final clean; its seed was not printed
+    because the failure raised before the report, which ``test_soak`` now prints first).
     """
     wh = writer.wh
     session = writer.session

@@ -34,6 +34,7 @@ def _seed() -> int:
 
 def _run(tmp_path, metastore_url, *, leases=True):
     seed = _seed()
+    print(f"soak seed {seed} (replay: ACIDFLOW_SOAK_SEED={seed})")
     config = SoakConfig(
         leases=leases,
         seed=seed,
