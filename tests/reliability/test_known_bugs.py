@@ -285,3 +285,26 @@ def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(w
     [result] = session.execute("SELECT id FROM t")
     assert result.rows is not None
     assert sorted(result.rows.column("id").to_pylist()) == sorted([*writer.state.rows, 100, 102])
+
+
+@pytest.mark.xfail(
+    known_bugs.KNOWN_BUG_RECOVERY_NO_SUCH_TXN,
+    reason="KNOWN_BUG_RECOVERY_NO_SUCH_TXN: recovery raises NoSuchTxnError for a housekept compaction txn",
+    strict=True,
+)
+def test_worker_killed_before_mark_compacted_then_housekeeping_recovery_compacts(writer):
+    """kill -9 after the compaction txn committed, housekeeping, then ``acidflow compact``: it recovers.
+
+    Today: the housekeeping deletes the committed txn, ``recover_abandoned_compactions`` calls
+    ``get_txn`` on it and raises NoSuchTxnError: ``acidflow compact`` exits 1 before compacting,
+    at every run.
+    """
+    _run(writer, ["sql_insert", "sql_insert"])
+    _kill_worker_at(writer, "mark_compacted")
+    _run(writer, ["sql_insert", "sql_insert"])  # the compaction txn is no longer the newest
+    time.sleep(1.5)  # past the housekeeping's open-txn window
+    assert acidflow(["clean", "--warehouse", writer.wh.location]) == 0  # reaper + housekeeping
+    code = acidflow(["compact", "--executor", "embedded", "--warehouse", writer.wh.location])
+    assert code == 0
+    states = [c.state for c in writer.wh.metastore.show_compactions()]
+    assert CompactionState.WORKING not in states, states
