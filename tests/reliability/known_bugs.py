@@ -20,11 +20,14 @@ TABLE = "default.t"
 KNOWN_BUG_LEASE_TXN_SNAPSHOT = False
 """A lease records only a ValidWriteIdList, not the transaction list of the moment it was taken.
 
-A reader that holds the lease reads with the write IDs *and* the txn list it had; the cleaner
-protects only what the lease reads with today's txn list (and with the compaction's txn open), so a
-minor compaction's ``_vT`` output that the lease's reader cannot see may get its inputs deleted by a
-later major compaction's cleaning. With the flag on, the lease is read with the current txn list
-only (not also with the txn list recorded when it was taken). Fixed by "leases as full snapshots".
+A reader holding the lease reads with the write IDs *and* the txn list it had; the cleaner protects
+only what the lease reads with today's txn list (and with the cleaned compaction's txn open). So
+the files a lease's reader reads may be deleted when another compaction's ``_vT`` output, which
+that reader cannot see, covers them: a second compaction under the lease, or an older compaction
+cleaned after a newer one committed. Reproductions in ``test_known_bugs.py``; the long PostgreSQL
+soaks (seeds 333393093, 222845642) hit the second case. With the flag on, the soak runs no
+compaction under a live lease once one ran, nor while an older one is not cleaned
+(``blocked_compaction``). Fixed by "snapshots" (leases as full snapshots, issue 11 part 2).
 """
 
 KNOWN_BUG_DEAD_WORKER_LOCK_SESSION = False
@@ -35,10 +38,11 @@ off, the first ``acidflow compact`` after the kill must compact. Fixed by "crash
 """
 
 KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR = False
-"""After a minor then a major compaction, the cleaner may be unable to finish the older entry.
-
-With the flag on, the final phase accepts entries left 'ready for cleaning' as long as the
-directory converged; off, the queue must be empty of them. Fixed by "snapshots" (issue 11 part 3).
+"""A minor then a major compaction with no clean in between: cleaning the minor one raises
+NotEnoughHistoryError at every run (its capped snapshot is older than the major's base), so it
+stays 'ready for cleaning' and nothing is deleted. With the flag on, the soak runs no major
+compaction while a minor one is not cleaned, and the final phase cleans minors before its major;
+off, nothing may be left 'ready for cleaning'. Fixed by "snapshots" (issue 11 part 3).
 """
 
 
@@ -77,6 +81,15 @@ def blocked_compaction(metastore: Metastore, kind: str, now: float | None = None
             ]
             if ran:
                 return f"compaction(s) {ran} already ran under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
+            # An older compaction not cleaned yet is cleaned after this one commits: its cleaning
+            # then sees this one's output, which the lease's reader does not.
+            uncleaned = [
+                c.id
+                for c in entries
+                if c.state in (CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
+            ]
+            if uncleaned:
+                return f"compaction(s) {uncleaned} not cleaned yet under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
     return None
 
 
@@ -90,13 +103,13 @@ high watermark never drops. With the flag on, the final phase commits one more i
 final major compaction. Not in the issue's list (metastore ``housekeeping``, issues 4/6).
 """
 
-UNEXPLAINED_PG_LEASE_LOSS = True
-"""Not diagnosed yet: in both long PostgreSQL soaks a live lease lost rows during the chaos phase
-(its reader, at the txn list of the moment it was taken, found a minor compaction's inputs deleted
-although only that one compaction ran under the lease: ``delta_0000037..43`` gone, only
-``delta_0000037_0000045_v0000090`` left, lease txn list ``88:...``). Never seen on SQLite, nor in
-the single-process machine, nor in a replay of the sequence on PostgreSQL without kills. With the
-flag on, the PostgreSQL soak's writer takes no leases (the SQLite soak and the machine still do).
+KNOWN_BUG_RECOVERY_NO_SUCH_TXN = True
+"""A worker SIGKILLed after its compaction txn committed but before ``mark_compacted`` leaves the
+entry 'working'; once the cleaner's housekeeping has deleted that committed txn,
+``recover_abandoned_compactions`` raises NoSuchTxnError (``get_txn``) and every later ``acidflow
+compact`` exits 1 before compacting anything. With the flag on, the soak reports those runs as notes
+and the final phase marks such entries failed (an operator's workaround) before recovering; off,
+they are failures. Found by the long PostgreSQL soak; for "crash" (issue 11 part 4).
 """
 
 KNOWN_BUG_ORPHAN_COMPACTION_TXN = True
