@@ -11,8 +11,9 @@ file (ZLIB) and read with ``spark.read.orc``. Both are consumed with the ``noop`
 and column materialized), in the same session, after one warm-up each; best of ``--repeat``.
 
 Memory: for each of ``--memory-rows``, a fresh Spark session (subprocess) reads the table through
-``hiveacid`` and reports the Python workers' peak RSS (``VmHWM``): the merge runs there; it should
-not grow with the table beyond the delete set (24 bytes per deleted row).
+``hiveacid`` and reports the largest peak RSS (``VmHWM``) of its Python worker processes (found
+under its own process tree in ``/proc``, Linux only): the merge runs there; it should not grow with
+the table beyond the delete set (24 bytes per deleted row).
 
 Write: ``--write-rows`` rows from ``spark.range`` through ``hiveacid`` (append, one transaction)
 vs ``df.write.orc``; best of ``--repeat``.
@@ -109,17 +110,37 @@ def _best(function, repeat: int) -> float:
     return min(function() for _ in range(repeat))
 
 
-def _worker_peak_rss(spark) -> float:
-    def peak(_: object) -> tuple[int, int]:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return os.getpid(), int(line.split()[1]) * 1024
-        return os.getpid(), 0
+def _descendant_python_peak_rss() -> float:
+    """Largest VmHWM (MiB) among this process's descendant Python processes: Spark's Python workers.
 
-    slots = spark.sparkContext.defaultParallelism
-    found = dict(spark.sparkContext.parallelize(range(slots * 4), slots * 4).map(peak).collect())
-    return max(found.values()) / 2**20
+    In local mode the daemon forks the workers that ran ``read()``; they stay alive for reuse, so
+    their high-water marks include the read. The JVM (also a descendant) is skipped.
+    """
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - mine
+        mine |= frontier
+    peak = 0
+    for pid in mine:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if b"pyspark" not in cmdline.read():
+                    continue
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]) * 1024)
+        except OSError:
+            continue
+    return peak / 2**20
 
 
 def _child(args: argparse.Namespace) -> int:
@@ -127,7 +148,7 @@ def _child(args: argparse.Namespace) -> int:
     spark = _session(args.master)
     count = _acid(spark, warehouse, snapshot, args.rows).count()
     _noop(_acid(spark, warehouse, snapshot, args.rows))
-    print(json.dumps({"rows": args.rows, "visible": count, "worker_peak_mib": _worker_peak_rss(spark)}))
+    print(json.dumps({"rows": args.rows, "visible": count, "worker_peak_mib": _descendant_python_peak_rss()}))
     spark.stop()
     return 0
 
