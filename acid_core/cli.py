@@ -74,20 +74,23 @@ def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
     # Installed for one run and restored after, so main() can run in-process (tests, embedding).
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLineFormatter(debug=debug))
-    root, kazoo = logging.getLogger(), logging.getLogger("kazoo")
-    saved = root.level, kazoo.level
+    root = logging.getLogger()
+    # kazoo logs every refused connection attempt, thrift every failed socket: the outcome
+    # (reachable or not) is reported once, as LockServiceUnavailableError / HiveMetastoreUnavailableError.
+    chatty = [logging.getLogger(name) for name in ("kazoo", "thrift")]
+    saved = root.level, [logger.level for logger in chatty]
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     if not debug:
-        # kazoo logs every refused connection attempt as a warning; the outcome (reachable or
-        # not) is reported once, as LockServiceUnavailableError.
-        kazoo.setLevel(logging.CRITICAL)
+        for logger in chatty:
+            logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         root.removeHandler(handler)
         root.setLevel(saved[0])
-        kazoo.setLevel(saved[1])
+        for logger, level in zip(chatty, saved[1], strict=True):
+            logger.setLevel(level)
 
 
 _ERRNO_PROBLEMS = {
