@@ -93,7 +93,9 @@ def build_demo_warehouse(
                 session.execute("DELETE FROM web_events WHERE amount < 10")
         session.execute("UPDATE web_events SET amount = amount + 1 WHERE event = 'buy'")
         # Written last: only a finished demo warehouse may be wiped by the next ``make run``.
-        (Path(warehouse) / DEMO_MARKER).write_text("built by acidflow's make run / make up; safe to delete\n")
+        marker = Path(warehouse) / DEMO_MARKER
+        marker.parent.mkdir(parents=True, exist_ok=True)  # absent when the metastore is not embedded
+        marker.write_text("built by acidflow's make run / make up; safe to delete\n")
     return list(DEMO_TABLES)
 
 
