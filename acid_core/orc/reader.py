@@ -752,6 +752,10 @@ class _Head:
         return int(self.o[at]), int(self.b[at]), int(self.r[at])
 
 
+_BUCKET_VERSION_SHIFT = 29
+"""BucketCodec: bits 29-31 of the bucket field hold the codec version (0 = V0, no statement ID)."""
+
+
 def _check_unique_row_ids(
     head: _Head, start: int, path: str, last: tuple[tuple[int, int, int], str] | None
 ) -> tuple[tuple[int, int, int], str]:
@@ -761,6 +765,15 @@ def _check_unique_row_ids(
     equal = (o[1:] == o[:-1]) & (b[1:] == b[:-1]) & (r[1:] == r[:-1])
     first = (int(o[0]), int(b[0]), int(r[0]))
     duplicate = first if last is not None and last[0] == first else None
+    if (
+        duplicate is not None
+        and last is not None
+        and duplicate[1] >> _BUCKET_VERSION_SHIFT == 0
+        and posixpath.dirname(last[1]) != posixpath.dirname(path)
+    ):
+        # HIVE-14514: a V0 bucket field has no statement ID, so two statements of one write
+        # (legacy Hive 2.x writers) can give rows equal IDs; Hive returns both, and so do we.
+        duplicate = None
     other = last[1] if duplicate is not None and last is not None else path
     if duplicate is None and equal.any():
         at = int(np.argmax(equal))
