@@ -4,7 +4,6 @@ Two adapters implement it side by side: ``acid_core.metastore.sql.SqlMetastore``
 the embedded SQLite file, or PostgreSQL) and, for tables that live in a Hive Metastore, the Thrift
 adapter. ``acid_core.metastore.factory.open_metastore`` picks one from a URL.
 
-
 What a writer and a reader do with it, following Hive's ``TxnHandler``::
 
     txn = open_txn(user, host)                      TXNS row 'o'; ID from NEXT_TXN_ID (+1)
@@ -30,9 +29,8 @@ Invariants: transaction IDs and per-table write IDs are unique and increasing un
 concurrency (one database transaction each: ``SELECT ... FOR UPDATE`` on PostgreSQL, ``BEGIN
 IMMEDIATE`` on SQLite); aborted transactions are never deleted, so their write IDs stay invalid in
 every later snapshot; ``commit_txn`` of a committed transaction and ``abort_txn`` of an aborted one
-are no-ops (Hive's idempotent retries).
-
-Invariants: the values are frozen; ``split_table_name`` lower-cases as Hive normalizes.
+are no-ops (Hive's idempotent retries). The values are frozen; ``split_table_name`` lower-cases as
+Hive normalizes.
 Not here: any I/O (see the adapters), retries, sleeping.
 Errors: the port's methods raise ``AcidError`` subclasses only (see each adapter for its mapping).
 """

@@ -1,25 +1,7 @@
 """The SQLAlchemy adapter of the metastore port: ``SqlMetastore`` (SQLite by default, PostgreSQL by URL).
 
-What a writer and a reader do with it, following Hive's ``TxnHandler``::
-
-    txn = open_txn(user, host)                      TXNS row 'o'; ID from NEXT_TXN_ID (+1)
-    snapshot = get_valid_txns(txn)                  ValidTxnList: hwm = txn, exceptions below it
-    write_id = allocate_write_id(txn, "db.t")       NEXT_WRITE_ID[db.t] (+1); same txn, same ID
-    add_write_component(txn, "db.t", part, UPDATE) TXN_COMPONENTS; updates/deletes feed WRITE_SET
-    heartbeat(txn) ...                              or the reaper aborts it (abort_timed_out_txns)
-    commit_txn(txn)                                 first committer wins; a later overlapping
-                                                    update/delete of the same table/partition
-                                                    raises CommitConflictError and is aborted
-    get_valid_write_ids("db.t", snapshot)           ValidWriteIdList for readers (Hive's
-                                                    getValidWriteIdsForTable), and the compactor's
-
-The compaction queue follows Hive's states (``CompactionState``)::
-
-    enqueue ─> initiated 'i' ─find_next_to_compact─> working 'w' ─mark_compacted─> ready for cleaning 'r'
-                  │  └─abort_compaction─> aborted 'x'        │                          │
-                  └──────────────mark_failed / mark_refused──┴─> failed 'f' / refused 'c'
-                                                                      mark_cleaned ─> succeeded 's'
-    record_did_not_initiate ─> did not initiate 'a' (history only)
+The model (a writer's and a reader's calls, the compaction queue's states) is in ``port``;
+this module stores it in tables named after Hive's (TXNS, TXN_TO_WRITE_ID, COMPACTION_QUEUE, ...).
 
 Invariants: transaction IDs and per-table write IDs are unique and increasing under any
 concurrency (one database transaction each: ``SELECT ... FOR UPDATE`` on PostgreSQL, ``BEGIN
