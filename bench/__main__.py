@@ -7,6 +7,7 @@ import pkgutil
 import sys
 
 import bench
+from bench import goals
 
 
 def main(argv: list[str]) -> int:
@@ -18,6 +19,9 @@ def main(argv: list[str]) -> int:
         code = module.main([])
         if code:
             return int(code)
+    if goals.REPORTED:
+        print("== goals (issue 14)", flush=True)
+        print(goals.summary(), flush=True)
     return 0
 
 
