@@ -4,7 +4,10 @@ The tables and what they hold (Hive's names, from hive-schema-4.0.0 and TxnDbUti
 
     DBS ─< TBLS ─< PARTITIONS          catalog: databases, tables (schema, partitioning,
                                        bucketing, TBLPROPERTIES, transactional type), partitions
-    NEXT_TXN_ID (one row)              the next global transaction ID; locked FOR UPDATE on PostgreSQL
+    NEXT_TXN_ID (one row)              SQLite: the next global transaction ID. PostgreSQL: IDs come
+                                       from the TXN_ID_SEQ sequence (Hive 4); the row is the mutex
+                                       (share-locked by opens, exclusively by writers' commits) and
+                                       records the "settled" mark: no open below it is in flight
     TXNS                               one row per transaction: state o/c/a, type, user, host, times
     NEXT_WRITE_ID                      per table: the next write ID to allocate
     TXN_TO_WRITE_ID                    which transaction got which write ID of which table
@@ -49,6 +52,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    Sequence,
     String,
     Text,
     UniqueConstraint,
@@ -73,6 +77,7 @@ __all__ = [
     "NextWriteId",
     "PartitionRow",
     "ReaderLease",
+    "TXN_ID_SEQUENCE",
     "TableRow",
     "Txn",
     "TxnComponent",
@@ -156,6 +161,11 @@ class PartitionRow(Base):
     values: Mapped[list[Any]] = mapped_column("PART_KEY_VALS")
     location: Mapped[str] = mapped_column("LOCATION", String(4000))
     create_time: Mapped[int] = mapped_column("CREATE_TIME", BigInteger)
+
+
+# PostgreSQL only (SQLite ignores sequences): transaction IDs without a row lock (Hive 4's TXNS
+# identity column), so opens do not serialize on one row through their disk sync.
+TXN_ID_SEQUENCE = Sequence("TXN_ID_SEQ", start=1, metadata=Base.metadata)
 
 
 class NextTxnId(Base):

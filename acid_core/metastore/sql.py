@@ -41,7 +41,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import delete, event, exists, func, insert, or_, select, update
+from sqlalchemy import delete, event, exists, func, insert, or_, select, union_all, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.pool import StaticPool
@@ -85,6 +85,7 @@ from acid_core.metastore.models import (
     NextTxnId,
     NextWriteId,
     PartitionRow,
+    TXN_ID_SEQUENCE,
     ReaderLease,
     TableRow,
     Txn,
@@ -464,6 +465,7 @@ class SqlMetastore:
             raise translate_db_error("open", self._url, e) from e
         except CommandError as e:  # e.g. the database is at a revision this code does not know
             raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
+        self._txn_id_sequence = self._engine.dialect.name == "postgresql"
         self._ensure_default_database()
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -558,10 +560,60 @@ class SqlMetastore:
             raise TxnNotOpenError(txn_id, _TXN_STATE_BY_CODE[row.state].value, operation)
         return row
 
+    def _next_txn_id_locked(self, s: Session) -> int:
+        """Lock NEXT_TXN_ID exclusively and return the next txn ID; every lower ID is settled.
+
+        Hive 4's ``acquireTxnLock(exclusive)``: opens hold the same row in share mode from before
+        they draw an ID until they commit, so once this lock is held no open is in flight and every
+        ID the sequence handed out is a TXNS row or a rolled-back open. On PostgreSQL the row then
+        records the sequence's position (the "settled" mark below which snapshots see no gaps);
+        on SQLite it is the counter itself.
+        """
+        settled = int(s.execute(select(NextTxnId.next_txn_id).with_for_update()).scalar_one())
+        if not self._txn_id_sequence:
+            return settled
+        return self._settle(s, settled)
+
     @staticmethod
-    def _next_txn_id_locked(s: Session) -> int:
-        # Hive's S4U on NEXT_TXN_ID: the mutex between openTxns and the commit of writers.
-        return int(s.execute(select(NextTxnId.next_txn_id).with_for_update()).scalar_one())
+    def _settle(s: Session, settled: int) -> int:
+        next_txn_id = max(settled, _sequence_high_watermark(s) + 1)
+        if next_txn_id != settled:
+            s.execute(update(NextTxnId).values(next_txn_id=next_txn_id))
+        return next_txn_id
+
+    def _txns_in_snapshot(self, s: Session) -> tuple[int, list[tuple[int, str, int | None]]]:
+        """The high watermark and every open or aborted txn at or below it, gaps included.
+
+        Hive 4's ``getOpenTxnsList``: IDs come from a sequence, so a txn whose open has not
+        committed yet is a gap between visible TXNS rows; a gap at or above the settled mark
+        is listed as open (its type unknown: ``None``). Below the mark there are no in-flight
+        opens, and a missing row is a rolled-back open or one housekeeping deleted.
+        """
+        high_watermark = _sequence_high_watermark(s) if self._txn_id_sequence else None
+        settled_mark = select(NextTxnId.next_txn_id).scalar_subquery()
+        # One statement, so the mark and the rows come from one database snapshot.
+        rows = s.execute(
+            union_all(
+                select(NextTxnId.next_txn_id, sa.null(), sa.null()),
+                select(Txn.txn_id, Txn.state, Txn.txn_type).where(
+                    or_(Txn.state.in_((_OPEN, _ABORTED)), Txn.txn_id >= settled_mark)
+                ),
+            )
+        ).all()
+        settled = next(int(t) for t, state, _ in rows if state is None)
+        high_watermark = settled - 1 if high_watermark is None else max(high_watermark, settled - 1)
+        present: set[int] = set()
+        listed: list[tuple[int, str, int | None]] = []
+        for txn_id, state, txn_type in rows:
+            if state is None or txn_id > high_watermark:
+                continue
+            if txn_id >= settled:
+                present.add(txn_id)
+            if state in (_OPEN, _ABORTED):
+                listed.append((int(txn_id), state, txn_type))
+        listed.extend((t, _OPEN, None) for t in range(settled, high_watermark + 1) if t not in present)
+        listed.sort()
+        return high_watermark, listed
 
     # -- catalog -----------------------------------------------------------------------------
 
@@ -771,8 +823,25 @@ class SqlMetastore:
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
         with self._transaction("open_txn") as s:
-            txn_id = self._next_txn_id_locked(s)
-            s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
+            if self._txn_id_sequence:
+                # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
+                # exclusively), then an ID from the sequence; opens no longer queue behind each
+                # other's disk sync. When nobody holds the row, take it exclusively instead and
+                # move the settled mark up, so MIN_HISTORY_LEVEL and snapshots stay tight.
+                alone = s.execute(
+                    select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
+                ).scalar_one_or_none()
+                if alone is not None:
+                    settled = self._settle(s, int(alone))
+                else:
+                    settled = int(
+                        s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
+                    )
+                txn_id = int(s.execute(select(TXN_ID_SEQUENCE.next_value())).scalar_one())
+            else:
+                txn_id = self._next_txn_id_locked(s)
+                settled = txn_id + 1
+                s.execute(update(NextTxnId).values(next_txn_id=settled))
             s.execute(
                 insert(Txn).values(
                     txn_id=txn_id,
@@ -786,8 +855,14 @@ class SqlMetastore:
             )
             # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
             # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+            # An open still in flight below this one is invisible, but never below the settled
+            # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
             lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
-            s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
+            s.add(
+                MinHistoryLevel(
+                    txn_id=txn_id, min_open_txn_id=min(txn_id, settled, int(lowest_open or txn_id))
+                )
+            )
         return TxnId(txn_id)
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -806,19 +881,12 @@ class SqlMetastore:
         with self._transaction("get_valid_txns") as s:
             return self._valid_txns(s, current_txn_id)
 
-    @staticmethod
-    def _valid_txns(s: Session, current_txn_id: int | None) -> ValidTxnList:
-        high_watermark = int(s.execute(select(NextTxnId.next_txn_id)).scalar_one()) - 1
-        rows = s.execute(
-            select(Txn.txn_id, Txn.state)
-            .where(
-                Txn.state.in_((_OPEN, _ABORTED)),
-                Txn.txn_id <= high_watermark,
-                Txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY],
-            )
-            .order_by(Txn.txn_id)
-        ).all()
-        return _valid_read_txn_list(high_watermark, [(t, st == _ABORTED) for t, st in rows], current_txn_id)
+    def _valid_txns(self, s: Session, current_txn_id: int | None) -> ValidTxnList:
+        high_watermark, txns = self._txns_in_snapshot(s)
+        read_only = _TXN_TYPE_CODE[TxnType.READ_ONLY]
+        return _valid_read_txn_list(
+            high_watermark, [(t, st == _ABORTED) for t, st, kind in txns if kind != read_only], current_txn_id
+        )
 
     def _allocate(self, s: Session, txn_id: int, database: str, table: str) -> WriteId:
         existing = s.scalar(
@@ -1195,11 +1263,9 @@ class SqlMetastore:
             )
         return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
 
-    @staticmethod
-    def _min_open_txn_id(s: Session) -> int:
-        min_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
-        next_txn_id = int(s.execute(select(NextTxnId.next_txn_id)).scalar_one())
-        return next_txn_id if min_open is None else min(int(min_open), next_txn_id)
+    def _min_open_txn_id(self, s: Session) -> int:
+        high_watermark, txns = self._txns_in_snapshot(s)
+        return min((t for t, state, _ in txns if state == _OPEN), default=high_watermark + 1)
 
     # -- compaction queue --------------------------------------------------------------------
 
@@ -1736,6 +1802,12 @@ class InMemoryMetastore(SqlMetastore):
 
 def _same_partition(column: Any, partition: str | None) -> Any:  # noqa: ANN401 - SQL expressions
     return column.is_(None) if partition is None else column == partition
+
+
+def _sequence_high_watermark(s: Session) -> int:
+    """The highest transaction ID the PostgreSQL sequence has handed out (its row may not be visible yet)."""
+    last_value, is_called = s.execute(sa.text('SELECT last_value, is_called FROM "TXN_ID_SEQ"')).one()
+    return int(last_value) if is_called else int(last_value) - 1
 
 
 def _normalize_database_name(name: str) -> str:

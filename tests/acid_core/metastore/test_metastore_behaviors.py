@@ -89,6 +89,8 @@ def _empty_metastore_schema(url: str) -> None:
                 connection.execute(table.delete())
             connection.execute(sa.insert(NextTxnId).values(next_txn_id=1))
             connection.execute(sa.insert(NextCompactionQueueId).values(next_id=1))
+            if connection.dialect.name == "postgresql":
+                connection.execute(sa.text('ALTER SEQUENCE "TXN_ID_SEQ" RESTART WITH 1'))
     finally:
         engine.dispose()
 
