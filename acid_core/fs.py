@@ -10,6 +10,9 @@
 
     file_io_for("s3://bucket/warehouse/db/t")  -> (PyArrowFileIO(S3FileSystem), "bucket/warehouse/db/t")
     file_io_for("/data/warehouse/db/t")        -> (LocalFileIO(), "/data/warehouse/db/t")
+    PrelistedFileIO(io, "/data/warehouse/db/t") one recursive listing of a table answers every
+                                               listing and stat below it (the initiator's
+                                               partitions: 1 round trip on S3 instead of ~4 each)
 
 Atomicity, which the compactor and cleaner rely on:
 
@@ -53,6 +56,7 @@ __all__ = [
     "FileIO",
     "FileInfo",
     "LocalFileIO",
+    "PrelistedFileIO",
     "PyArrowFileIO",
     "file_io_for",
     "real_path",
@@ -342,6 +346,122 @@ class LocalFileIO(PyArrowFileIO):
     def join(self, *parts: str) -> str:
         """Join with the OS separator."""
         return os.path.join(*parts)
+
+
+def _key(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+class PrelistedFileIO:
+    """A read-mostly ``FileIO`` that answers listings and stats below ``root`` from one listing.
+
+    The initiator looks at every partition of a table: a stat, a listing and one listing per
+    delta, base and aborted directory each, i.e. several round trips per partition on S3 or HDFS.
+    This adapter lists the table once, recursively (``list_tree``: one paginated LIST on an
+    object store) and serves ``list_dir``, ``list_entries``, ``list_tree`` and ``info`` for paths
+    below ``root`` from it. Reads and writes, and paths outside ``root``, go to the wrapped FileIO.
+
+    Concurrency: the answers are a snapshot of the moment of listing, like any listing; do not
+    write through it and expect to see the change (nothing in the initiator does).
+
+    Args:
+        file_io: the store.
+        root: the directory to list (a missing one lists as empty: ``info`` None below it).
+
+    Raises:
+        StorageError: ``root`` cannot be listed.
+    """
+
+    def __init__(self, file_io: FileIO, root: str) -> None:
+        self._io = file_io
+        self._root = _key(root)
+        self._root_info = file_io.info(root)
+        self._children: dict[str, list[FileInfo]] = {self._root: []}
+        self._entries: dict[str, FileInfo] = {}
+        for entry in file_io.list_tree(root) if self._root_info is not None else []:
+            parent = _key(entry.parent)
+            self._children.setdefault(parent, []).append(entry)
+            path = posixpath.join(parent, entry.name)
+            self._entries[path] = entry
+            if entry.is_dir:
+                self._children.setdefault(path, [])
+
+    def _below(self, path: str) -> str | None:
+        key = _key(path)
+        if key == self._root or key.startswith(self._root + "/"):
+            return key
+        return None
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """The immediate children, from the listing (a missing directory: ``StorageError``)."""
+        key = self._below(path)
+        if key is None:
+            return self._io.list_dir(path)
+        children = self._children.get(key)
+        if children is None:
+            raise StorageError(f"Directory {path!r} does not exist; expected a table or partition directory")
+        return list(children)
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        """``(name, is_dir, size)`` of each child, from the listing."""
+        return [(info.name, info.is_dir, info.size) for info in self.list_dir(path)]
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        """Every entry below ``path``, from the listing."""
+        if self._below(path) is None:
+            return self._io.list_tree(path)
+        found: list[FileInfo] = []
+        pending = [path]
+        while pending:
+            children = self.list_dir(pending.pop())
+            found.extend(children)
+            pending.extend(child.path for child in children if child.is_dir)
+        return found
+
+    def info(self, path: str) -> FileInfo | None:
+        """The entry at ``path`` as listed, or None."""
+        key = self._below(path)
+        if key is None:
+            return self._io.info(path)
+        if key == self._root:
+            return self._root_info
+        return self._entries.get(key)
+
+    def read_bytes(self, path: str) -> bytes:
+        """Read through the wrapped FileIO."""
+        return self._io.read_bytes(path)
+
+    def write_bytes_atomic(self, path: str, data: bytes) -> None:
+        """Write through the wrapped FileIO (the listing does not see it)."""
+        self._io.write_bytes_atomic(path, data)
+
+    def open_input(self, path: str) -> IO[bytes]:
+        """Open through the wrapped FileIO."""
+        return self._io.open_input(path)
+
+    def open_output(self, path: str) -> IO[bytes]:
+        """Create through the wrapped FileIO (the listing does not see it)."""
+        return self._io.open_output(path)
+
+    def mkdirs(self, path: str) -> None:
+        """Create through the wrapped FileIO (the listing does not see it)."""
+        self._io.mkdirs(path)
+
+    def rename(self, source: str, target: str) -> None:
+        """Rename through the wrapped FileIO (its guards apply; the listing does not see it)."""
+        self._io.rename(source, target)
+
+    def delete_file(self, path: str) -> None:
+        """Delete through the wrapped FileIO (its guards apply; the listing does not see it)."""
+        self._io.delete_file(path)
+
+    def delete_dir(self, path: str) -> None:
+        """Delete through the wrapped FileIO (its guards apply; the listing does not see it)."""
+        self._io.delete_dir(path)
+
+    def join(self, *parts: str) -> str:
+        """Join as the wrapped FileIO does."""
+        return self._io.join(*parts)
 
 
 def _refuse_unsafe_target(operation: str, path: str) -> None:

@@ -34,7 +34,7 @@ from acid_core.compaction.initiator import (
 from acid_core.compaction.worker import partition_location
 from acid_core.directory import load_directory_state
 from acid_core.errors import AcidError
-from acid_core.fs import file_io_for
+from acid_core.fs import PrelistedFileIO, file_io_for
 from acid_core.metastore import CompactionType, TableType
 
 if TYPE_CHECKING:
@@ -69,15 +69,19 @@ def collect_facts(
     *,
     location: str | None = None,
     snapshot: tuple[ValidTxnList, ValidCompactorWriteIdList] | None = None,
+    file_io: FileIO | None = None,
 ) -> PartitionFacts:
     """Measure one table or partition directory at the compactor's snapshot (Hive's ``getAcidState``).
 
     ``location`` and ``snapshot`` (the txn list and the table's compactor list) save the metastore
     calls when the caller already has them: ``run_initiator`` takes one snapshot per table, as
-    Hive's Initiator takes one txn list per cycle, and lists the partitions once.
+    Hive's Initiator takes one txn list per cycle, and lists the partitions once. ``file_io``
+    (a ``PrelistedFileIO`` of the table) answers the listings from one recursive listing.
     """
     now = time.time() if now is None else now
     io, root = file_io_for(location or partition_location(metastore, table, partition))
+    if file_io is not None:
+        io = file_io
     insert_only = table.table_type is TableType.INSERT_ONLY
     if io.info(root) is None:
         return PartitionFacts(table.full_name, partition, 0, 0, 0, insert_only=insert_only)
@@ -163,9 +167,27 @@ def run_initiator(
         )
         txns = metastore.get_valid_txns()
         snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
+        # One recursive listing of the table instead of several round trips per partition.
+        try:
+            table_io, table_root = file_io_for(table.location)
+            prelisted: FileIO | None = PrelistedFileIO(table_io, table_root)
+        except AcidError as error:
+            _LOG.warning("cannot list %s at once (%s); listing its partitions one by one", name, error)
+            prelisted = None
+        table_prefix = table.location.rstrip("/") + "/"
         for partition, location in partitions:
+            # A partition elsewhere (another filesystem, say) is listed on its own.
+            inside = location == table.location or location.startswith(table_prefix)
             try:
-                facts = collect_facts(metastore, table, partition, now, location=location, snapshot=snapshot)
+                facts = collect_facts(
+                    metastore,
+                    table,
+                    partition,
+                    now,
+                    location=location,
+                    snapshot=snapshot,
+                    file_io=prelisted if inside else None,
+                )
                 decision = decide_compaction(
                     facts,
                     config,

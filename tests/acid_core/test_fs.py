@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 
 import pyarrow.fs as pa_fs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acid_core.errors import StorageError, UnsafeFileOperationError
-from acid_core.fs import FileInfo, FileIO, LocalFileIO, PyArrowFileIO, file_io_for
+from acid_core.fs import FileInfo, FileIO, LocalFileIO, PrelistedFileIO, PyArrowFileIO, file_io_for
 from acid_core.testing.builders import write_partition_tree
 
 if TYPE_CHECKING:
@@ -333,3 +335,103 @@ def test_two_levels_deep_is_allowed():
     io.mkdirs("wh/t/delta_0000001_0000001")
     io.delete_dir("wh/t")
     assert io.info("wh/t") is None
+
+
+# -- PrelistedFileIO: one recursive listing answers every listing and stat below the root ---------
+
+
+_NAMES = st.sampled_from(["p=1", "p=2", "delta_0000001_0000001_0000", "base_0000002", "bucket_00000", "x"])
+_TREES = st.lists(st.tuples(st.lists(_NAMES, min_size=1, max_size=4), st.integers(0, 50)), max_size=12)
+
+
+class _CountingFileIO(PyArrowFileIO):
+    """Counts the calls that are round trips on an object store."""
+
+    def __init__(self, filesystem: pa_fs.FileSystem) -> None:
+        super().__init__(filesystem)
+        self.calls: list[str] = []
+
+    def list_dir(self, path):
+        self.calls.append("list_dir")
+        return super().list_dir(path)
+
+    def list_tree(self, path):
+        self.calls.append("list_tree")
+        return super().list_tree(path)
+
+    def info(self, path):
+        self.calls.append("info")
+        return super().info(path)
+
+
+def _build(tree) -> tuple[_CountingFileIO, str, set[str], set[str]]:
+    io = _CountingFileIO(pa_fs._MockFileSystem())
+    root = "warehouse/db/t"
+    io.mkdirs(root)
+    dirs, files = {root}, set()
+    for parts, size in tree:
+        *parents, name = parts
+        parent = "/".join([root, *parents])
+        if parent in files or "/".join([parent, name]) in dirs:
+            continue  # a name cannot be both a file and a directory
+        if any("/".join([root, *parents[: i + 1]]) in files for i in range(len(parents))):
+            continue
+        io.write_bytes_atomic(f"{parent}/{name}", b"x" * size)
+        files.add(f"{parent}/{name}")
+        for i in range(len(parents)):
+            dirs.add("/".join([root, *parents[: i + 1]]))
+    return io, root, dirs, files
+
+
+def _infos(infos):
+    return sorted((i.path, i.is_dir, i.size) for i in infos)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=_TREES)
+def test_prelisted_file_io_answers_as_the_store_does(tree):
+    """Every listing and stat below the root equals the store's own answer; missing paths too."""
+    io, root, dirs, files = _build(tree)
+    prelisted = PrelistedFileIO(io, root)
+    for directory in dirs:
+        assert _infos(prelisted.list_dir(directory)) == _infos(io.list_dir(directory))
+        assert sorted(prelisted.list_entries(directory)) == sorted(io.list_entries(directory))
+        assert _infos(prelisted.list_tree(directory)) == _infos(io.list_tree(directory))
+        assert prelisted.info(directory) is not None
+        assert prelisted.info(directory).is_dir
+    for path in files:
+        assert (prelisted.info(path).is_dir, prelisted.info(path).size) == (False, io.info(path).size)
+    assert prelisted.info(f"{root}/no_such") is None
+    with pytest.raises(StorageError, match="no_such"):
+        prelisted.list_dir(f"{root}/no_such")
+
+
+def test_prelisted_file_io_lists_the_root_once_and_serves_everything_below_from_it():
+    io, root, dirs, files = _build([(["p=1", "delta_0000001_0000001_0000", "bucket_00000"], 5)] * 1)
+    io.write_bytes_atomic(f"{root}/p=2/base_0000002/bucket_00000", b"yy")
+    prelisted = PrelistedFileIO(io, root)
+    assert io.calls == ["info", "list_tree"]
+    for partition in ("p=1", "p=2"):
+        prelisted.info(f"{root}/{partition}")
+        prelisted.list_entries(f"{root}/{partition}")
+        for child in prelisted.list_dir(f"{root}/{partition}"):
+            prelisted.list_tree(child.path)
+    assert io.calls == ["info", "list_tree"]
+
+
+def test_prelisted_file_io_passes_paths_outside_its_root_and_writes_through(tmp_path):
+    (tmp_path / "t" / "p=1").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "f").write_bytes(b"abc")
+    prelisted = PrelistedFileIO(LocalFileIO(), str(tmp_path / "t"))
+    assert [i.name for i in prelisted.list_dir(str(tmp_path / "elsewhere"))] == ["f"]
+    assert prelisted.info(str(tmp_path / "elsewhere" / "f")).size == 3
+    prelisted.write_bytes_atomic(str(tmp_path / "t" / "p=1" / "g"), b"z")
+    assert (tmp_path / "t" / "p=1" / "g").read_bytes() == b"z"
+    assert prelisted.read_bytes(str(tmp_path / "t" / "p=1" / "g")) == b"z"
+
+
+def test_prelisted_file_io_of_a_missing_root_is_empty(tmp_path):
+    prelisted = PrelistedFileIO(LocalFileIO(), str(tmp_path / "missing"))
+    assert prelisted.info(str(tmp_path / "missing")) is None
+    assert prelisted.info(str(tmp_path / "missing" / "p=1")) is None
