@@ -75,6 +75,7 @@ from acid_core.locations import (
     validate_partition_value,
 )
 from acid_core.metastore.models import (
+    TXN_ID_SEQUENCE,
     BacklogSampleRow,
     CompactionQueueEntry,
     CompletedCompaction,
@@ -85,7 +86,6 @@ from acid_core.metastore.models import (
     NextTxnId,
     NextWriteId,
     PartitionRow,
-    TXN_ID_SEQUENCE,
     ReaderLease,
     TableRow,
     Txn,

@@ -407,7 +407,7 @@ def test_prelisted_file_io_answers_as_the_store_does(tree):
 
 
 def test_prelisted_file_io_lists_the_root_once_and_serves_everything_below_from_it():
-    io, root, dirs, files = _build([(["p=1", "delta_0000001_0000001_0000", "bucket_00000"], 5)] * 1)
+    io, root, _, _ = _build([(["p=1", "delta_0000001_0000001_0000", "bucket_00000"], 5)] * 1)
     io.write_bytes_atomic(f"{root}/p=2/base_0000002/bucket_00000", b"yy")
     prelisted = PrelistedFileIO(io, root)
     assert io.calls == ["info", "list_tree"]
