@@ -60,7 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bucketed-rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--metastore", default=None, help="metastore URL (default: SQLite in the warehouse)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI-sized run: proves the benchmark works, not timed"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.rows, args.bucketed_rows, args.repeat = 2_000, 2_000, 1
     rows = make_rows(args.rows)
     bucketed_rows = rows.slice(0, args.bucketed_rows)
     work = tempfile.mkdtemp(prefix="bench-insert-")

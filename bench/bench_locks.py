@@ -138,7 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--zookeeper", default=None, help="use this server instead of starting one")
     parser.add_argument("--postgres", default="postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--only", default="memory,zookeeper,sqlite,postgres", help="comma-separated managers")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI-sized run: proves the benchmark works, not timed"
+    )
     args = parser.parse_args(argv)
+    budget = 3.0
+    if args.smoke:  # no ZooKeeper or PostgreSQL to start; a writer starved for 0.3 s is enough to see
+        args.ops, args.threads, args.seconds, args.rounds = 20, 2, 0.3, 1
+        args.only, budget = "memory,sqlite", 0.3
 
     only = set(args.only.split(","))
     server = None
@@ -202,14 +209,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"throughput {mem['ops'] / r['ops']:.0f}x lower"
                 )
         for name, factory in factories.items():
-            unfair = [writer_wait(factory, fair=False) for _ in range(args.rounds)]
-            fair = [writer_wait(factory, fair=True) for _ in range(args.rounds)]
+            unfair = [writer_wait(factory, fair=False, budget=budget) for _ in range(args.rounds)]
+            fair = [writer_wait(factory, fair=True, budget=budget) for _ in range(args.rounds)]
             print(
                 f"{name:10s} writer wait under steady reads: unfair [{_fmt_wait(unfair)}]  fair [{_fmt_wait(fair)}]"
             )
             done_fair = [w for w in fair if w is not None]
             if done_fair:
-                unfair_ms = [3.0 if w is None else w for w in unfair]
+                unfair_ms = [budget if w is None else w for w in unfair]
                 print(
                     f"{name:10s} ratio unfair/fair writer wait >= "
                     f"{statistics.median(unfair_ms) / statistics.median(done_fair):.1f}x "

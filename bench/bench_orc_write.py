@@ -92,7 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--compression", default="zlib", choices=sorted(_PYORC_COMPRESSION))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pyorc-rows", type=int, default=300_000, help="0 to skip the pyorc measurement")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI-sized run: proves the benchmark works, not timed"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.rows, args.repeat, args.pyorc_rows = 5_000, 1, 1_000
 
     row_batches = make_row_batches(args.rows)
     event_batches = list(events_of(row_batches))

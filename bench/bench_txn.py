@@ -1,7 +1,6 @@
 """Metastore transaction throughput on PostgreSQL: open + allocate write ID + commit (issue 4).
 
-    python -m bench.bench_txn [--clients 1,4,16] [--seconds 5] [--url postgresql+psycopg2://...]
-                              [--tables shared|per-client]
+    python -m bench.bench_txn [--clients 1,4,16] [--seconds 5] [--tables shared|per-client] [--smoke]
 
 Each client is a separate process with its own ``SqlMetastore`` (own connection), looping
 ``open_txn`` -> ``allocate_write_id`` -> ``commit_txn`` for --seconds after a common start
@@ -9,10 +8,12 @@ barrier. Prints transactions per second for each client count and the ratio to t
 baseline. ``--tables shared`` (default) has every client write the same table, so write-ID
 allocation also contends on one NEXT_WRITE_ID row; ``per-client`` gives each client its own.
 
-Without ``--url`` a throw-away database is created on the local server
-(``ACIDFLOW_TEST_PG_ADMIN_URL``, default ``postgresql+psycopg2://postgres@127.0.0.1:5432/postgres``)
-and dropped at the end. Every txn ID is allocated under ``SELECT ... FOR UPDATE`` on NEXT_TXN_ID,
-so opens are serialized by design (as in Hive); expect sub-linear scaling.
+Two designs are measured side by side, each in its own throw-away database on the local server
+(``ACIDFLOW_TEST_PG_ADMIN_URL``, default ``postgresql+psycopg2://postgres@127.0.0.1:5432/postgres``):
+``counter`` (the baseline, Hive 3: every open holds the NEXT_TXN_ID row lock ``FOR UPDATE``
+through its commit and disk sync) and ``sequence`` (Hive 4, what ``SqlMetastore`` does on
+PostgreSQL: IDs from ``TXN_ID_SEQ`` under a share lock; only writers' commits take it exclusively).
+Issue 14 goal 7: ``sequence`` with the most clients >= 10x ``counter`` with as many.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from acid_core.metastore import Column, SqlMetastore, TableDefinition
+from bench import goals
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,8 +39,10 @@ def _table_name(client: int, per_client: bool) -> str:
     return f"bench.t{client}" if per_client else "bench.t"
 
 
-def _client(url: str, table: str, seconds: float, barrier: Any, queue: Any) -> None:
+def _client(url: str, table: str, seconds: float, counter: bool, barrier: Any, queue: Any) -> None:
     store = SqlMetastore(url)
+    # The baseline: the SQLite code path (NEXT_TXN_ID as a counter locked FOR UPDATE) on PostgreSQL.
+    store._txn_id_sequence = not counter
     try:
         barrier.wait()
         deadline = time.perf_counter() + seconds
@@ -54,12 +58,14 @@ def _client(url: str, table: str, seconds: float, barrier: Any, queue: Any) -> N
         store.close()
 
 
-def run(url: str, clients: int, seconds: float, per_client: bool) -> float:
-    """Transactions per second with ``clients`` processes."""
+def run(url: str, clients: int, seconds: float, per_client: bool, counter: bool = False) -> float:
+    """Transactions per second with ``clients`` processes (``counter``: the Hive 3 baseline design)."""
     barrier = _CONTEXT.Barrier(clients)
     queue = _CONTEXT.Queue()
     processes = [
-        _CONTEXT.Process(target=_client, args=(url, _table_name(c, per_client), seconds, barrier, queue))
+        _CONTEXT.Process(
+            target=_client, args=(url, _table_name(c, per_client), seconds, counter, barrier, queue)
+        )
         for c in range(clients)
     ]
     for process in processes:
@@ -110,47 +116,69 @@ def _drop_database(admin_url: str, name: str) -> None:
     connection.close()
 
 
+def _prepare(url: str, tables: int, per_client: bool) -> str:
+    with SqlMetastore(url) as store:
+        if "bench" not in store.list_databases():
+            store.create_database("bench")
+        for c in range(tables):
+            name = _table_name(c, per_client)
+            if name.split(".")[1] not in store.list_tables("bench"):
+                store.create_table(
+                    TableDefinition(name, (Column("a", "int"),), properties={"transactional": "true"})
+                )
+        return store.dialect
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_txn", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,4,16", help="comma-separated client counts (default 1,4,16)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per client count")
-    parser.add_argument(
-        "--url", default=None, help="PostgreSQL SQLAlchemy URL (default: a throw-away database)"
-    )
     parser.add_argument("--tables", choices=["shared", "per-client"], default="shared")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI-sized run: 1 and 2 clients, 0.5 s (not timed)"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.clients, args.seconds = "1,2", 0.5
     counts = [int(c) for c in args.clients.split(",")]
     per_client = args.tables == "per-client"
     admin_url = os.environ.get("ACIDFLOW_TEST_PG_ADMIN_URL", _DEFAULT_ADMIN_URL)
-    created = None
-    url = args.url
-    if url is None:
-        created, url = _throwaway_database(admin_url)
+    created: list[str] = []
     try:
-        with SqlMetastore(url) as store:
-            if "bench" not in store.list_databases():
-                store.create_database("bench")
-            for c in range(max(counts)):
-                name = _table_name(c, per_client)
-                if name.split(".")[1] not in store.list_tables("bench"):
-                    store.create_table(
-                        TableDefinition(name, (Column("a", "int"),), properties={"transactional": "true"})
-                    )
-            dialect = store.dialect
+        urls = {}
+        for design in ("counter", "sequence"):
+            name, urls[design] = _throwaway_database(admin_url)
+            created.append(name)
+            dialect = _prepare(urls[design], max(counts), per_client)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
             f"metastore: {dialect}, {args.seconds:g} s per run, tables: {args.tables}, "
             f"cpus: {os.cpu_count()}, load average before: {load}"
         )
-        print(f"{'clients':>8} {'txn/s':>10} {'vs 1 client':>12}")
-        baseline = None
+        print(f"{'clients':>8} {'counter txn/s':>14} {'sequence txn/s':>15} {'sequence/counter':>17}")
+        tps: dict[str, dict[int, float]] = {"counter": {}, "sequence": {}}
         for count in counts:
-            tps = run(url, count, args.seconds, per_client)
-            baseline = baseline or tps
-            print(f"{count:>8} {tps:>10.1f} {tps / baseline:>11.2f}x", flush=True)
+            # Interleaved, so both designs see the same machine load.
+            for design in ("counter", "sequence"):
+                tps[design][count] = run(urls[design], count, args.seconds, per_client, design == "counter")
+            ratio = tps["sequence"][count] / tps["counter"][count]
+            print(
+                f"{count:>8} {tps['counter'][count]:>14.1f} {tps['sequence'][count]:>15.1f} {ratio:>16.2f}x",
+                flush=True,
+            )
+        top = max(counts)
+        goals.report(
+            "7",
+            f"txn/s, {top} clients ({args.tables} table), Hive 4 sequence vs Hive 3 counter",
+            tps["sequence"][top] / tps["counter"][top],
+            10.0,
+            higher_is_better=True,
+            command=f"python -m bench.bench_txn --clients {args.clients} --tables {args.tables}",
+            smoke=args.smoke,
+        )
     finally:
-        if created is not None:
-            _drop_database(admin_url, created)
+        for name in created:
+            _drop_database(admin_url, name)
     return 0
 
 

@@ -1,0 +1,60 @@
+"""CI smoke of the benchmarks: every ``bench/bench_*.py`` runs with ``--smoke`` and still works.
+
+Each module is found by listing ``bench/`` (a new benchmark is covered without editing this file)
+and run as ``python -m bench.<name> --smoke`` in a subprocess. Expected outcome: exit status 0,
+and a module that reports an issue-14 goal (calls ``goals.report``) prints at least one
+``GOAL ...`` line marked ``SMOKE`` (a CI-sized input proves only that the benchmark works, so it
+gets no PASS/MISS verdict). Nothing is timed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parents[2]
+_BENCH = _ROOT / "bench"
+# Benchmarks that need a service besides the local filesystem and SQLite.
+_SERVICES = {"bench_txn": "postgres", "bench_spark_read": "spark"}
+_GOAL_LINE = re.compile(
+    r"^GOAL \S+ .+: [\d.]+x target (<=|>=)[\d.]+x SMOKE \| python -m bench\.", re.MULTILINE
+)
+
+
+def _benches() -> list[object]:
+    params = []
+    for path in sorted(_BENCH.glob("bench_*.py")):
+        marks = [pytest.mark.integration(_SERVICES[path.stem])] if path.stem in _SERVICES else []
+        params.append(pytest.param(path.stem, marks=marks, id=path.stem))
+    return params
+
+
+def test_every_benchmark_module_is_found():
+    names = [p.values[0] for p in _benches()]  # type: ignore[attr-defined]
+    assert {"bench_state", "bench_txn", "bench_insert", "bench_locks", "bench_orc_write"} <= set(names)
+
+
+@pytest.mark.parametrize("name", _benches())
+def test_benchmark_smoke_run_exits_0_and_prints_its_goal_lines(name, tmp_path):
+    source = (_BENCH / f"{name}.py").read_text()
+    assert "--smoke" in source, f"bench/{name}.py has no --smoke flag; expected one for CI"
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "TMPDIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", f"bench.{name}", "--smoke"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert result.returncode == 0, (
+        f"exit {result.returncode}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    )
+    if "goals.report(" in source:
+        assert _GOAL_LINE.search(result.stdout), f"no SMOKE goal line in:\n{result.stdout[-2000:]}"
