@@ -1,13 +1,23 @@
-"""`acidflow state` logic on one partition of 100,000 directories vs a bare os.scandir.
+"""`acidflow state` and the initiator against a bare listing of the same tree (issues 2 and 14).
 
-    python -m bench.bench_state [--dirs 100000] [--repeat 5]
+    python -m bench.bench_state [--dirs 100000] [--partitions 1,100,10000] [--repeat 5] [--smoke]
 
-Baseline: ``[(e.name, e.is_dir()) for e in os.scandir(d)]``, the least any directory-state
-computation must do (names, and which are directories). Measured: ``load_directory_state`` with
-the local FileIO (listing through the port, parsing, Hive's selection) for a committed snapshot and
-for a snapshot with open and aborted write IDs. Best of --repeat runs each, interleaved so all see
-the same machine load; wall-clock and process CPU time are both reported (CPU time is the steadier
-of the two on a busy machine). Target (issue 2): under 3x.
+Part 1, one partition of --dirs directories. Baseline: ``[(e.name, e.is_dir()) for e in
+os.scandir(d)]``, the least any directory-state computation must do. Measured:
+``load_directory_state`` with the local FileIO for a committed snapshot and for one with open and
+aborted write IDs.
+
+Part 2 (issue 14 goal 4), a table of P partitions (``p=00000``...; each a base and three deltas
+with a bucket file each) for every P of --partitions. Baseline: a bare recursive listing of the
+table (``os.scandir`` per directory, ``stat`` per file: names, kinds and sizes, as ``hdfs dfs -ls
+-R`` returns them). Measured: the directory state of every partition (``acidflow state`` per
+partition) listed partition by partition, the same through one ``PrelistedFileIO`` of the table,
+and one dry-run initiator cycle over the table (SQLite metastore, partitions bulk-inserted). Next
+to each: the FileIO calls it made, counted as round trips on an object store (a recursive listing
+is one call there). Goal: <= 2x the bare listing.
+
+Best of --repeat runs each, interleaved so all see the same machine load; wall-clock and process
+CPU time are both reported (CPU is the steadier ratio on a busy machine; goals use CPU).
 """
 
 from __future__ import annotations
@@ -19,12 +29,18 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
+import shutil
+from unittest import mock
+
 from acid_core.directory import load_directory_state
-from acid_core.fs import LocalFileIO
+from acid_core.fs import FileInfo, LocalFileIO, PrelistedFileIO
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
+from bench import goals
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+_DELTAS_PER_PARTITION = 3
 
 
 def make_partition(root: str, dirs: int, seed: int = 7) -> None:
@@ -60,20 +76,195 @@ def measure(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+class CountingFileIO(LocalFileIO):
+    """The local FileIO, counting calls as an object store's round trips (``list_tree``: one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self._in_tree = False
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        self.calls += not self._in_tree
+        return super().list_dir(path)
+
+    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
+        self.calls += 1
+        return super().list_entries(path)
+
+    def list_tree(self, path: str) -> list[FileInfo]:
+        self.calls += 1
+        self._in_tree = True
+        try:
+            return super().list_tree(path)
+        finally:
+            self._in_tree = False
+
+    def info(self, path: str) -> FileInfo | None:
+        self.calls += 1
+        return super().info(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        self.calls += 1
+        return super().read_bytes(path)
+
+
+def make_table(root: str, partitions: int) -> list[str]:
+    """P partitions, each ``base_0000001`` and three deltas holding one small bucket file each."""
+    names = []
+    for p in range(partitions):
+        name = f"p={p:05d}"
+        names.append(name)
+        dirs = ["base_0000001"] + [f"delta_{w:07d}_{w:07d}_0000" for w in range(2, 2 + _DELTAS_PER_PARTITION)]
+        for d in dirs:
+            path = os.path.join(root, name, d)
+            os.makedirs(path)
+            with open(os.path.join(path, "bucket_00000"), "wb") as f:
+                f.write(b"x" * 100)
+    return names
+
+
+def bare_tree(root: str) -> list[tuple[str, bool, int]]:
+    """The baseline: names, kinds and sizes of everything below ``root``."""
+    found: list[tuple[str, bool, int]] = []
+    pending = [root]
+    while pending:
+        with os.scandir(pending.pop()) as it:
+            for e in it:
+                if e.is_dir():
+                    found.append((e.path, True, 0))
+                    pending.append(e.path)
+                else:
+                    found.append((e.path, False, e.stat().st_size))
+    return found
+
+
+def _bulk_metastore(work: str, table_root: str, partitions: list[str]) -> object:
+    """A SQLite metastore with one partitioned ACID table at ``table_root``, rows inserted at once."""
+    import sqlalchemy as sa
+
+    from acid_core.metastore import Column, SqlMetastore, TableDefinition
+    from acid_core.metastore.models import PartitionRow, TableRow
+
+    store = SqlMetastore(f"sqlite:///{work}/metastore.sqlite", warehouse=f"{work}/wh")
+    store.create_table(
+        TableDefinition(
+            "default.t",
+            (Column("id", "int"),),
+            partition_keys=(Column("p", "string"),),
+            properties={"transactional": "true"},
+            location=table_root,
+        )
+    )
+    with store._engine.begin() as connection:
+        table_id = connection.execute(sa.select(TableRow.tbl_id).where(TableRow.name == "t")).scalar_one()
+        connection.execute(
+            sa.insert(PartitionRow.__table__),
+            [
+                {
+                    "TBL_ID": table_id,
+                    "PART_NAME": name,
+                    "PART_KEY_VALS": [name.split("=", 1)[1]],
+                    "LOCATION": os.path.join(table_root, name),
+                    "CREATE_TIME": 0,
+                }
+                for name in partitions
+            ],
+        )
+    return store
+
+
+def partitions_axis(counts: list[int], repeat: int, smoke: bool) -> None:
+    """Part 2: state and initiator over P partitions against the bare recursive listing."""
+    from acid_core.compaction import backlog
+
+    committed = ValidWriteIdList(table_name="default.t")
+    print(
+        f"{'partitions':>10s} {'variant':34s} {'wall ms':>9s} {'cpu ms':>9s} {'cpu ratio':>9s} {'fs calls':>9s}"
+    )
+    for count in counts:
+        work = tempfile.mkdtemp(prefix="acidflow-bench-state-table-")
+        try:
+            table_root = os.path.join(work, "t")
+            names = make_table(table_root, count)
+            store = _bulk_metastore(work, table_root, names)
+            calls: dict[str, int] = {}
+
+            def per_partition() -> object:
+                io = CountingFileIO()
+                for name in names:
+                    load_directory_state(io, os.path.join(table_root, name), committed)
+                calls["state, partition by partition"] = io.calls
+                return io
+
+            def prelisted() -> object:
+                io = CountingFileIO()
+                table_io = PrelistedFileIO(io, table_root)
+                for name in names:
+                    load_directory_state(table_io, os.path.join(table_root, name), committed)
+                calls["state, one PrelistedFileIO"] = io.calls
+                return io
+
+            def initiator() -> object:
+                io = CountingFileIO()
+                with mock.patch.object(backlog, "file_io_for", lambda location: (io, location)):
+                    backlog.run_initiator(store, dry_run=True, tables=["default.t"])  # type: ignore[arg-type]
+                calls["initiator cycle (dry run)"] = io.calls
+                return io
+
+            runs: dict[str, Callable[[], object]] = {
+                "bare recursive listing (baseline)": lambda: bare_tree(table_root),
+                "state, partition by partition": per_partition,
+                "state, one PrelistedFileIO": prelisted,
+                "initiator cycle (dry run)": initiator,
+            }
+            calls["bare recursive listing (baseline)"] = 1
+            results: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
+            for _ in range(repeat):
+                for label, fn in runs.items():
+                    results[label].append(measure(fn))
+            base_cpu = max(min(c for _, c in results["bare recursive listing (baseline)"]), 1e-6)
+            for label, samples in results.items():
+                wall, cpu = min(w for w, _ in samples), min(c for _, c in samples)
+                print(
+                    f"{count:>10d} {label:34s} {wall * 1000:9.1f} {cpu * 1000:9.1f} "
+                    f"{cpu / base_cpu:8.2f}x {calls[label]:>9d}",
+                    flush=True,
+                )
+            command = f"python -m bench.bench_state --partitions {count}"
+            for label, goal_id in (("state, one PrelistedFileIO", "4a"), ("initiator cycle (dry run)", "4b")):
+                cpu = min(c for _, c in results[label])
+                goals.report(
+                    goal_id,
+                    f"{label.split(',')[0]} over {count} partitions vs bare recursive listing (CPU)",
+                    cpu / base_cpu,
+                    2.0,
+                    command=command,
+                    smoke=smoke,
+                )
+            store.close()  # type: ignore[attr-defined]
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--dirs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--partitions", default="1,100,10000", help="comma-separated partition counts")
+    parser.add_argument("--smoke", action="store_true", help="CI-sized run (not timed)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.dirs, args.repeat, args.partitions = 300, 1, "1,20"
     with tempfile.TemporaryDirectory(prefix="acidflow-bench-state-") as root:
         make_partition(root, args.dirs)
         file_io = LocalFileIO()
         committed = ValidWriteIdList(table_name="db.t")
         hwm = 100 + args.dirs
         busy = parse_valid_write_id_list(
-            f"db.t:{hwm}:{hwm - 50}:{hwm - 50},{hwm - 20}:{','.join(str(i) for i in range(200, 2000, 7))}"
+            f"db.t:{hwm}:{hwm - 50}:{hwm - 50},{hwm - 20}:{','.join(str(i) for i in range(200, min(2000, hwm - 60), 7))}"
         )
 
         def baseline() -> object:
@@ -102,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"{label:24s} {wall * 1000:9.1f} {wall / base_wall:6.2f}x {cpu * 1000:9.1f} {cpu / base_cpu:6.2f}x"
             )
+    partitions_axis([int(p) for p in args.partitions.split(",") if p], args.repeat, args.smoke)
     return 0
 
 
