@@ -25,11 +25,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import tempfile
 import time
 from typing import TYPE_CHECKING
-
-import shutil
 from unittest import mock
 
 from acid_core.directory import load_directory_state
@@ -176,75 +175,80 @@ def _bulk_metastore(work: str, table_root: str, partitions: list[str]) -> object
 
 def partitions_axis(counts: list[int], repeat: int, smoke: bool) -> None:
     """Part 2: state and initiator over P partitions against the bare recursive listing."""
-    from acid_core.compaction import backlog
 
     committed = ValidWriteIdList(table_name="default.t")
     print(
         f"{'partitions':>10s} {'variant':34s} {'wall ms':>9s} {'cpu ms':>9s} {'cpu ratio':>9s} {'fs calls':>9s}"
     )
     for count in counts:
-        work = tempfile.mkdtemp(prefix="acidflow-bench-state-table-")
-        try:
-            table_root = os.path.join(work, "t")
-            names = make_table(table_root, count)
-            store = _bulk_metastore(work, table_root, names)
-            calls: dict[str, int] = {}
+        _one_table(count, repeat, smoke, committed)
 
-            def per_partition() -> object:
-                io = CountingFileIO()
-                for name in names:
-                    load_directory_state(io, os.path.join(table_root, name), committed)
-                calls["state, partition by partition"] = io.calls
-                return io
 
-            def prelisted() -> object:
-                io = CountingFileIO()
-                table_io = PrelistedFileIO(io, table_root)
-                for name in names:
-                    load_directory_state(table_io, os.path.join(table_root, name), committed)
-                calls["state, one PrelistedFileIO"] = io.calls
-                return io
+def _one_table(count: int, repeat: int, smoke: bool, committed: ValidWriteIdList) -> None:
+    from acid_core.compaction import backlog
 
-            def initiator() -> object:
-                io = CountingFileIO()
-                with mock.patch.object(backlog, "file_io_for", lambda location: (io, location)):
-                    backlog.run_initiator(store, dry_run=True, tables=["default.t"])  # type: ignore[arg-type]
-                calls["initiator cycle (dry run)"] = io.calls
-                return io
+    work = tempfile.mkdtemp(prefix="acidflow-bench-state-table-")
+    try:
+        table_root = os.path.join(work, "t")
+        names = make_table(table_root, count)
+        store = _bulk_metastore(work, table_root, names)
+        calls: dict[str, int] = {}
 
-            runs: dict[str, Callable[[], object]] = {
-                "bare recursive listing (baseline)": lambda: bare_tree(table_root),
-                "state, partition by partition": per_partition,
-                "state, one PrelistedFileIO": prelisted,
-                "initiator cycle (dry run)": initiator,
-            }
-            calls["bare recursive listing (baseline)"] = 1
-            results: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
-            for _ in range(repeat):
-                for label, fn in runs.items():
-                    results[label].append(measure(fn))
-            base_cpu = max(min(c for _, c in results["bare recursive listing (baseline)"]), 1e-6)
-            for label, samples in results.items():
-                wall, cpu = min(w for w, _ in samples), min(c for _, c in samples)
-                print(
-                    f"{count:>10d} {label:34s} {wall * 1000:9.1f} {cpu * 1000:9.1f} "
-                    f"{cpu / base_cpu:8.2f}x {calls[label]:>9d}",
-                    flush=True,
-                )
-            command = f"python -m bench.bench_state --partitions {count}"
-            for label, goal_id in (("state, one PrelistedFileIO", "4a"), ("initiator cycle (dry run)", "4b")):
-                cpu = min(c for _, c in results[label])
-                goals.report(
-                    goal_id,
-                    f"{label.split(',')[0]} over {count} partitions vs bare recursive listing (CPU)",
-                    cpu / base_cpu,
-                    2.0,
-                    command=command,
-                    smoke=smoke,
-                )
-            store.close()  # type: ignore[attr-defined]
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        def per_partition() -> object:
+            io = CountingFileIO()
+            for name in names:
+                load_directory_state(io, os.path.join(table_root, name), committed)
+            calls["state, partition by partition"] = io.calls
+            return io
+
+        def prelisted() -> object:
+            io = CountingFileIO()
+            table_io = PrelistedFileIO(io, table_root)
+            for name in names:
+                load_directory_state(table_io, os.path.join(table_root, name), committed)
+            calls["state, one PrelistedFileIO"] = io.calls
+            return io
+
+        def initiator() -> object:
+            io = CountingFileIO()
+            with mock.patch.object(backlog, "file_io_for", lambda location: (io, location)):
+                backlog.run_initiator(store, dry_run=True, tables=["default.t"])  # type: ignore[arg-type]
+            calls["initiator cycle (dry run)"] = io.calls
+            return io
+
+        runs: dict[str, Callable[[], object]] = {
+            "bare recursive listing (baseline)": lambda: bare_tree(table_root),
+            "state, partition by partition": per_partition,
+            "state, one PrelistedFileIO": prelisted,
+            "initiator cycle (dry run)": initiator,
+        }
+        calls["bare recursive listing (baseline)"] = 1
+        results: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
+        for _ in range(repeat):
+            for label, fn in runs.items():
+                results[label].append(measure(fn))
+        base_cpu = max(min(c for _, c in results["bare recursive listing (baseline)"]), 1e-6)
+        for label, samples in results.items():
+            wall, cpu = min(w for w, _ in samples), min(c for _, c in samples)
+            print(
+                f"{count:>10d} {label:34s} {wall * 1000:9.1f} {cpu * 1000:9.1f} "
+                f"{cpu / base_cpu:8.2f}x {calls[label]:>9d}",
+                flush=True,
+            )
+        command = f"python -m bench.bench_state --partitions {count}"
+        for label, goal_id in (("state, one PrelistedFileIO", "4a"), ("initiator cycle (dry run)", "4b")):
+            cpu = min(c for _, c in results[label])
+            goals.report(
+                goal_id,
+                f"{label.split(',')[0]} over {count} partitions vs bare recursive listing (CPU)",
+                cpu / base_cpu,
+                2.0,
+                command=command,
+                smoke=smoke,
+            )
+        store.close()  # type: ignore[attr-defined]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
