@@ -39,6 +39,8 @@ directory (``/etc``, an S3 bucket) or a path with a ``..`` component raises
 from __future__ import annotations
 
 import errno
+import functools
+import itertools
 import os
 import posixpath
 from contextlib import contextmanager
@@ -352,6 +354,10 @@ def _key(path: str) -> str:
     return posixpath.normpath(path)
 
 
+def _parent_of(entry: FileInfo) -> str:
+    return entry.parent
+
+
 class PrelistedFileIO:
     """A read-mostly ``FileIO`` that answers listings and stats below ``root`` from one listing.
 
@@ -377,14 +383,16 @@ class PrelistedFileIO:
         self._root = _key(root)
         self._root_info = file_io.info(root)
         self._children: dict[str, list[FileInfo]] = {self._root: []}
-        self._entries: dict[str, FileInfo] = {}
-        for entry in file_io.list_tree(root) if self._root_info is not None else []:
-            parent = _key(entry.parent)
-            self._children.setdefault(parent, []).append(entry)
-            path = posixpath.join(parent, entry.name)
-            self._entries[path] = entry
-            if entry.is_dir:
-                self._children.setdefault(path, [])
+        self._by_name: dict[str, dict[str, FileInfo]] = {}
+        listing = file_io.list_tree(root) if self._root_info is not None else []
+        # Listings come grouped by directory: normalize each parent once, not each entry.
+        for parent, group in itertools.groupby(listing, key=_parent_of):
+            entries = list(group)
+            key = _key(parent)
+            self._children.setdefault(key, []).extend(entries)
+            for entry in entries:
+                if entry.is_dir:
+                    self._children.setdefault(f"{key}/{entry.name}", [])
 
     def _below(self, path: str) -> str | None:
         key = _key(path)
@@ -425,7 +433,11 @@ class PrelistedFileIO:
             return self._io.info(path)
         if key == self._root:
             return self._root_info
-        return self._entries.get(key)
+        parent, name = key.rsplit("/", 1)
+        by_name = self._by_name.get(parent)
+        if by_name is None:
+            by_name = self._by_name[parent] = {e.name: e for e in self._children.get(parent, ())}
+        return by_name.get(name)
 
     def read_bytes(self, path: str) -> bytes:
         """Read through the wrapped FileIO."""
@@ -483,6 +495,13 @@ def _translate_uri_errors(uri: str) -> Iterator[None]:
         ) from e
 
 
+@functools.cache
+def _local_file_io() -> LocalFileIO:
+    # Stateless and thread-safe; building pyarrow's LocalFileSystem costs ~0.2 ms, which the
+    # initiator paid once per partition (bench/bench_state.py).
+    return LocalFileIO()
+
+
 def file_io_for(location: str) -> tuple[FileIO, str]:
     """The FileIO and the store-local path for a location (a local path or a URI).
 
@@ -496,9 +515,9 @@ def file_io_for(location: str) -> tuple[FileIO, str]:
         StorageError: the URI's filesystem cannot be opened here.
     """
     if "://" not in location:
-        return LocalFileIO(), os.path.abspath(location)
+        return _local_file_io(), os.path.abspath(location)
     if location.startswith("file://"):
-        return LocalFileIO(), location[len("file://") :]
+        return _local_file_io(), location[len("file://") :]
     import pyarrow.fs as pa_fs
 
     with _translate_uri_errors(location):

@@ -38,11 +38,13 @@ from acid_core.fs import PrelistedFileIO, file_io_for
 from acid_core.metastore import CompactionType, TableType
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from acid_core.fs import FileIO
     from acid_core.metastore import CompactionInfo, Metastore, Table
     from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
 
-__all__ = ["INITIATOR_ID", "BacklogEntry", "collect_facts", "run_initiator"]
+__all__ = ["INITIATOR_ID", "BacklogEntry", "collect_facts", "iter_initiator", "run_initiator"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -130,9 +132,35 @@ def run_initiator(
     now: float | None = None,
     txn_timeout_seconds: float | None = None,
 ) -> list[BacklogEntry]:
+    """``iter_initiator`` collected into a list (see there)."""
+    return list(
+        iter_initiator(
+            metastore,
+            config=config,
+            dry_run=dry_run,
+            tables=tables,
+            now=now,
+            txn_timeout_seconds=txn_timeout_seconds,
+        )
+    )
+
+
+def iter_initiator(
+    metastore: Metastore,
+    *,
+    config: InitiatorConfig | None = None,
+    dry_run: bool = False,
+    tables: list[str] | None = None,
+    now: float | None = None,
+    txn_timeout_seconds: float | None = None,
+) -> Iterator[BacklogEntry]:
     """Decide for every ACID table and partition; enqueue what should be compacted unless ``dry_run``.
 
     Unless ``dry_run``, the transaction reaper runs first (``reap_timed_out_transactions``).
+    Entries are yielded as they are decided, so a cycle over 10,000 tables x 100 partitions holds
+    one table's partitions at a time, not the whole backlog. Like Hive's Initiator, one
+    ``ValidTxnList`` serves the whole cycle, and the compaction history of every table is read in
+    one query (per table only when ``tables`` names a few).
 
     Args:
         metastore: the metastore.
@@ -142,7 +170,7 @@ def run_initiator(
         now: the clock (epoch seconds).
         txn_timeout_seconds: the reaper's timeout (None: Hive's 300 s).
 
-    Returns:
+    Yields:
         The backlog: one entry per table/partition, with its decision.
     """
     config = config or InitiatorConfig()
@@ -154,18 +182,26 @@ def run_initiator(
         for database in metastore.list_databases()
         for name in metastore.list_tables(database)
     ]
-    backlog: list[BacklogEntry] = []
+    histories: dict[str, list[CompactionInfo]] | None = None
+    if tables is None:
+        histories = {}
+        for entry in metastore.show_compactions():
+            histories.setdefault(entry.table, []).append(entry)
+    txns = metastore.get_valid_txns()
     for name in names:
         table = metastore.get_table(name)
         if table.table_type is TableType.PLAIN:
             continue
-        history = metastore.show_compactions(table.full_name)
+        history = (
+            metastore.show_compactions(table.full_name)
+            if histories is None
+            else histories.get(table.full_name, [])
+        )
         partitions: list[tuple[str | None, str]] = (
             [(p.name, p.location) for p in metastore.list_partitions(table.full_name)]
             if table.partition_keys
             else [(None, table.location)]
         )
-        txns = metastore.get_valid_txns()
         snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
         # One recursive listing of the table instead of several round trips per partition.
         try:
@@ -211,5 +247,4 @@ def run_initiator(
                     CompactionType(decision.compaction_type.value),
                     initiator_id=INITIATOR_ID,
                 )
-            backlog.append(BacklogEntry(decision, compaction_id))
-    return backlog
+            yield BacklogEntry(decision, compaction_id)

@@ -213,18 +213,20 @@ def _open(args: argparse.Namespace) -> SqlMetastore | HiveMetastore:
 
 def run_initiate(args: argparse.Namespace) -> int:
     """``acidflow initiate``: print the backlog (and queue compactions unless ``--dry-run``)."""
-    from acid_core.compaction.backlog import run_initiator
+    from acid_core.compaction.backlog import iter_initiator
 
+    # Streamed: a line per partition as it is decided, whatever the size of the warehouse.
     with _open(args) as metastore:
-        backlog = run_initiator(metastore, dry_run=args.dry_run, tables=args.table)
-    for entry in backlog:
-        decision = entry.decision
-        if args.json:
-            print(json.dumps({**decision.to_json_dict(), "compaction_id": entry.compaction_id}))
-            continue
-        what = decision.compaction_type.value if decision.compaction_type else "none"
-        queued = f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
-        print(f"{what}\t{decision.reason.value}\t{decision.message}{queued}")
+        for entry in iter_initiator(metastore, dry_run=args.dry_run, tables=args.table):
+            decision = entry.decision
+            if args.json:
+                print(json.dumps({**decision.to_json_dict(), "compaction_id": entry.compaction_id}))
+                continue
+            what = decision.compaction_type.value if decision.compaction_type else "none"
+            queued = (
+                f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
+            )
+            print(f"{what}\t{decision.reason.value}\t{decision.message}{queued}")
     return 0
 
 
