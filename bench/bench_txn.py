@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -58,8 +59,49 @@ def _client(url: str, table: str, seconds: float, counter: bool, barrier: Any, q
         store.close()
 
 
-def run(url: str, clients: int, seconds: float, per_client: bool, counter: bool = False) -> float:
-    """Transactions per second with ``clients`` processes (``counter``: the Hive 3 baseline design)."""
+class _WaitSampler(threading.Thread):
+    """Samples ``pg_stat_activity`` of one database: how many sessions wait on a row lock, and
+    how many wait for their client (``ClientRead``: the client is busy, i.e. CPU-bound)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url, self.stop, self.samples = url, threading.Event(), 0
+        self.lock_waits = self.client_waits = 0
+
+    def run(self) -> None:
+        import psycopg2
+        from sqlalchemy import make_url
+
+        parsed = make_url(self.url)
+        connection = psycopg2.connect(
+            host=parsed.host, port=parsed.port or 5432, user=parsed.username, dbname=parsed.database
+        )
+        connection.autocommit = True
+        try:
+            with connection.cursor() as cursor:
+                while not self.stop.wait(0.05):
+                    cursor.execute(
+                        "SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'), "
+                        "count(*) FILTER (WHERE wait_event = 'ClientRead') FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                    locks, client = cursor.fetchone()
+                    self.samples += 1
+                    self.lock_waits += locks
+                    self.client_waits += client
+        finally:
+            connection.close()
+
+    def averages(self) -> tuple[float, float]:
+        n = max(self.samples, 1)
+        return self.lock_waits / n, self.client_waits / n
+
+
+def run(
+    url: str, clients: int, seconds: float, per_client: bool, counter: bool = False
+) -> tuple[float, float, float]:
+    """Transactions per second with ``clients`` processes (``counter``: the Hive 3 baseline design),
+    and the mean number of sessions waiting on a row lock and on their client while they ran."""
     barrier = _CONTEXT.Barrier(clients)
     queue = _CONTEXT.Queue()
     processes = [
@@ -68,14 +110,18 @@ def run(url: str, clients: int, seconds: float, per_client: bool, counter: bool 
         )
         for c in range(clients)
     ]
+    sampler = _WaitSampler(url)
     for process in processes:
         process.start()
+    sampler.start()
     results = [queue.get(timeout=seconds + 120) for _ in processes]
+    sampler.stop.set()
+    sampler.join()
     for process in processes:
         process.join()
     total = sum(done for done, _ in results)
     elapsed = max(elapsed for _, elapsed in results)
-    return total / elapsed
+    return (total / elapsed, *sampler.averages())
 
 
 def _throwaway_database(admin_url: str) -> tuple[str, str]:
@@ -155,15 +201,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"metastore: {dialect}, {args.seconds:g} s per run, tables: {args.tables}, "
             f"cpus: {os.cpu_count()}, load average before: {load}"
         )
-        print(f"{'clients':>8} {'counter txn/s':>14} {'sequence txn/s':>15} {'sequence/counter':>17}")
+        print(
+            f"{'clients':>8} {'counter txn/s':>14} {'sequence txn/s':>15} {'sequence/counter':>17}"
+            "   sessions waiting on a row lock / on their client (counter; sequence)"
+        )
         tps: dict[str, dict[int, float]] = {"counter": {}, "sequence": {}}
         for count in counts:
             # Interleaved, so both designs see the same machine load.
+            waits = {}
             for design in ("counter", "sequence"):
-                tps[design][count] = run(urls[design], count, args.seconds, per_client, design == "counter")
+                tps[design][count], *waits[design] = run(
+                    urls[design], count, args.seconds, per_client, design == "counter"
+                )
             ratio = tps["sequence"][count] / tps["counter"][count]
             print(
-                f"{count:>8} {tps['counter'][count]:>14.1f} {tps['sequence'][count]:>15.1f} {ratio:>16.2f}x",
+                f"{count:>8} {tps['counter'][count]:>14.1f} {tps['sequence'][count]:>15.1f} {ratio:>16.2f}x"
+                f"   {waits['counter'][0]:.1f} / {waits['counter'][1]:.1f}; "
+                f"{waits['sequence'][0]:.1f} / {waits['sequence'][1]:.1f}",
                 flush=True,
             )
         top = max(counts)
