@@ -52,6 +52,8 @@ def run_initiate(args: argparse.Namespace) -> int:
                 print(json.dumps({**decision.to_json_dict(), "compaction_id": entry.compaction_id}))
                 continue
             what = decision.compaction_type.value if decision.compaction_type else "none"
-            queued = f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
+            queued = (
+                f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
+            )
             print(f"{what}\t{decision.reason.value}\t{decision.message}{queued}")
     return 0

@@ -45,7 +45,7 @@ class _InFlightOpen:
             self.connection.execute(
                 sa.text(
                     'INSERT INTO "TXNS" ("TXN_ID", "TXN_STATE", "TXN_STARTED", "TXN_LAST_HEARTBEAT", '
-                    '"TXN_USER", "TXN_HOST", "TXN_TYPE") VALUES (:t, \'o\', 0, 0, \'u\', \'h\', 0)'
+                    "\"TXN_USER\", \"TXN_HOST\", \"TXN_TYPE\") VALUES (:t, 'o', 0, 0, 'u', 'h', 0)"
                 ),
                 {"t": self.txn_id},
             )
