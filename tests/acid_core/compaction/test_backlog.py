@@ -8,10 +8,13 @@ import time
 import pyarrow as pa
 import pytest
 
-from acid_core.compaction.backlog import collect_facts, run_initiator
+from acid_core.compaction import backlog
+from acid_core.compaction.backlog import collect_facts, iter_initiator, run_initiator
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.initiator import DecisionReason
 from acid_core.compaction.worker import run_worker
+from acid_core.errors import StorageError
+from acid_core.fs import LocalFileIO
 from acid_core.metastore import CompactionState
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import create_table
@@ -79,3 +82,86 @@ def test_old_aborted_directory_triggers_major_and_is_cleaned(wh):
     assert sorted(r["id"] for r in wh.read("default.a").to_pylist()) == [1, 2]
     [after] = run_initiator(wh.metastore, dry_run=True)
     assert after.decision.reason is DecisionReason.BELOW_THRESHOLDS
+
+
+class _CountingFileIO(LocalFileIO):
+    """The local FileIO, counting the calls that are round trips on S3/HDFS (a recursive listing: one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+        self._in_tree = False
+
+    def list_dir(self, path):
+        if not self._in_tree:
+            self.calls.append(("list_dir", path))
+        return super().list_dir(path)
+
+    def list_entries(self, path):
+        self.calls.append(("list_entries", path))
+        return super().list_entries(path)
+
+    def list_tree(self, path):
+        self.calls.append(("list_tree", path))
+        self._in_tree = True
+        try:
+            return super().list_tree(path)
+        finally:
+            self._in_tree = False
+
+    def info(self, path):
+        self.calls.append(("info", path))
+        return super().info(path)
+
+
+def _partitioned(tmp_path):
+    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    create_table(warehouse, "default.p", partitioned=True, buckets=1)
+    for part in ("a", "b", "c"):
+        for ids in ([1, 2], [3]):
+            txn = warehouse.transaction(heartbeat_seconds=None).begin()
+            txn.insert(
+                "default.p",
+                pa.table(
+                    {"id": pa.array(ids, pa.int32()), "v": [str(i) for i in ids], "p": [part] * len(ids)}
+                ),
+            )
+            txn.commit()
+    return warehouse
+
+
+def test_initiator_lists_a_partitioned_table_once_and_decides_as_partition_by_partition(
+    tmp_path, monkeypatch
+):
+    """One stat and one recursive listing of the table, not a listing per partition and per delta;
+    the decisions (and their measured numbers) equal those of the partition-by-partition path."""
+    wh = _partitioned(tmp_path)
+    try:
+        table = wh.metastore.get_table("default.p")
+
+        def unlistable(file_io, root):
+            raise StorageError(f"cannot list {root!r}")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(backlog, "PrelistedFileIO", unlistable)
+            one_by_one = run_initiator(wh.metastore, dry_run=True)
+        counting = _CountingFileIO()
+        monkeypatch.setattr(backlog, "file_io_for", lambda location: (counting, location))
+        entries = run_initiator(wh.metastore, dry_run=True)
+        assert [kind for kind, _ in counting.calls] == ["info", "list_tree"]
+        assert counting.calls[1][1] == table.location
+        assert [e.decision for e in entries] == [e.decision for e in one_by_one]
+        assert [e.decision.numbers["delta_count"] for e in entries] == [2, 2, 2]
+    finally:
+        wh.close()
+
+
+def test_iter_initiator_yields_the_same_backlog_as_run_initiator(tmp_path):
+    wh = _partitioned(tmp_path)
+    try:
+        listed = run_initiator(wh.metastore, dry_run=True)
+        streamed = list(iter_initiator(wh.metastore, dry_run=True))
+        assert [e.decision for e in streamed] == [e.decision for e in listed]
+        assert len(listed) == 3
+    finally:
+        wh.close()
