@@ -592,7 +592,7 @@ class SqlMetastore:
         high_watermark = _sequence_high_watermark(s) if self._txn_id_sequence else None
         settled_mark = select(NextTxnId.next_txn_id).scalar_subquery()
         # One statement, so the mark and the rows come from one database snapshot.
-        rows = s.execute(
+        rows: Sequence[Any] = s.execute(
             union_all(
                 select(NextTxnId.next_txn_id, sa.null(), sa.null()),
                 select(Txn.txn_id, Txn.state, Txn.txn_type).where(
