@@ -16,7 +16,7 @@ from acid_core.errors import MetastoreError
 from acid_core.metastore import Column, SqlMetastore, TableDefinition, open_metastore
 from acid_core.metastore.lock_store import SqlLockStore
 from acid_core.metastore.models import Base
-from acid_core.metastore.sql import _MIGRATIONS_DIR
+from acid_core.metastore.sql_engine import _MIGRATIONS_DIR
 
 _PARAMS = [
     pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),

@@ -1,0 +1,204 @@
+"""The SQL metastore's database plumbing: engines, the Alembic upgrade, and error translation.
+
+    create_engine_for_url(url)  PostgreSQL at READ COMMITTED; SQLite in WAL with BEGIN IMMEDIATE
+    upgrade_schema(engine)      ``alembic upgrade head``, serialized between processes
+    translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError (one line)
+
+Shared by ``SqlMetastore`` and the SQL lock store (``lock_store``).
+Not here: the metastore's tables and rules (``sql`` and its parts).
+Errors: ``translate_db_error`` builds the ``AcidError``; the others raise SQLAlchemy's or Alembic's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import importlib.util
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.pool import StaticPool
+
+from acid_core.errors import (
+    AcidError,
+    DiskFullError,
+    MetastoreError,
+    MissingDependencyError,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.exc import SQLAlchemyError
+
+
+_MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+# Any constant works; it only has to be the same in every process that migrates one database.
+_MIGRATION_LOCK_KEY = 0x41C1DF10
+
+
+_SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+@functools.cache
+def _alembic_config() -> tuple[Config, str | None]:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    return config, ScriptDirectory.from_config(config).get_current_head()
+
+
+def _is_sqlite_memory(url: sa.URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+_POSTGRES_DRIVERS = ("psycopg2", "psycopg")  # the installed one wins; psycopg2 is requirements.txt's
+
+
+def resolve_postgres_driver(url: sa.URL) -> sa.URL:
+    """Give a bare ``postgresql://`` URL a driver that is installed; other URLs are returned as is.
+
+    SQLAlchemy 2.1 maps a bare ``postgresql://`` to psycopg (3); users write that form, while the
+    pinned driver is psycopg2. A URL that names its driver (``postgresql+psycopg2://``) is kept.
+
+    Args:
+        url: a parsed SQLAlchemy URL.
+
+    Returns:
+        The URL, with ``+psycopg2`` (or ``+psycopg``) added when it had no driver.
+
+    Raises:
+        MissingDependencyError: a bare PostgreSQL URL and neither psycopg2 nor psycopg installed.
+
+    >>> str(resolve_postgres_driver(sa.make_url("sqlite:///m.db")))
+    'sqlite:///m.db'
+    """
+    if url.drivername != "postgresql":
+        return url
+    for driver in _POSTGRES_DRIVERS:
+        if importlib.util.find_spec(driver) is not None:
+            return url.set(drivername=f"postgresql+{driver}")
+    raise MissingDependencyError("psycopg2-binary (or psycopg)", "a postgresql:// metastore", "postgres")
+
+
+def create_engine_for_url(url: sa.URL) -> Engine:
+    """An engine configured as the metastore uses it; the lock store shares this setup.
+
+    PostgreSQL runs at READ COMMITTED. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
+    and ``BEGIN IMMEDIATE`` for every transaction, so each one is serialized against every writer
+    (SQLite's ``SELECT ... FOR UPDATE``); an in-memory database is one shared connection.
+
+    Args:
+        url: a parsed SQLAlchemy URL.
+
+    Returns:
+        The engine; nothing is connected yet.
+    """
+    if url.get_backend_name() != "sqlite":
+        url = resolve_postgres_driver(url)
+        try:
+            return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+        except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
+            raise MissingDependencyError(
+                f"the database driver {url.drivername!r}",
+                f"the metastore URL {url.render_as_string()!r}",
+                "postgres",
+            ) from e
+    memory = _is_sqlite_memory(url)
+    if memory:
+        engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        engine = sa.create_engine(url, connect_args={"timeout": _SQLITE_BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped
+        # SQLAlchemy emits BEGIN itself (below); pysqlite must not.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if not memory:
+            # WAL is a property of the file: the first connection sets it for good. Switching needs
+            # an exclusive lock and fails at once (no busy handler) while another process writes,
+            # e.g. migrates a brand-new file; that process's connection has already switched it.
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                with contextlib.suppress(sqlite3.OperationalError):
+                    cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        # IMMEDIATE takes the write lock up front: two readers that both try to upgrade to writers
+        # would otherwise deadlock into SQLITE_BUSY; this is SQLite's SELECT ... FOR UPDATE.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def upgrade_schema(engine: Engine) -> None:
+    """Bring the database to the newest Alembic revision (``upgrade head``), idempotently.
+
+    Serialized between processes (an advisory lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite);
+    a database already at head costs one query. The SQL lock store calls this too, so the lock
+    tables exist whichever of the two opens a database first.
+
+    Raises:
+        sqlalchemy.exc.SQLAlchemyError: the database failed (callers translate it).
+        alembic.util.CommandError: the database is at a revision this code does not know.
+    """
+    config, head = _alembic_config()
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # One migrator at a time; the others wait here, then find the schema at head.
+            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+        if MigrationContext.configure(connection).get_current_revision() == head:
+            return
+        config.attributes["connection"] = connection
+        try:
+            command.upgrade(config, "head")
+        finally:
+            config.attributes.pop("connection", None)
+
+
+_DISK_FULL_PGCODE = "53100"  # PostgreSQL's disk_full SQLSTATE
+
+
+_DISK_FULL_SQLITE = "database or disk is full"  # SQLITE_FULL
+
+
+def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
+    """The ``AcidError`` for a database failure: ``DiskFullError`` when the disk is full, else ``MetastoreError``.
+
+    A full disk is a disk problem, not a metastore or lock-store one: the message says so and names
+    the database file (SQLite) or the URL (a server).
+    """
+    cause = getattr(error, "orig", None) or error
+    full = (
+        getattr(cause, "pgcode", None) == _DISK_FULL_PGCODE
+        or _DISK_FULL_SQLITE in str(cause)
+        or (isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT))
+    )
+    shown = url.render_as_string(hide_password=True)
+    if full:
+        path = url.database if url.get_backend_name() == "sqlite" and url.database else shown
+        return DiskFullError(path, f"metastore operation {operation!r}", describe_db_error(error))
+    return MetastoreError(operation, shown, describe_db_error(error))
+
+
+def describe_db_error(error: SQLAlchemyError) -> str:
+    r"""A one-line description of a database error for ``MetastoreError``: the driver's class and first line.
+
+    >>> describe_db_error(sa.exc.OperationalError("SELECT 1", {}, ValueError("server closed\nmore")))
+    'ValueError: server closed'
+    """
+    cause = getattr(error, "orig", None) or error
+    return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause).strip() else ''}"

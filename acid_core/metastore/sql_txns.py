@@ -1,0 +1,498 @@
+"""``SqlMetastore``'s transactions: open, write IDs, commit/abort, the reaper and housekeeping.
+
+Hive's TxnHandler: a writer calls ``open_txn`` -> ``allocate_write_id`` -> ``add_write_component`` ->
+``commit_txn``; ``commit_txn`` checks write-write conflicts (WRITE_SET) under the exclusive
+NEXT_TXN_ID lock; ``housekeeping`` is Hive's AcidHouseKeeperService.
+
+Not here: the snapshot computation (``sql_base``). Errors: ``TxnNotOpenError``, ``NoSuchTxnError``,
+``CommitConflictError`` (the transaction is already aborted when it is raised).
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.orm import Session, aliased
+
+from acid_core.errors import (
+    CommitConflictError,
+    InvalidMetastoreRequestError,
+    InvalidPartitionError,
+    NoSuchTxnError,
+    TxnNotOpenError,
+)
+from acid_core.metastore.models import (
+    TXN_ID_SEQUENCE,
+    CompactionQueueEntry,
+    CompletedTxnComponent,
+    MinHistoryLevel,
+    NextTxnId,
+    NextWriteId,
+    Txn,
+    TxnComponent,
+    TxnToWriteId,
+    WriteSetEntry,
+)
+from acid_core.types import TxnId, WriteId
+from acid_core.writeids import (
+    ValidCompactorWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+    to_compactor_write_id_list,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+from acid_core.metastore.port import (
+    DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    HousekeepingResult,
+    TxnInfo,
+    TxnState,
+    TxnType,
+    WriteOperation,
+    split_table_name,
+)
+from acid_core.metastore.sql_base import (
+    _ABORTED,
+    _COMMITTED,
+    _COMPACT_OPERATION,
+    _LOG,
+    _OPEN,
+    _OPERATION_CODE,
+    _OPERATION_NAME,
+    _TXN_TYPE_CODE,
+    _UPDATE_DELETE_CODES,
+    SqlMetastoreBase,
+    _check_id,
+    _current_user,
+    _ms,
+    _txn_info,
+)
+
+
+class SqlTxnPart(SqlMetastoreBase):
+    """``SqlMetastore``'s transactions."""
+
+    def open_txn(
+        self,
+        user: str | None = None,
+        host: str | None = None,
+        txn_type: TxnType = TxnType.DEFAULT,
+        now: float | None = None,
+    ) -> TxnId:
+        """See ``Metastore.open_txn``."""
+        kind = TxnType(txn_type)
+        now_ms = self._now_ms(now)
+        with self._transaction("open_txn") as s:
+            if self._txn_id_sequence:
+                # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
+                # exclusively), then an ID from the sequence; opens no longer queue behind each
+                # other's disk sync. When nobody holds the row, take it exclusively instead and
+                # move the settled mark up, so MIN_HISTORY_LEVEL and snapshots stay tight.
+                alone = s.execute(
+                    select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
+                ).scalar_one_or_none()
+                if alone is not None:
+                    settled = self._settle(s, int(alone))
+                else:
+                    settled = int(
+                        s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
+                    )
+                txn_id = int(s.execute(select(TXN_ID_SEQUENCE.next_value())).scalar_one())
+            else:
+                txn_id = self._next_txn_id_locked(s)
+                settled = txn_id + 1
+                s.execute(update(NextTxnId).values(next_txn_id=settled))
+            s.execute(
+                insert(Txn).values(
+                    txn_id=txn_id,
+                    state=_OPEN,
+                    started=now_ms,
+                    last_heartbeat=now_ms,
+                    user=user if user is not None else _current_user(),
+                    host=host if host is not None else socket.gethostname(),
+                    txn_type=_TXN_TYPE_CODE[kind],
+                )
+            )
+            # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
+            # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+            # An open still in flight below this one is invisible, but never below the settled
+            # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
+            lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
+            s.add(
+                MinHistoryLevel(
+                    txn_id=txn_id, min_open_txn_id=min(txn_id, settled, int(lowest_open or txn_id))
+                )
+            )
+        return TxnId(txn_id)
+
+    def get_txn(self, txn_id: int) -> TxnInfo:
+        """See ``Metastore.get_txn``."""
+        _check_id("transaction ID", txn_id)
+        with self._transaction("get_txn") as s:
+            row = s.get(Txn, txn_id)
+            if row is None:
+                raise NoSuchTxnError(txn_id)
+            return _txn_info(row)
+
+    def get_valid_txns(self, current_txn_id: int | None = None) -> ValidTxnList:
+        """See ``Metastore.get_valid_txns``."""
+        if current_txn_id is not None:
+            _check_id("transaction ID", current_txn_id)
+        with self._transaction("get_valid_txns") as s:
+            return self._valid_txns(s, current_txn_id)
+
+    def _allocate(self, s: Session, txn_id: int, database: str, table: str) -> WriteId:
+        existing = s.scalar(
+            select(TxnToWriteId.write_id).where(
+                TxnToWriteId.txn_id == txn_id, TxnToWriteId.database == database, TxnToWriteId.table == table
+            )
+        )
+        if existing is not None:
+            return WriteId(existing)
+        next_write_id = s.scalar(
+            select(NextWriteId.next_write_id)
+            .where(NextWriteId.database == database, NextWriteId.table == table)
+            .with_for_update()
+        )
+        if next_write_id is None:
+            # create_table makes the counter and drop_table removes it, so this is a missing table
+            # (raises), or one whose counter was lost: start it as Hive does, at 1.
+            self._table_row(s, database, table)
+            next_write_id = 1
+            s.add(NextWriteId(database=database, table=table, next_write_id=2))
+        else:
+            s.execute(
+                update(NextWriteId)
+                .where(NextWriteId.database == database, NextWriteId.table == table)
+                .values(next_write_id=next_write_id + 1)
+            )
+        s.add(TxnToWriteId(database=database, table=table, write_id=next_write_id, txn_id=txn_id))
+        s.flush()
+        return WriteId(next_write_id)
+
+    def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
+        """See ``Metastore.allocate_write_id``."""
+        database, name = split_table_name(table)
+        with self._transaction("allocate_write_id") as s:
+            self._lock_open_txn(s, txn_id, "allocate a write ID in")
+            return self._allocate(s, txn_id, database, name)
+
+    def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
+        """See ``Metastore.get_valid_write_ids``."""
+        database, name = split_table_name(table)
+        with self._transaction("get_valid_write_ids") as s:
+            self._table_row(s, database, name)
+            return self._valid_write_ids(s, database, name, valid_txns)
+
+    def get_compactor_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidCompactorWriteIdList:
+        """See ``Metastore.get_compactor_write_ids``."""
+        return to_compactor_write_id_list(self.get_valid_write_ids(table, valid_txns))
+
+    def add_write_component(
+        self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
+    ) -> WriteId:
+        """See ``Metastore.add_write_component``."""
+        database, name = split_table_name(table)
+        code = _OPERATION_CODE[WriteOperation(operation)]
+        with self._transaction("add_write_component") as s:
+            self._lock_open_txn(s, txn_id, "record a write in")
+            row = self._table_row(s, database, name)
+            if partition is not None and not row.partition_keys:
+                raise InvalidPartitionError(
+                    f"{database}.{name}", partition, "None: the table is unpartitioned"
+                )
+            write_id = self._allocate(s, txn_id, database, name)
+            s.add(
+                TxnComponent(
+                    txn_id=txn_id,
+                    database=database,
+                    table=name,
+                    partition=partition,
+                    operation=code,
+                    write_id=write_id,
+                )
+            )
+            return write_id
+
+    def commit_txn(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.commit_txn``."""
+        now_ms = self._now_ms(now)
+        conflict: str | None = None
+        with self._transaction("commit_txn") as s:
+            txn = self._lock_txn(s, txn_id)
+            if txn.state == _COMMITTED:
+                return  # Hive: a repeated commit is a retry; succeed quietly
+            if txn.state == _ABORTED:
+                raise TxnNotOpenError(txn_id, TxnState.ABORTED.value, "commit")
+            components = s.scalars(select(TxnComponent).where(TxnComponent.txn_id == txn_id)).all()
+            footprint = sorted(
+                {
+                    (c.database, c.table, c.partition, c.operation)
+                    for c in components
+                    if c.operation in _UPDATE_DELETE_CODES
+                },
+                key=lambda item: (item[0], item[1], item[2] or "", item[3]),
+            )
+            commit_id: int | None = None
+            if txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY] and footprint:
+                commit_id = self._next_txn_id_locked(s) - 1
+                conflict = self._find_write_conflict(s, txn_id, commit_id, footprint)
+                if conflict is not None:
+                    s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+                    s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+                else:
+                    s.execute(
+                        insert(WriteSetEntry),
+                        [
+                            {
+                                "database": db,
+                                "table": tbl,
+                                "partition": part,
+                                "txn_id": txn_id,
+                                "commit_id": commit_id,
+                                "operation": op,
+                            }
+                            for db, tbl, part, op in footprint
+                        ],
+                    )
+            elif txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
+                commit_id = self._next_txn_id_locked(s) - 1
+            if conflict is None:
+                self._complete_txn(s, txn_id, components, "Y" if footprint else "N", now_ms)
+                if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION] and commit_id is not None:
+                    # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata records the cleaner's
+                    # rule data at commit. Hive 4 stores the high watermark there; we store the next
+                    # txn ID (hwm + 1), so "next_txn_id <= min open txn" also waits for the newest
+                    # txn open at commit time, which Hive 4's off-by-one would let through.
+                    s.execute(
+                        update(CompactionQueueEntry)
+                        .where(CompactionQueueEntry.txn_id == txn_id)
+                        .values(next_txn_id=commit_id + 1, commit_time=now_ms)
+                    )
+        if conflict is not None:
+            raise CommitConflictError(conflict)
+
+    @staticmethod
+    def _find_write_conflict(
+        s: Session, txn_id: int, commit_id: int, footprint: Sequence[tuple[str, str, str | None, str]]
+    ) -> str | None:
+        # TxnHandler.checkForWriteConflict: an update/delete committed at or after our start
+        # (committed.WS_COMMIT_ID >= our TXN_ID) on the same table and partition wins.
+        for database, table, partition, operation in footprint:
+            same_partition = (
+                WriteSetEntry.partition.is_(None)
+                if partition is None
+                else WriteSetEntry.partition == partition
+            )
+            hit = s.execute(
+                select(WriteSetEntry.txn_id, WriteSetEntry.commit_id, WriteSetEntry.operation)
+                .where(
+                    WriteSetEntry.database == database,
+                    WriteSetEntry.table == table,
+                    same_partition,
+                    WriteSetEntry.commit_id >= txn_id,
+                    WriteSetEntry.txn_id != txn_id,
+                    WriteSetEntry.operation.in_(_UPDATE_DELETE_CODES),
+                )
+                .order_by(WriteSetEntry.commit_id)
+                .limit(1)
+            ).first()
+            if hit is not None:
+                other_txn, other_commit, other_op = hit
+                resource = f"{database}.{table}" + ("" if partition is None else f"/{partition}")
+                return (
+                    f"Transaction {txn_id} (commit {commit_id}) was aborted: write conflict on {resource!r} "
+                    f"with transaction {other_txn} (committed at {other_commit}), operations "
+                    f"{_OPERATION_NAME[operation]}/{_OPERATION_NAME[other_op]}; expected no concurrent "
+                    "update or delete of the same table or partition; hint: open a new transaction, "
+                    "re-read the snapshot and retry"
+                )
+        return None
+
+    @staticmethod
+    def _complete_txn(
+        s: Session, txn_id: int, components: Sequence[TxnComponent], update_delete: str, now_ms: int
+    ) -> None:
+        # TxnHandler.commitTxn: the compactor's own footprint ('p') only guards an abort of the
+        # compaction txn; it is not a write, so it is not copied to COMPLETED_TXN_COMPONENTS.
+        writes = [c for c in components if c.operation != _COMPACT_OPERATION]
+        if writes:
+            s.execute(
+                insert(CompletedTxnComponent),
+                [
+                    {
+                        "txn_id": txn_id,
+                        "database": c.database,
+                        "table": c.table,
+                        "partition": c.partition,
+                        "timestamp": now_ms,
+                        "write_id": c.write_id,
+                        "update_delete": update_delete,
+                    }
+                    for c in writes
+                ],
+            )
+        if components:
+            s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
+        s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_COMMITTED))
+        s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+
+    def abort_txn(self, txn_id: int) -> None:
+        """See ``Metastore.abort_txn``."""
+        with self._transaction("abort_txn") as s:
+            txn = self._lock_txn(s, txn_id)
+            if txn.state == _ABORTED:
+                return
+            if txn.state == _COMMITTED:
+                raise TxnNotOpenError(txn_id, TxnState.COMMITTED.value, "abort")
+            s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
+            s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+
+    def heartbeat(self, txn_id: int, now: float | None = None) -> None:
+        """See ``Metastore.heartbeat``."""
+        now_ms = self._now_ms(now)
+        with self._transaction("heartbeat") as s:
+            self._lock_open_txn(s, txn_id, "heartbeat")
+            s.execute(update(Txn).where(Txn.txn_id == txn_id).values(last_heartbeat=now_ms))
+
+    def abort_timed_out_txns(self, timeout_seconds: float, now: float | None = None) -> list[TxnId]:
+        """See ``Metastore.abort_timed_out_txns``."""
+        if timeout_seconds < 0:
+            raise InvalidMetastoreRequestError("reaper timeout", timeout_seconds, "seconds >= 0")
+        cutoff = self._now_ms(now) - _ms(timeout_seconds)
+        with self._transaction("abort_timed_out_txns") as s:
+            # Rows locked in ID order, so two reapers never deadlock; a txn committing right now
+            # holds its row, and PostgreSQL re-checks the WHERE clause once it is released.
+            ids = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _OPEN, Txn.last_heartbeat < cutoff)
+                    .order_by(Txn.txn_id)
+                    .with_for_update()
+                )
+            )
+            if ids:
+                s.execute(update(Txn).where(Txn.txn_id.in_(ids), Txn.state == _OPEN).values(state=_ABORTED))
+                s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id.in_(ids)))
+        if ids:
+            _LOG.info("Aborted %d transaction(s) that stopped heartbeating: %s", len(ids), ids)
+        return [TxnId(i) for i in ids]
+
+    def show_transactions(self) -> list[TxnInfo]:
+        """See ``Metastore.show_transactions``."""
+        with self._transaction("show_transactions") as s:
+            rows = s.scalars(select(Txn).where(Txn.state.in_((_OPEN, _ABORTED))).order_by(Txn.txn_id))
+            return [_txn_info(r) for r in rows]
+
+    def min_open_txn_id(self) -> TxnId:
+        """See ``Metastore.min_open_txn_id``."""
+        with self._transaction("min_open_txn_id") as s:
+            return TxnId(self._min_open_txn_id(s))
+
+    def housekeeping(
+        self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
+    ) -> HousekeepingResult:
+        """Delete transactions and write-ID rows no snapshot needs, so snapshots stop growing.
+
+        Hive's AcidHouseKeeperService, in one database transaction:
+
+        1. ``cleanEmptyAbortedAndCommittedTxns``: an aborted transaction with no
+           ``TXN_COMPONENTS`` left is deleted (it wrote nothing, or ``mark_cleaned`` forgot its
+           writes once the cleaner had removed them), with its ``TXN_TO_WRITE_ID`` rows: no file
+           can hold its events, so its write IDs may turn valid. Only transactions below the
+           newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
+           ``getOpenTxnTimeoutLowBoundaryTxnId``), which also keeps a just-finished
+           transaction's record for its client's retry.
+        2. ``cleanTxnToWriteIdTable``: ``TXN_TO_WRITE_ID`` rows of transactions below the low water
+           mark (``MinUncommittedTxnIdHandler``: the next txn ID, the lowest open or aborted txn;
+           and ``findMinTxnIdSeenOpen``: the lowest ``MIN_HISTORY_LEVEL`` of an open txn) are
+           committed writes every snapshot an open transaction can take sees as valid. Unlike
+           Hive, per table only the rows below every kept row are deleted: write IDs are not
+           allocated in txn order, and deleting a row above a kept one would lower the write-ID
+           high watermark readers compute (``GetValidWriteIdsForTableFunction``).
+        3. Committed transactions below the boundary of step 1 that no write-ID row refers to.
+
+        Idempotent: a second run with the same ``now`` deletes nothing. Snapshots held inside an
+        open transaction (and reader leases, which store their write-ID lists) read exactly the
+        same rows before and after; a ``ValidTxnList`` taken outside any transaction must be
+        turned into write-ID lists promptly (as ``Warehouse.read`` and the cleaner do).
+
+        Args:
+            now: epoch seconds (default: the store's clock).
+            open_txn_timeout_seconds: transactions started this recently are never deleted.
+
+        Returns:
+            What was deleted.
+
+        Raises:
+            InvalidMetastoreRequestError: a negative timeout.
+            MetastoreError: the database failed (nothing was deleted).
+        """
+        if not open_txn_timeout_seconds >= 0:
+            raise InvalidMetastoreRequestError("open txn timeout", open_txn_timeout_seconds, "seconds >= 0")
+        cutoff = self._now_ms(now) - _ms(open_txn_timeout_seconds)
+        with self._transaction("housekeeping") as s:
+            # The NEXT_TXN_ID lock is open_txn's mutex: no txn opens (and registers its
+            # MIN_HISTORY_LEVEL) while the low water mark is computed and applied.
+            next_txn_id = self._next_txn_id_locked(s)
+            boundary = s.scalar(select(func.max(Txn.txn_id)).where(Txn.started < cutoff))
+            boundary = 0 if boundary is None else int(boundary)
+            no_components = ~exists().where(TxnComponent.txn_id == Txn.txn_id)
+            empty_aborted = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _ABORTED, Txn.txn_id < boundary, no_components)
+                    .order_by(Txn.txn_id)
+                    .with_for_update()
+                )
+            )
+            deleted_rows = 0
+            if empty_aborted:
+                result = s.execute(delete(TxnToWriteId).where(TxnToWriteId.txn_id.in_(empty_aborted)))
+                deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+                s.execute(delete(Txn).where(Txn.txn_id.in_(empty_aborted), no_components))
+            # A MIN_HISTORY_LEVEL row whose txn has ended protects nothing (commit/abort delete it;
+            # this only catches rows left by a crash between statements of another client).
+            open_ids = select(Txn.txn_id).where(Txn.state == _OPEN)
+            s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id.not_in(open_ids)))
+            candidates = [
+                next_txn_id,
+                s.scalar(select(func.min(Txn.txn_id)).where(Txn.state.in_((_OPEN, _ABORTED)))),
+                s.scalar(select(func.min(MinHistoryLevel.min_open_txn_id))),
+            ]
+            low_water_mark = min(int(c) for c in candidates if c is not None)
+            kept = aliased(TxnToWriteId)
+            below_a_kept_row = exists().where(
+                kept.database == TxnToWriteId.database,
+                kept.table == TxnToWriteId.table,
+                kept.txn_id >= low_water_mark,
+                kept.write_id < TxnToWriteId.write_id,
+            )
+            result = s.execute(
+                delete(TxnToWriteId).where(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
+            )
+            deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+            no_write_ids = ~exists().where(TxnToWriteId.txn_id == Txn.txn_id)
+            done_committed = list(
+                s.scalars(
+                    select(Txn.txn_id)
+                    .where(Txn.state == _COMMITTED, Txn.txn_id < boundary, no_components, no_write_ids)
+                    .order_by(Txn.txn_id)
+                )
+            )
+            if done_committed:
+                s.execute(delete(Txn).where(Txn.txn_id.in_(done_committed)))
+        deleted = sorted([*empty_aborted, *done_committed])
+        if deleted or deleted_rows:
+            _LOG.info(
+                "Housekeeping deleted %d transaction(s) and %d write-ID row(s); low water mark %d",
+                len(deleted),
+                deleted_rows,
+                low_water_mark,
+            )
+        return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
