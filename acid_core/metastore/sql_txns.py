@@ -96,13 +96,16 @@ class SqlTxnPart(SqlMetastoreBase):
                 alone = s.execute(
                     select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
                 ).scalar_one_or_none()
-                if alone is not None:
-                    settled = self._settle(s, int(alone))
-                else:
+                if alone is None:
                     settled = int(
                         s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
                     )
                 txn_id = int(s.execute(select(TXN_ID_SEQUENCE.next_value())).scalar_one())
+                if alone is not None:
+                    # No open is in flight (none holds the row): every ID below ours is settled.
+                    settled = txn_id
+                    if int(alone) != txn_id:
+                        s.execute(update(NextTxnId).values(next_txn_id=txn_id))
             else:
                 txn_id = self._next_txn_id_locked(s)
                 settled = txn_id + 1
