@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.orm import Session, aliased
 
@@ -88,6 +89,14 @@ class SqlTxnPart(SqlMetastoreBase):
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
         with self._transaction("open_txn") as s:
+            values = {
+                "state": _OPEN,
+                "started": now_ms,
+                "last_heartbeat": now_ms,
+                "user": user if user is not None else _current_user(),
+                "host": host if host is not None else socket.gethostname(),
+                "txn_type": _TXN_TYPE_CODE[kind],
+            }
             if self._txn_id_sequence:
                 # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
                 # exclusively), then an ID from the sequence; opens no longer queue behind each
@@ -100,7 +109,13 @@ class SqlTxnPart(SqlMetastoreBase):
                     settled = int(
                         s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
                     )
-                txn_id = int(s.execute(select(TXN_ID_SEQUENCE.next_value())).scalar_one())
+                txn_id = int(
+                    s.execute(
+                        insert(Txn)
+                        .values(txn_id=TXN_ID_SEQUENCE.next_value(), **values)
+                        .returning(Txn.txn_id)
+                    ).scalar_one()
+                )
                 if alone is not None:
                     # No open is in flight (none holds the row): every ID below ours is settled.
                     settled = txn_id
@@ -110,25 +125,21 @@ class SqlTxnPart(SqlMetastoreBase):
                 txn_id = self._next_txn_id_locked(s)
                 settled = txn_id + 1
                 s.execute(update(NextTxnId).values(next_txn_id=settled))
-            s.execute(
-                insert(Txn).values(
-                    txn_id=txn_id,
-                    state=_OPEN,
-                    started=now_ms,
-                    last_heartbeat=now_ms,
-                    user=user if user is not None else _current_user(),
-                    host=host if host is not None else socket.gethostname(),
-                    txn_type=_TXN_TYPE_CODE[kind],
-                )
-            )
+                s.execute(insert(Txn).values(txn_id=txn_id, **values))
             # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
             # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
             # An open still in flight below this one is invisible, but never below the settled
             # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
-            lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
-            s.add(
-                MinHistoryLevel(
-                    txn_id=txn_id, min_open_txn_id=min(txn_id, settled, int(lowest_open or txn_id))
+            lowest_open = func.min(Txn.txn_id)
+            s.execute(
+                insert(MinHistoryLevel).from_select(
+                    [MinHistoryLevel.txn_id, MinHistoryLevel.min_open_txn_id],
+                    select(
+                        sa.literal(txn_id, sa.BigInteger),
+                        sa.case(
+                            (lowest_open < settled, lowest_open), else_=sa.literal(settled, sa.BigInteger)
+                        ),
+                    ).where(Txn.state == _OPEN),
                 )
             )
         return TxnId(txn_id)
