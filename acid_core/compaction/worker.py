@@ -3,7 +3,8 @@
 ::
 
     execute_compaction(metastore, claimed)                         the driver (embedded or Spark)
-      1. open a COMPACTION txn T; its ValidTxnList; the compactor's ValidCompactorWriteIdList
+      1. open_compaction_txn: a COMPACTION txn T, named on the entry in the same metastore
+         transaction; its ValidTxnList; the compactor's ValidCompactorWriteIdList
       2. update_compactor_state(id, T, hwm); load_directory_state; plan_compaction    (planner)
       3. writing    one BucketTask per bucket -> run_tasks (embedded loop, or Spark tasks)
                     compact_bucket: the reader's ordered merge of the plan's inputs for ONE bucket,
@@ -32,6 +33,9 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
 
 - before the lock, or holding it before step 1: nothing was written. Recovery fails the entry
   and queues the compaction again.
+- after step 1, before writing: T is open and named on the entry (``open_compaction_txn`` opens
+  and records it at once), so recovery aborts it; no orphan txn holds the cleaner back until the
+  reaper's timeout.
 
 - writing / verifying: only the hidden staging directory exists; readers skip hidden names. T is
   open, so nothing is visible. Recovery aborts T, deletes the staging directory, fails the queue
@@ -44,7 +48,8 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
 - committing: T commits atomically in the metastore; before it nothing changed for readers, after
   it the outputs are used and the inputs become obsolete.
 - marking: T is committed but the entry is still 'working'; recovery sees the committed T and
-  marks it compacted.
+  marks it compacted. Once housekeeping has deleted T (ended long ago), its outcome is unknown:
+  recovery queues the compaction again, as Hive's ``revokeFromLocalWorkers`` does.
 
 Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
 run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
@@ -79,11 +84,12 @@ from acid_core.errors import (
     InvalidPartitionError,
     LockTimeoutError,
     NoSuchPartitionError,
+    NoSuchTxnError,
 )
 from acid_core.fs import FileInfo, file_io_for
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
-from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
+from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
 from acid_core.orc.reader import load_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
 from acid_core.orc.writer import write_acid_version_file, write_event_file
@@ -763,7 +769,8 @@ def _execute_compaction(
     io, root = file_io_for(location)
     row_type = RowType.of([(column.name, column.type) for column in table.columns])
     properties = {**table.properties, **compaction.properties}
-    txn_id = metastore.open_txn(txn_type=TxnType.COMPACTION)
+    # Opened and named on the entry in one step: killed at any point after, recovery aborts it.
+    txn_id = metastore.open_compaction_txn(compaction.id)
     committed = False
     staging: str | None = None
     renamed: list[str] = []
@@ -882,8 +889,16 @@ def _verify_and_finish(
     return events
 
 
+def _txn_state(metastore: Metastore, txn_id: int) -> TxnState | None:
+    """The transaction's state; None once housekeeping deleted it (it ended long ago)."""
+    try:
+        return metastore.get_txn(txn_id).state
+    except NoSuchTxnError:
+        return None
+
+
 def _abort_if_open(metastore: Metastore, txn_id: int) -> None:
-    if metastore.get_txn(txn_id).state is TxnState.OPEN:
+    if _txn_state(metastore, txn_id) is TxnState.OPEN:
         metastore.abort_txn(txn_id)
 
 
@@ -949,11 +964,20 @@ def recover_abandoned_compactions(
             if timed_out
             else f"worker {entry.worker_id} died"
         )
-        if entry.txn_id is not None and metastore.get_txn(entry.txn_id).state is TxnState.COMMITTED:
+        txn_state = None if entry.txn_id is None else _txn_state(metastore, entry.txn_id)
+        if txn_state is TxnState.COMMITTED:
             metastore.mark_compacted(entry.id)
             continue
-        if entry.txn_id is not None:
-            _abort_if_open(metastore, entry.txn_id)
+        if txn_state is TxnState.OPEN and entry.txn_id is not None:
+            metastore.abort_txn(entry.txn_id)
+        if entry.txn_id is not None and txn_state is None:
+            # Housekeeping deleted the ended txn: committed or aborted, nobody can tell any more.
+            # As Hive's revokeFromLocalWorkers, the compaction runs again; a committed output is
+            # visible to readers and the new run finds it (a base it builds on, or nothing to
+            # rewrite), an aborted one was already removed by the cleaner before its txn went.
+            gone = f" (its transaction {entry.txn_id} ended and was housekept)"
+        else:
+            gone = ""
         try:
             table = metastore.get_table(entry.table)
             check_compaction_target(metastore, table, entry.partition)
@@ -965,7 +989,7 @@ def recover_abandoned_compactions(
         for child in io.list_dir(root) if io.info(root) is not None else []:
             if child.name.startswith(prefix):
                 io.delete_dir(child.path)
-        metastore.mark_failed(entry.id, f"{why}; compaction queued again")
+        metastore.mark_failed(entry.id, f"{why}; compaction queued again{gone}")
         metastore.enqueue_compaction(
             entry.table,
             entry.partition,

@@ -743,6 +743,17 @@ class HiveMetastore(Metastore):
             **fields,
         )
 
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """See ``Metastore.open_compaction_txn``: ``open_txns``, then the queue learns it.
+
+        The HMS has no call that opens a transaction and names it on a queue entry at once (Hive's
+        own Worker opens it, then calls ``update_compactor_state``); a worker killed in between
+        leaves a transaction that the HMS's reaper aborts after ``hive.txn.timeout``.
+        """
+        return self.open_txn(user, host, TxnType.COMPACTION, now)
+
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """See ``Metastore.update_compactor_state``."""
         if self._use_sql_queue():

@@ -639,6 +639,18 @@ class Metastore(Protocol):
         """Claim one given initiated compaction ('i' -> 'w'); ``CompactionStateError`` otherwise."""
         ...
 
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """Open a COMPACTION transaction for a claimed ('working') entry and record it there.
+
+        Opening and recording are one step where the store allows it, so a worker killed right
+        after leaves no transaction that no queue entry names: ``recover_abandoned_compactions``
+        aborts it at once instead of the reaper after ``hive.txn.timeout``. Raises
+        ``CompactionStateError`` when the entry is not 'working'.
+        """
+        ...
+
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """Attach the worker's compaction transaction and highest write ID (Hive's same name)."""
         ...

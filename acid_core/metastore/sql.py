@@ -41,7 +41,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import delete, event, exists, func, insert, or_, select, update
+from sqlalchemy import and_, delete, event, exists, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.pool import StaticPool
@@ -107,6 +107,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from sqlalchemy.engine import Engine
+    from sqlalchemy.sql.elements import ColumnElement
 
 from acid_core.metastore.port import (
     DEFAULT_DATABASE,
@@ -771,23 +772,40 @@ class SqlMetastore:
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
         with self._transaction("open_txn") as s:
-            txn_id = self._next_txn_id_locked(s)
-            s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
-            s.execute(
-                insert(Txn).values(
-                    txn_id=txn_id,
-                    state=_OPEN,
-                    started=now_ms,
-                    last_heartbeat=now_ms,
-                    user=user if user is not None else _current_user(),
-                    host=host if host is not None else socket.gethostname(),
-                    txn_type=_TXN_TYPE_CODE[kind],
-                )
+            return self._open_txn_in(s, user, host, kind, now_ms)
+
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """See ``Metastore.open_compaction_txn``: one database transaction opens and records it."""
+        now_ms = self._now_ms(now)
+        with self._transaction("open_compaction_txn") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "open a compaction transaction for", (CompactionState.WORKING,))
+            txn_id = self._open_txn_in(s, user, host, TxnType.COMPACTION, now_ms)
+            row.txn_id = txn_id
+            return txn_id
+
+    def _open_txn_in(
+        self, s: Session, user: str | None, host: str | None, kind: TxnType, now_ms: int
+    ) -> TxnId:
+        txn_id = self._next_txn_id_locked(s)
+        s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
+        s.execute(
+            insert(Txn).values(
+                txn_id=txn_id,
+                state=_OPEN,
+                started=now_ms,
+                last_heartbeat=now_ms,
+                user=user if user is not None else _current_user(),
+                host=host if host is not None else socket.gethostname(),
+                txn_type=_TXN_TYPE_CODE[kind],
             )
-            # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
-            # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
-            lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
-            s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
+        )
+        # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
+        # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+        lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
+        s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
         return TxnId(txn_id)
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -1100,10 +1118,12 @@ class SqlMetastore:
         Hive's AcidHouseKeeperService, in one database transaction:
 
         1. ``cleanEmptyAbortedAndCommittedTxns``: an aborted transaction with no
-           ``TXN_COMPONENTS`` left is deleted (it wrote nothing, or ``mark_cleaned`` forgot its
-           writes once the cleaner had removed them), with its ``TXN_TO_WRITE_ID`` rows: no file
-           can hold its events, so its write IDs may turn valid. Only transactions below the
-           newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
+           ``TXN_COMPONENTS`` left is deleted from ``TXNS`` (it wrote nothing, or
+           ``mark_cleaned`` forgot its writes once the cleaner had removed them): no file can hold
+           its events, so its write IDs turn valid. Its ``TXN_TO_WRITE_ID`` rows stay, as in
+           Hive, until step 2 reaches them: deleting the row of a table's highest write ID would
+           lower the high watermark readers compute below the newest base. Only transactions
+           below the newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
            ``getOpenTxnTimeoutLowBoundaryTxnId``), which also keeps a just-finished
            transaction's record for its client's retry.
         2. ``cleanTxnToWriteIdTable``: ``TXN_TO_WRITE_ID`` rows of transactions below the low water
@@ -1112,7 +1132,9 @@ class SqlMetastore:
            committed writes every snapshot an open transaction can take sees as valid. Unlike
            Hive, per table only the rows below every kept row are deleted: write IDs are not
            allocated in txn order, and deleting a row above a kept one would lower the write-ID
-           high watermark readers compute (``GetValidWriteIdsForTableFunction``).
+           high watermark readers compute (``GetValidWriteIdsForTableFunction``). For the same
+           reason, when every row a table keeps is open or aborted, its newest deleted row is
+           spared (``_newest_rows_to_spare``).
         3. Committed transactions below the boundary of step 1 that no write-ID row refers to.
 
         Idempotent: a second run with the same ``now`` deletes nothing. Snapshots held inside an
@@ -1149,10 +1171,7 @@ class SqlMetastore:
                     .with_for_update()
                 )
             )
-            deleted_rows = 0
             if empty_aborted:
-                result = s.execute(delete(TxnToWriteId).where(TxnToWriteId.txn_id.in_(empty_aborted)))
-                deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
                 s.execute(delete(Txn).where(Txn.txn_id.in_(empty_aborted), no_components))
             # A MIN_HISTORY_LEVEL row whose txn has ended protects nothing (commit/abort delete it;
             # this only catches rows left by a crash between statements of another client).
@@ -1171,10 +1190,24 @@ class SqlMetastore:
                 kept.txn_id >= low_water_mark,
                 kept.write_id < TxnToWriteId.write_id,
             )
-            result = s.execute(
-                delete(TxnToWriteId).where(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
-            )
-            deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+            goes = and_(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
+            spared = self._newest_rows_to_spare(s, goes)
+            if spared:
+                goes = and_(
+                    goes,
+                    ~or_(
+                        *(
+                            and_(
+                                TxnToWriteId.database == database,
+                                TxnToWriteId.table == table,
+                                TxnToWriteId.write_id == write_id,
+                            )
+                            for database, table, write_id in spared
+                        )
+                    ),
+                )
+            result = s.execute(delete(TxnToWriteId).where(goes))
+            deleted_rows = int(result.rowcount)  # type: ignore[attr-defined]
             no_write_ids = ~exists().where(TxnToWriteId.txn_id == Txn.txn_id)
             done_committed = list(
                 s.scalars(
@@ -1194,6 +1227,35 @@ class SqlMetastore:
                 low_water_mark,
             )
         return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
+
+    @staticmethod
+    def _newest_rows_to_spare(s: Session, goes: ColumnElement[bool]) -> list[tuple[str, str, int]]:
+        """Per table, the newest going write-ID row when rows stay and all are open or aborted.
+
+        ``GetValidWriteIdsForTableFunction`` reports the lowest invalid write ID as the high
+        watermark when no row under it reads as committed ("compacted writes"); with only aborted
+        rows left above the deleted ones, readers' hwm would drop below a base the compactor wrote
+        over those aborted writes. One committed row left per table keeps the hwm where it was.
+        """
+        invalid_txns = select(Txn.txn_id).where(Txn.state.in_((_OPEN, _ABORTED)))
+        spared: list[tuple[str, str, int]] = []
+        newest_going = s.execute(
+            select(TxnToWriteId.database, TxnToWriteId.table, func.max(TxnToWriteId.write_id))
+            .where(goes)
+            .group_by(TxnToWriteId.database, TxnToWriteId.table)
+        ).all()
+        for database, table, write_id in newest_going:
+            same_table = (TxnToWriteId.database == database, TxnToWriteId.table == table, ~goes)
+            stays = s.scalar(select(TxnToWriteId.write_id).where(*same_table).limit(1))
+            stays_valid = s.scalar(
+                select(TxnToWriteId.write_id)
+                .where(*same_table, TxnToWriteId.txn_id.not_in(invalid_txns))
+                .limit(1)
+            )
+            # With no row left at all, NEXT_WRITE_ID gives the same hwm (every write ID is done).
+            if stays is not None and stays_valid is None:
+                spared.append((str(database), str(table), int(write_id)))
+        return spared
 
     @staticmethod
     def _min_open_txn_id(s: Session) -> int:
