@@ -433,6 +433,23 @@ class HiveMetastore(Metastore):
             except t.NoSuchObjectException as e:
                 raise NoSuchPartitionError(definition.full_name, name) from e
 
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """See ``Metastore.set_location``: ``alter_table`` / ``alter_partition`` with the new ``sd.location``."""
+        t = _ttypes()
+        database, name = split_table_name(table)
+        with self._errors("set_location", f"{database}.{name}"):
+            if partition is None:
+                raw = self._hms.call("get_table", database, name)
+                raw.sd.location = location
+                self._hms.call("alter_table", database, name, raw)
+                return
+            try:
+                raw_partition = self._hms.call("get_partition_by_name", database, name, partition)
+            except t.NoSuchObjectException as e:
+                raise NoSuchPartitionError(f"{database}.{name}", partition) from e
+            raw_partition.sd.location = location
+            self._hms.call("alter_partition", database, name, raw_partition)
+
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
         database, name = split_table_name(table)

@@ -534,6 +534,15 @@ class Metastore(Protocol):
         """Partitions of a table, sorted by name."""
         ...
 
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """Point a table (or one partition) at another directory: metadata only, no file moves.
+
+        Hive's ``ALTER TABLE t [PARTITION (..)] SET LOCATION``: the table's existing partitions
+        keep their own locations. The caller validates ``location`` (``acid_core.locations``).
+        Raises ``NoSuchTableError`` / ``NoSuchPartitionError``.
+        """
+        ...
+
     # Transactions ----------------------------------------------------------------------------
     def open_txn(
         self,
