@@ -398,9 +398,9 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
     if not _table_exists(metastore, name):
         # The default location is checked too: an earlier LOCATION may have taken it.
         default = f"{metastore.get_database(database_name).location.rstrip('/')}/{table_name}"
-        checked = _checked_location(context, location or default, _occupants(metastore))
+        checked = _checked_location(context, default if location is None else location, _occupants(metastore))
         if not external:
-            _check_unowned_files(context, location or default, checked)
+            _check_unowned_files(context, default if location is None else location, checked)
         location = checked if location is not None else None
     definition = TableDefinition(
         name=name,
@@ -476,7 +476,7 @@ def create_database(context: StatementContext, statement: ParsedStatement) -> St
     validate_object_name("database", name)
     if name not in metastore.list_databases():
         default = f"{context.warehouse.location.rstrip('/')}/{name}.db"
-        checked = _checked_location(context, location or default, _occupants(metastore))
+        checked = _checked_location(context, default if location is None else location, _occupants(metastore))
         location = checked if location is not None else None
     try:
         database = metastore.create_database(name, location, description, context.warehouse.user)
@@ -733,12 +733,12 @@ def _add_partition(
         raise PartitionAlreadyExistsError(table.full_name, name)
     default = f"{table.location.rstrip('/')}/{name}"
     checked = _checked_location(
-        context, location or default, _occupants(metastore, container=table.full_name)
+        context, default if location is None else location, _occupants(metastore, container=table.full_name)
     )
     if location is not None:
         _check_not_another_partitions_default(table, location, checked, default)
     if not table.external:
-        _check_unowned_files(context, location or default, checked)
+        _check_unowned_files(context, default if location is None else location, checked)
     partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
     file_io, path = context.warehouse.table_dir(partition.location)
     file_io.mkdirs(path)

@@ -108,6 +108,24 @@ def test_create_table_unsafe_location_refused_and_nothing_changes(world, clause,
 
 
 @pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE u (a int) STORED AS ORC LOCATION ''",
+        "CREATE DATABASE d LOCATION ''",
+        "ALTER TABLE part ADD PARTITION (p='x') LOCATION ''",
+        "ALTER TABLE keep SET LOCATION ''",
+    ],
+    ids=["create-table", "create-database", "add-partition", "set-location"],
+)
+def test_empty_location_refused_not_taken_as_the_default(world, sql):
+    """Hive: "Can not create a Path from an empty string". It used to be silently the default."""
+    session, tmp_path = world
+    assert_refused(session, tmp_path, sql, InvalidLocationError, "Refusing location '': it is empty")
+    assert session.warehouse.metastore.list_databases() == ["default"]
+    assert session.warehouse.metastore.list_partitions("part") == []
+
+
+@pytest.mark.parametrize(
     ("clause", "message"),
     [
         ("LOCATION '{wh}'", "it is the warehouse root"),
