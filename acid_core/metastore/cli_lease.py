@@ -3,6 +3,7 @@
 ::
 
     acidflow lease take TABLE [--ttl SECONDS] [--owner NAME] [--json]   prints {"lease_id", "write_ids", "txns"}
+    acidflow lease renew ID [--ttl SECONDS] [--json]                      heartbeat (HMS) and extend
     acidflow lease release ID
     acidflow lease list [TABLE] [--json]                                 one JSON object per line
 
@@ -16,7 +17,10 @@ file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``,
 ValidTxnList of the same moment (Hive's string formats), for ``--ttl`` seconds (default 3600): the
 cleaner keeps every file that snapshot reads, however many compactions run meanwhile, until the
 lease is released or expires. A reader passes both lists to its ACID reader (``--write-ids`` and
-``--txns``, or ``--lease ID``, of ``acidflow read``).
+``--txns``, or ``--lease ID``, of ``acidflow read``). ``renew`` moves the expiry to ``--ttl`` seconds
+from now; on a Hive Metastore a lease is an open HMS transaction, which the HMS aborts when it is not
+heartbeated within ``hive.txn.timeout`` (300 s by default), so its holder runs ``renew`` more often
+than that (see ``acid_core.metastore.hive_leases``).
 
 Not here: the lease rules (``SqlMetastore.take_lease``); the top-level parser (``acid_core.cli``
 calls ``add_lease_parser``; the handler is ``run_lease``).
@@ -93,6 +97,18 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     )
     take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
     take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids", "txns"}')
+    renew = actions.add_parser(
+        "renew", parents=[common], help="keep a lease for --ttl more seconds (heartbeats it on an HMS)"
+    )
+    renew.add_argument("lease_id", metavar="ID", type=_positive_int)
+    renew.add_argument(
+        "--ttl",
+        type=_positive_seconds,
+        default=DEFAULT_LEASE_TTL_SECONDS,
+        metavar="SECONDS",
+        help=f"new lifetime from now, in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})",
+    )
+    renew.add_argument("--json", action="store_true", help='print {"lease_id", "expires"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
     release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
     release.add_argument("lease_id", metavar="ID", type=_positive_int)
@@ -135,6 +151,13 @@ def run_lease(args: argparse.Namespace) -> int:
                     f"lease {taken.lease_id} on {taken.table}: write IDs {fields['write_ids']} "
                     f"txns {fields['txns']} ({args.ttl:g} s)"
                 )
+            return 0
+        if args.lease_command == "renew":
+            renewed = store.renew_lease(args.lease_id, args.ttl)
+            if args.json:
+                print(json.dumps({"lease_id": renewed.lease_id, "expires": _iso(renewed.expires)}))
+            else:
+                print(f"renewed lease {renewed.lease_id} until {_iso(renewed.expires)}")
             return 0
         if args.lease_command == "release":
             store.release_lease(args.lease_id)

@@ -31,9 +31,9 @@ claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs 
 readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
-reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. The HMS has no reader leases:
-``take_lease``/``release_lease`` raise ``HiveMetastoreCapabilityError`` (an open HMS transaction
-holds a snapshot instead); ``list_leases`` reads ``lease_store`` when one is given, else is empty.
+reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
+transaction holding a SHARED_READ lock, with its snapshot recorded in acidflow's side store
+(``hive_leases``); the side store also keeps the backlog history.
 
 Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
 Queue transitions on 2.3 are guarded UPDATEs (``hive_queue_sql``), so concurrent compactors,
@@ -64,13 +64,13 @@ from acid_core.errors import (
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
-    NoSuchLeaseError,
     NoSuchPartitionError,
     NoSuchTxnError,
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
     TxnNotOpenError,
 )
+from acid_core.metastore.hive_leases import HiveLeases
 from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
 from acid_core.metastore.hive_values import (
     COMPACT_MAJOR,
@@ -135,9 +135,10 @@ from acid_core.writeids import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from acid_core.metastore.hive_queue_sql import HiveQueueRow, HiveQueueSql
+    from acid_core.metastore.sql import SqlMetastore
 
 __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 
@@ -154,7 +155,8 @@ class HiveMetastore(Metastore):
         queue_sql: the HMS backend database, for the compaction queue on servers without the
             Hive 4 worker calls (``ACIDFLOW_HMS_DB``); None: those calls raise
             ``HiveMetastoreCapabilityError``.
-        lease_store: where acidflow keeps reader leases (its own SQL store), or None.
+        lease_store: acidflow's own SQL store for lease records, backlog history and (with
+            nothing better) nothing else: a store, a function opening it on first use, or None.
         warehouse: the warehouse directory of tables created through this adapter (default: the
             server's ``hive.metastore.warehouse.dir``).
         user: the user recorded on transactions and locks.
@@ -166,18 +168,18 @@ class HiveMetastore(Metastore):
         connection: HmsConnection,
         *,
         queue_sql: HiveQueueSql | None = None,
-        lease_store: Metastore | None = None,
+        lease_store: SqlMetastore | Callable[[], SqlMetastore] | None = None,
         warehouse: str | None = None,
         user: str | None = None,
         clock: Clock = time.time,
     ) -> None:
         self._hms = connection
         self._queue = queue_sql
-        self._leases = lease_store
         self._warehouse = warehouse
         self._user = user or current_user()
         self._host = socket.gethostname()
         self._clock = clock
+        self._leases = HiveLeases(self, connection, lease_store, clock=clock)
         self._write_ids_supported: bool | None = None
         self._worker_calls_supported: bool | None = None
 
@@ -193,13 +195,22 @@ class HiveMetastore(Metastore):
         """The metastore URIs."""
         return self._hms.description
 
+    @property
+    def user(self) -> str:
+        """The user recorded on transactions and locks."""
+        return self._user
+
+    @property
+    def host(self) -> str:
+        """The host name recorded on transactions and locks."""
+        return self._host
+
     def close(self) -> None:
         """See ``Metastore.close``."""
         self._hms.close()
         if self._queue is not None:
             self._queue.close()
-        if self._leases is not None:
-            self._leases.close()
+        self._leases.close()
 
     def _errors(
         self, operation: str, subject: str = "", *, txn_id: int | None = None, txn_operation: str = ""
@@ -910,50 +921,48 @@ class HiveMetastore(Metastore):
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
-        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
-        raise HiveMetastoreCapabilityError(
-            self.description,
-            "take a reader lease",
-            "the Hive Metastore has no reader leases; an open HMS transaction holds a snapshot instead",
-            "open a transaction (its snapshot keeps every file it reads until it ends)",
-        )
+        """See ``Metastore.take_lease``: an open HMS transaction with a read lock (``hive_leases``)."""
+        return self._leases.take(table, ttl_seconds, owner, now)
 
     def get_lease(self, lease_id: int) -> Lease:
-        """A lease of ``lease_store``; without one there are none (``NoSuchLeaseError``)."""
-        if self._leases is None:
-            raise NoSuchLeaseError(lease_id)
-        return self._leases.get_lease(lease_id)
+        """See ``Metastore.get_lease`` (the side store's record)."""
+        return self._leases.get(lease_id)
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """See ``Metastore.renew_lease``: heartbeat the lease's transaction and move its expiry."""
+        return self._leases.renew(lease_id, ttl_seconds, now)
 
     def release_lease(self, lease_id: int) -> None:
-        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
-        raise HiveMetastoreCapabilityError(
-            self.description,
-            "release a reader lease",
-            "the Hive Metastore has no reader leases",
-            "end the transaction that holds the snapshot instead",
-        )
+        """See ``Metastore.release_lease``: commit the lease's transaction and drop its record."""
+        self._leases.release(lease_id)
 
     def list_leases(self, table: str | None = None) -> list[Lease]:
-        """Acidflow's leases from ``lease_store``, else none."""
-        return [] if self._leases is None else self._leases.list_leases(table)
+        """See ``Metastore.list_leases`` (the side store's records; none without one)."""
+        return self._leases.list_all(table)
 
     def expire_leases(self, now: float | None = None) -> list[int]:
-        """Expire leases of ``lease_store``, else nothing."""
-        return [] if self._leases is None else self._leases.expire_leases(now)
+        """See ``Metastore.expire_leases``: drop expired records and abort their transactions."""
+        return self._leases.expire(now)
 
     def record_backlog_samples(
         self, samples: Sequence[BacklogSample], prune_before: float | None = None
     ) -> None:
-        """Keep the sensor's backlog history in ``lease_store`` (acidflow's own SQL store), else drop it.
+        """Keep the sensor's backlog history in the side store (acidflow's own SQL store).
 
-        The Hive Metastore has no table for it; without a side store the backlog page shows no trend.
+        On by default (``<warehouse>/.acidflow/metastore.sqlite``, or ``ACIDFLOW_LEASE_STORE``); the
+        Hive Metastore has no table for it, so with ``ACIDFLOW_LEASE_STORE=none`` it is dropped
+        (logged) and the backlog page shows no trend.
         """
-        if self._leases is not None:
-            self._leases.record_backlog_samples(samples, prune_before)
+        store = self._leases.store()
+        if store is None:
+            _LOG.info("no side store (ACIDFLOW_LEASE_STORE=none): %d backlog sample(s) dropped", len(samples))
+            return
+        store.record_backlog_samples(samples, prune_before)
 
     def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
-        """The history kept in ``lease_store``, else none."""
-        return [] if self._leases is None else self._leases.list_backlog_samples(since, table)
+        """The history kept in the side store, else none."""
+        store = self._leases.store()
+        return [] if store is None else store.list_backlog_samples(since, table)
 
     def housekeeping(
         self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS

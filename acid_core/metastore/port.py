@@ -741,6 +741,18 @@ class Metastore(Protocol):
         """One lease, live or expired but not yet deleted. Raises ``NoSuchLeaseError``."""
         ...
 
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """Keep a lease's snapshot for ``ttl_seconds`` more from ``now``.
+
+        On a Hive Metastore this also heartbeats the lease's transaction (``hive.txn.timeout``).
+
+        Raises:
+            NoSuchLeaseError: no such lease.
+            LeaseLostError: (Hive Metastore) its transaction was aborted or ended.
+            InvalidMetastoreRequestError: ``ttl_seconds`` is not positive.
+        """
+        ...
+
     def release_lease(self, lease_id: int) -> None:
         """Drop a lease. Raises ``NoSuchLeaseError``."""
         ...
