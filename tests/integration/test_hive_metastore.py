@@ -403,3 +403,65 @@ def test_acidflow_adopts_a_converted_hive_table_with_original_files(
     assert t1 < int(outcome["outputs"][0].removeprefix("base_"))
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+
+def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
+    hms, hive, hive_metastore_server, capsys, monkeypatch, tmp_path
+):
+    """A lease is an open HMS transaction holding a SHARED_READ lock, its snapshot in the side store:
+    the compaction runs, the cleaner (acidflow's, and Hive's by the same rules) keeps what the lease
+    reads, ``read --lease`` returns the lease-time rows; after ``lease release`` the clean goes on."""
+    from hive_metastore import ttypes
+
+    table = _make_table(hms, "lease_t")
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    monkeypatch.setenv("ACIDFLOW_LEASE_STORE", f"sqlite:///{tmp_path / 'side.sqlite'}")
+    common = ["--metastore", uri, "--warehouse", warehouse]
+    capsys.readouterr()
+
+    assert acidflow(["lease", "take", table.full_name, *common, "--ttl", "600", "--json"]) == 0
+    lease = json.loads(capsys.readouterr().out)
+    lease_id = lease["lease_id"]
+    assert lease["txns"].startswith(f"{lease_id}:")  # the lease txn's own snapshot: nothing above it
+    assert lease_id in [t.txn_id for t in hms.show_transactions()]  # SHOW TRANSACTIONS lists it
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        locks = client.show_locks(ttypes.ShowLocksRequest(dbname=DB, tablename="lease_t")).locks
+        assert [(lock.txnid, lock.type, lock.state) for lock in locks] == [
+            (lease_id, ttypes.LockType.SHARED_READ, ttypes.LockState.ACQUIRED)
+        ]
+    finally:
+        transport.close()
+
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (4, "dee", 40))])  # after the lease
+    at_lease = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
+    location = Path(table.location.removeprefix("file://"))
+    assert acidflow(["compact", *common, "--table", table.full_name, "--type", "major",
+                     "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["status"] == "compacted"
+    deltas_before = sorted(p.name for p in location.iterdir() if p.name.startswith("delta_"))
+
+    assert acidflow(["lease", "renew", str(lease_id), *common, "--ttl", "600"]) == 0
+    assert acidflow(["clean", *common, "--json"]) == 0
+    assert "lease_t" not in capsys.readouterr().out  # the lease txn is older than the compaction's commit
+    assert sorted(p.name for p in location.iterdir() if p.name.startswith("delta_")) == deltas_before
+
+    capsys.readouterr()
+    assert acidflow(["read", table.full_name, *common, "--lease", str(lease_id), "--format", "jsonl"]) == 0
+    rows = sorted(
+        (r["id"], r["name"], r["salary"]) for r in map(json.loads, capsys.readouterr().out.splitlines())
+    )
+    assert rows == at_lease
+
+    assert acidflow(["lease", "release", str(lease_id), *common]) == 0
+    assert lease_id not in [t.txn_id for t in hms.show_transactions()]
+    capsys.readouterr()
+    assert acidflow(["clean", *common, "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["status"] for r in results if "lease_t" in json.dumps(r)] == ["cleaned"]
+    assert _acidflow_rows(capsys, uri, table.full_name) == [*at_lease, (4, "dee", 40)]
+    assert acidflow(["read", table.full_name, *common, "--lease", str(lease_id)]) == 1
+    assert f"No such reader lease {lease_id}" in capsys.readouterr().err
