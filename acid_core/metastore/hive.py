@@ -61,6 +61,7 @@ from acid_core.errors import (
     CompactionStateError,
     DatabaseAlreadyExistsError,
     HiveMetastoreCapabilityError,
+    InvalidMetastoreRequestError,
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
@@ -731,16 +732,20 @@ class HiveMetastore(Metastore):
     def set_cleaner_retry_retention(
         self, compaction_id: int, retry_retention_seconds: float, error_message: str
     ) -> None:
-        """Hive 2.3's queue has no ``CQ_RETRY_RETENTION``: the entry stays ready and is retried next run.
+        """See ``Metastore.set_cleaner_retry_retention``; kept in CQ_META_INFO on 2.3/3.1 (no column).
 
-        The reason is logged; Hive 4's own cleaner keeps its retry bookkeeping on its side.
+        Hive 4 without a backend database cleans with its own cleaner (``find_ready_to_clean``
+        returns nothing), which keeps its own back-off: there the reason is only logged.
         """
-        _LOG.warning(
-            "cleaning compaction %s failed (retried on the next run; this Hive Metastore keeps no retry "
-            "retention): %s",
-            compaction_id,
-            error_message,
-        )
+        if not retry_retention_seconds >= 0:
+            raise InvalidMetastoreRequestError(
+                "cleaner retry retention", retry_retention_seconds, "a number of seconds >= 0"
+            )
+        queue = self._sql_queue()
+        if queue is None:
+            _LOG.warning("cleaning compaction %s failed: %s", compaction_id, error_message)
+            return
+        queue.set_retry_retention(compaction_id, round(retry_retention_seconds * 1000), error_message)
 
     def find_ready_to_clean(
         self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
@@ -766,7 +771,11 @@ class HiveMetastore(Metastore):
             info = self._info_from_row(row)
             if info.next_txn_id is None or info.next_txn_id > water_mark:
                 continue
-            if info.commit_time is not None and info.commit_time > now_s - retention_seconds:
+            # Hive 4's rule: CQ_COMMIT_TIME < now - retention - CQ_RETRY_RETENTION
+            if (
+                info.commit_time is not None
+                and info.commit_time > now_s - retention_seconds - info.retry_retention
+            ):
                 continue
             if self._blocking_locks(info):
                 continue
@@ -899,6 +908,7 @@ class HiveMetastore(Metastore):
             commit_time=None if commit_ms is None else int(commit_ms) / 1000,
             error_message=meta.get("error_message"),
             run_as=row.run_as,
+            retry_retention=int(meta.get("retry_retention_ms", 0)) / 1000,
         )
 
     def _info_from_struct(self, ci: ThriftValue) -> CompactionInfo:

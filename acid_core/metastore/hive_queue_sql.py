@@ -12,10 +12,12 @@ class does, on the same tables, so Hive's own compactor and ``SHOW COMPACTIONS``
 TXN_COMPONENTS of aborted txns up to it, and aborted TXNS rows left without components
 (``cleanEmptyAbortedTxns``), as Hive 2.3's ``markCleaned`` does.
 
-Hive 2.3 has no column for the compaction transaction, its commit time or the next txn ID at
-commit (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID); acidflow keeps them as JSON in
-CQ_META_INFO (a bytea Hive's compactor does not use), so the cleaner's rule (wait for every
-transaction that started before the compaction committed) works on 2.3 as on Hive 4.
+Hive 2.3 has no column for the compaction transaction, its commit time, the next txn ID at
+commit or the cleaner's retry back-off (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID,
+CQ_RETRY_RETENTION); acidflow keeps them as JSON in CQ_META_INFO (a bytea Hive's compactor does not
+use), so the cleaner's rules (wait for every transaction that started before the compaction
+committed; back off after a failed cleaning) work on 2.3 as on Hive 4, for every acidflow process
+that shares the HMS, and they leave with the entry.
 
 Table names are unquoted upper case, which matches the PostgreSQL DDL (folded to lower case),
 MySQL and Derby; only PostgreSQL is tested.
@@ -236,6 +238,20 @@ class HiveQueueSql:
                 text("UPDATE COMPACTION_QUEUE SET CQ_STATE = 'r', CQ_WORKER_ID = NULL WHERE CQ_ID = :id"),
                 {"id": compaction_id},
             )
+
+    def set_retry_retention(self, compaction_id: int, retry_retention_ms: int, error_message: str) -> None:
+        """Hive 4's ``setCleanerRetryRetentionTimeOnError`` (CQ_RETRY_RETENTION), in CQ_META_INFO.
+
+        The entry must be 'r' (ready for cleaning); the reason is kept as the entry's error message.
+        """
+        with self._tx("set_cleaner_retry_retention") as c:
+            row = self._update_meta(
+                c, compaction_id, retry_retention_ms=retry_retention_ms, error_message=error_message[:1000]
+            )
+            if row.state != "r":
+                raise CompactionStateError(
+                    compaction_id, row.state, "retry cleaning", "'r' (ready for cleaning)"
+                )
 
     def _to_history(self, c: Connection, compaction_id: int, state: str, allowed: str) -> HiveQueueRow:
         values = c.execute(

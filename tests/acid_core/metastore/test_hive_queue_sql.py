@@ -269,3 +269,33 @@ def test_hive_claimed_compaction_on_hive2_carries_hive31_names(backend):
     assert claimed.properties == {HIVE31_NAMES_PROPERTY: "true"}
     assert store.find_next_to_compact("w-2") is None
     store.close()
+
+
+def test_hive_ready_to_clean_backs_off_after_a_failed_cleaning(backend):
+    """Hive 2.3 has no CQ_RETRY_RETENTION: the back-off is kept in CQ_META_INFO and honoured."""
+    url, engine = backend
+    compaction_id = _ready_entry(url, engine, commit_s=1000.0)
+    store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url), clock=lambda: 1400.0)
+    assert [c.id for c in store.find_ready_to_clean()] == [compaction_id]
+
+    store.set_cleaner_retry_retention(compaction_id, 500, "disk full")
+
+    info = store.get_compaction(compaction_id)
+    assert (info.state, info.retry_retention, info.error_message) == (
+        CompactionState.READY_FOR_CLEANING,
+        500.0,
+        "disk full",
+    )
+    assert store.find_ready_to_clean() == []  # 1400 < 1000 + 500
+    assert [c.id for c in store.find_ready_to_clean(now=1501.0)] == [compaction_id]
+    store.close()
+
+
+def test_hive_retry_retention_of_an_entry_not_ready_for_cleaning_raises_and_changes_nothing(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url))
+    with pytest.raises(CompactionStateError, match=r"Cannot retry cleaning compaction 1 in state 'i'"):
+        store.set_cleaner_retry_retention(compaction_id, 300, "boom")
+    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM compaction_queue") == [("i", None)]
+    store.close()
