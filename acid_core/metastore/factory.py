@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HMS_DB_ENV",
     "HMS_SASL_ENV",
+    "HMS_SASL_SERVICE_ENV",
     "HMS_TIMEOUT_ENV",
     "LEASE_STORE_ENV",
     "default_metastore_url",
@@ -40,6 +41,7 @@ __all__ = [
 HMS_DB_ENV: Final = "ACIDFLOW_HMS_DB"
 HMS_TIMEOUT_ENV: Final = "ACIDFLOW_HMS_TIMEOUT"
 HMS_SASL_ENV: Final = "ACIDFLOW_HMS_SASL"
+HMS_SASL_SERVICE_ENV: Final = "ACIDFLOW_HMS_SASL_SERVICE"
 LEASE_STORE_ENV: Final = "ACIDFLOW_LEASE_STORE"
 
 
@@ -93,6 +95,7 @@ def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
         parse_metastore_uris(url),
         timeout_seconds=timeout,
         sasl_mechanism=os.environ.get(HMS_SASL_ENV) or None,
+        sasl_service=os.environ.get(HMS_SASL_SERVICE_ENV) or "hive",
     )
     queue = None
     if hms_db:
