@@ -66,7 +66,7 @@ def _thrift_client(port):
     return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), transport
 
 
-def _make_table(hms, name, partition_keys=()):
+def _make_table(hms, name, partition_keys=(), properties=None):
     return hms.create_table(
         TableDefinition(
             f"{DB}.{name}",
@@ -74,7 +74,7 @@ def _make_table(hms, name, partition_keys=()):
             partition_keys=partition_keys,
             bucket_columns=("id",),
             num_buckets=1,
-            properties={"transactional": "true", "transactional_properties": "default"},
+            properties={"transactional": "true", "transactional_properties": "default", **(properties or {})},
         )
     )
 
@@ -465,3 +465,44 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     assert _acidflow_rows(capsys, uri, table.full_name) == [*at_lease, (4, "dee", 40)]
     assert acidflow(["read", table.full_name, *common, "--lease", str(lease_id)]) == 1
     assert f"No such reader lease {lease_id}" in capsys.readouterr().err
+
+
+def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
+    hms, hive, hive_metastore_server, capsys
+):
+    """TBLPROPERTIES set in the HMS steer the initiator as they steer Hive's: NO_AUTO_COMPACTION (any
+    case) and ``compactorthreshold.*`` overrides; aborted transactions are the HMS's own."""
+    noauto = _make_table(hms, "noauto_t", properties={"NO_AUTO_COMPACTION": "TRUE"})
+    override = _make_table(
+        hms, "override_t", properties={"compactorthreshold.hive.compactor.delta.num.threshold": "2"}
+    )
+    plain = _make_table(hms, "plain_t")
+    aborts = _make_table(
+        hms, "aborts_t", properties={"compactorthreshold.hive.compactor.abortedtxn.threshold": "1"}
+    )
+    for i in range(11):
+        _hive_write(hms, hive, noauto, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    for table in (override, plain):
+        for i in range(3):
+            _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    _hive_write(hms, hive, aborts, lambda t: [Insert(t, (1, "kept", 1))])
+    for i in range(2):  # aborted in the HMS: TXNS state 'a', their deltas stay on disk
+        _hive_write(hms, hive, aborts, lambda t, i=i: [Insert(t, (9 + i, "ghost", 0))], outcome="abort")
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    tables = [noauto, override, plain, aborts]
+    argv = ["initiate", "--metastore", uri, "--warehouse", warehouse, "--json"]
+    for table in tables:
+        argv += ["--table", table.full_name]
+    capsys.readouterr()
+
+    assert acidflow(argv) == 0
+
+    decisions = {d["table"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert {name: (d["reason"], d["compaction_id"] is not None) for name, d in decisions.items()} == {
+        noauto.full_name: ("no_auto_compaction", False),
+        override.full_name: ("no_base_and_delta_num_over_threshold", True),
+        plain.full_name: ("below_thresholds", False),
+        aborts.full_name: ("too_many_aborts", True),
+    }
+    queued = {(e.table, e.state.value) for e in hms.show_compactions() if e.table in decisions}
+    assert queued == {(override.full_name, "initiated"), (aborts.full_name, "initiated")}
