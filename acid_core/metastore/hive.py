@@ -977,5 +977,11 @@ class HiveMetastore(Metastore):
     def housekeeping(
         self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
     ) -> HousekeepingResult:
-        """Nothing: the HMS's AcidHouseKeeperService (and ``mark_cleaned``) own txn housekeeping."""
+        """Expire acidflow's leases (their records, and their transactions are aborted); nothing else.
+
+        The HMS's AcidHouseKeeperService (and ``mark_cleaned``) own the transaction tables.
+        """
+        expired = self._leases.expire(now)
+        if expired:
+            _LOG.info("expired reader lease(s) %s", ", ".join(map(str, expired)))
         return HousekeepingResult((), 0, self.min_open_txn_id())

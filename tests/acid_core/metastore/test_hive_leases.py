@@ -181,3 +181,15 @@ def test_hive_backlog_history_goes_to_the_side_store_by_default(side_store):
     sample = BacklogSample("db.t", None, 1_000.0, 3, 1, 300, 100, 0, None)
     store.record_backlog_samples([sample])
     assert store.list_backlog_samples(0.0) == [sample]
+
+
+def test_hive_housekeeping_expires_leases_and_aborts_their_txns(side_store):
+    info = T.GetOpenTxnsInfoResponse(txn_high_water_mark=LEASE_TXN, open_txns=[])
+    connection = _connection(get_open_txns_info=info)
+    store = HiveMetastore(connection, lease_store=side_store, clock=lambda: 1_000.0)
+    store.take_lease("db.t", 60)
+
+    store.housekeeping(now=1_100.0)
+
+    assert side_store.list_leases() == []
+    assert [r[0].txnid for r in connection.requests("abort_txn")] == [LEASE_TXN]
