@@ -55,6 +55,7 @@ import logging
 import socket
 import time
 from contextlib import suppress
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from acid_core.errors import (
@@ -87,19 +88,18 @@ from acid_core.metastore.hive_values import (
     ORC_INPUT,
     ORC_OUTPUT,
     ORC_SERDE,
-    STATE_BY_CODE,
     TXN_ABORTED,
     TXN_OPEN,
     TXN_TYPE_COMPACTION,
     TXN_TYPE_DEFAULT,
     TXN_TYPE_READ_ONLY,
-    TYPE_BY_CODE,
     ThriftErrors,
     bitset_has,
+    compaction_from_queue_row,
     compaction_from_show_element,
+    compaction_from_struct,
     current_user,
     hadoop_location,
-    parse_compaction_properties,
     table_from_thrift,
     thrift_types,
     txn_from_thrift,
@@ -110,7 +110,6 @@ from acid_core.metastore.port import (
     BacklogSample,
     Clock,
     CompactionInfo,
-    CompactionState,
     CompactionType,
     Database,
     HousekeepingResult,
@@ -886,46 +885,14 @@ class HiveMetastore(Metastore):
         return sorted((i for i in infos if wanted is None or i.table == wanted), key=lambda i: i.id)
 
     def _info_from_row(self, row: HiveQueueRow) -> CompactionInfo:
-        meta = row.meta
-        properties = parse_compaction_properties(row.properties)
+        info = compaction_from_queue_row(row)
         if row.state in ("i", "w"):
-            properties = self._hive31_names(properties)
-        commit_ms = meta.get("commit_time_ms")
-        return CompactionInfo(
-            id=row.id,
-            table=f"{row.database}.{row.table}",
-            partition=row.partition,
-            state=STATE_BY_CODE.get(row.state, CompactionState.FAILED),
-            compaction_type=TYPE_BY_CODE.get(row.type, CompactionType.MAJOR),
-            properties=properties,
-            enqueue_time=None,
-            worker_id=row.worker_id,
-            start_time=None if row.start_ms is None else row.start_ms / 1000,
-            end_time=None if row.end_ms is None else row.end_ms / 1000,
-            highest_write_id=None if row.highest_txn_id is None else WriteId(row.highest_txn_id),
-            next_txn_id=None if meta.get("next_txn_id") is None else TxnId(int(meta["next_txn_id"])),
-            txn_id=None if meta.get("txn_id") is None else TxnId(int(meta["txn_id"])),
-            commit_time=None if commit_ms is None else int(commit_ms) / 1000,
-            error_message=meta.get("error_message"),
-            run_as=row.run_as,
-            retry_retention=int(meta.get("retry_retention_ms", 0)) / 1000,
-        )
+            return replace(info, properties=self._hive31_names(info.properties))
+        return info
 
     def _info_from_struct(self, ci: ThriftValue) -> CompactionInfo:
-        return CompactionInfo(
-            id=int(ci.id),
-            table=f"{str(ci.dbname).lower()}.{str(ci.tablename).lower()}",
-            partition=ci.partitionname,
-            state=CompactionState.WORKING,
-            compaction_type=CompactionType.MAJOR if ci.type == COMPACT_MAJOR else CompactionType.MINOR,
-            properties=self._hive31_names(parse_compaction_properties(ci.properties)),
-            enqueue_time=None if ci.enqueueTime is None else int(ci.enqueueTime) / 1000,
-            worker_id=ci.workerId,
-            start_time=None if ci.start is None else int(ci.start) / 1000,
-            highest_write_id=None if ci.highestWriteId is None else WriteId(int(ci.highestWriteId)),
-            error_message=ci.errorMessage,
-            run_as=ci.runas,
-        )
+        info = compaction_from_struct(ci)
+        return replace(info, properties=self._hive31_names(info.properties))
 
     # -- leases and housekeeping -------------------------------------------------------------------
     def take_lease(

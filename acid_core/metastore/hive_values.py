@@ -45,6 +45,7 @@ from acid_core.metastore.port import (
 from acid_core.types import TxnId, WriteId
 
 if TYPE_CHECKING:
+    from acid_core.metastore.hive_queue_sql import HiveQueueRow
     from acid_core.metastore.hive_thrift import ThriftValue
 
 __all__ = [
@@ -71,7 +72,9 @@ __all__ = [
     "TYPE_BY_CODE",
     "ThriftErrors",
     "bitset_has",
+    "compaction_from_queue_row",
     "compaction_from_show_element",
+    "compaction_from_struct",
     "current_user",
     "hadoop_location",
     "parse_compaction_properties",
@@ -228,6 +231,53 @@ def compaction_from_show_element(e: ThriftValue) -> CompactionInfo:
         initiator_version=e.initiatorVersion,
         worker_version=e.workerVersion,
         run_as=e.runAs,
+    )
+
+
+def compaction_from_queue_row(row: HiveQueueRow) -> CompactionInfo:
+    """The port's ``CompactionInfo`` of a COMPACTION_QUEUE / COMPLETED_COMPACTIONS row (2.3/3.1).
+
+    The Hive 4 columns those schemas lack (txn, commit time, next txn, retry retention, error) come
+    from acidflow's JSON in CQ_META_INFO (``hive_queue_sql``).
+    """
+    meta = row.meta
+    commit_ms = meta.get("commit_time_ms")
+    return CompactionInfo(
+        id=row.id,
+        table=f"{row.database}.{row.table}",
+        partition=row.partition,
+        state=STATE_BY_CODE.get(row.state, CompactionState.FAILED),
+        compaction_type=TYPE_BY_CODE.get(row.type, CompactionType.MAJOR),
+        properties=parse_compaction_properties(row.properties),
+        enqueue_time=None,
+        worker_id=row.worker_id,
+        start_time=None if row.start_ms is None else row.start_ms / 1000,
+        end_time=None if row.end_ms is None else row.end_ms / 1000,
+        highest_write_id=None if row.highest_txn_id is None else WriteId(row.highest_txn_id),
+        next_txn_id=None if meta.get("next_txn_id") is None else TxnId(int(meta["next_txn_id"])),
+        txn_id=None if meta.get("txn_id") is None else TxnId(int(meta["txn_id"])),
+        commit_time=None if commit_ms is None else int(commit_ms) / 1000,
+        error_message=meta.get("error_message"),
+        run_as=row.run_as,
+        retry_retention=int(meta.get("retry_retention_ms", 0)) / 1000,
+    )
+
+
+def compaction_from_struct(ci: ThriftValue) -> CompactionInfo:
+    """The port's ``CompactionInfo`` of the ``CompactionInfoStruct`` Hive 4's ``find_next_compact2`` claims."""
+    return CompactionInfo(
+        id=int(ci.id),
+        table=f"{str(ci.dbname).lower()}.{str(ci.tablename).lower()}",
+        partition=ci.partitionname,
+        state=CompactionState.WORKING,
+        compaction_type=CompactionType.MAJOR if ci.type == COMPACT_MAJOR else CompactionType.MINOR,
+        properties=parse_compaction_properties(ci.properties),
+        enqueue_time=None if ci.enqueueTime is None else int(ci.enqueueTime) / 1000,
+        worker_id=ci.workerId,
+        start_time=None if ci.start is None else int(ci.start) / 1000,
+        highest_write_id=None if ci.highestWriteId is None else WriteId(int(ci.highestWriteId)),
+        error_message=ci.errorMessage,
+        run_as=ci.runas,
     )
 
 
