@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Final
 
 from acid_core.errors import (
     HiveMetastoreCapabilityError,
-    InvalidMetastoreRequestError,
     LeaseLostError,
     LockTimeoutError,
     MetastoreError,
@@ -59,7 +58,7 @@ from acid_core.metastore.hive_values import (
     ThriftErrors,
     thrift_types,
 )
-from acid_core.metastore.port import Lease, split_table_name
+from acid_core.metastore.port import Lease, check_lease_ttl, split_table_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,7 +72,6 @@ __all__ = ["DEFAULT_LOCK_WAIT_SECONDS", "HiveLeases"]
 _LOG = logging.getLogger(__name__)
 
 DEFAULT_LOCK_WAIT_SECONDS: Final = 30.0
-_MAX_TTL_SECONDS: Final = 100 * 365 * 86400.0
 _OP_SELECT: Final = 1  # DataOperationType.SELECT
 _LOCK_WAITING: Final = 2
 
@@ -135,10 +133,7 @@ class HiveLeases:
 
     def take(self, table: str, ttl_seconds: float, owner: str | None, now: float | None) -> Lease:
         """See ``Metastore.take_lease``: open a txn, lock the table for read, record its snapshot."""
-        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
-            raise InvalidMetastoreRequestError(
-                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
-            )
+        check_lease_ttl(ttl_seconds)
         store = self._required("take a reader lease")
         full = self._metastore.get_table(table).full_name
         txn_id = self._metastore.open_txn()

@@ -132,6 +132,7 @@ from acid_core.metastore.port import (
     WriteOperation,
     _valid_read_txn_list,
     _valid_write_id_list,
+    check_lease_ttl,
     format_partition_name,
     split_table_name,
     table_type_from_properties,
@@ -1606,7 +1607,7 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
         """See ``Metastore.take_lease``."""
-        _check_ttl(ttl_seconds)
+        check_lease_ttl(ttl_seconds)
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1629,7 +1630,7 @@ class SqlMetastore:
 
     def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
         """See ``Metastore.renew_lease``: the same snapshot, expiring ``ttl_seconds`` from now."""
-        _check_ttl(ttl_seconds)
+        check_lease_ttl(ttl_seconds)
         lease = self.get_lease(lease_id)
         return self.put_lease(replace(lease, expires=self._now_ms(now) / 1000 + ttl_seconds))
 
@@ -1774,16 +1775,6 @@ def _table_exists_error(full_name: str) -> AcidError:
     return TableAlreadyExistsError(
         f"Table {full_name!r} already exists; expected a new name; hint: DROP TABLE first"
     )
-
-
-_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
-
-
-def _check_ttl(ttl_seconds: float) -> None:
-    if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
-        raise InvalidMetastoreRequestError(
-            "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
-        )
 
 
 _LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
