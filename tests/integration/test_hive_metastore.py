@@ -166,10 +166,20 @@ def test_hive_metastore_unknown_table_raises_no_such_table(hms):
         hms.get_table("acid_it.nope")
 
 
-def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms):
+def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms, hive_metastore_server):
     # Hive 2.3: no get_valid_write_ids (write IDs are txn IDs) and no compactor-worker calls.
     assert hms.is_hive2()
     assert not hms.has_worker_calls()
+    # Its backend database: the 2.3 queue layout (the VERSION row, if DataNucleus wrote one, says 2.x).
+    from acid_core.metastore.hive_queue_sql import HiveQueueSql
+
+    queue = HiveQueueSql(hive_metastore_server.backend_url)
+    try:
+        schema = queue.schema
+    finally:
+        queue.close()
+    assert (schema.write_ids, schema.catalog) == (False, False)
+    assert schema.version is None or schema.version.startswith("2."), schema
 
 
 def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive):
