@@ -204,7 +204,9 @@ class HiveLeases:
     def renew(self, lease_id: int, ttl_seconds: float, now: float | None) -> Lease:
         """See ``Metastore.renew_lease``: heartbeat the transaction, then move the expiry."""
         store = self._required("renew a reader lease")
-        store.get_lease(lease_id)  # NoSuchLeaseError first: an unknown ID is not a lost lease
+        # NoSuchLeaseError first: an unknown or expired lease is not a lost one (and is not revived)
+        if store.get_lease(lease_id).expires <= (self._clock() if now is None else now):
+            raise NoSuchLeaseError(lease_id)
         try:
             self._metastore.heartbeat(lease_id)
         except TxnNotOpenError as e:

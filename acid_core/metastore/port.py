@@ -765,7 +765,7 @@ class Metastore(Protocol):
         On a Hive Metastore this also heartbeats the lease's transaction (``hive.txn.timeout``).
 
         Raises:
-            NoSuchLeaseError: no such lease.
+            NoSuchLeaseError: no such lease, or it has expired (the cleaner may have deleted what it read).
             LeaseLostError: (Hive Metastore) its transaction was aborted or ended.
             InvalidMetastoreRequestError: ``ttl_seconds`` is not positive.
         """

@@ -1631,8 +1631,10 @@ class SqlMetastore:
     def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
         """See ``Metastore.renew_lease``: the same snapshot, expiring ``ttl_seconds`` from now."""
         check_lease_ttl(ttl_seconds)
-        lease = self.get_lease(lease_id)
-        return self.put_lease(replace(lease, expires=self._now_ms(now) / 1000 + ttl_seconds))
+        lease, now_s = self.get_lease(lease_id), self._now_ms(now) / 1000
+        if lease.expires <= now_s:  # the cleaner may already have deleted what it read
+            raise NoSuchLeaseError(lease_id)
+        return self.put_lease(replace(lease, expires=now_s + ttl_seconds))
 
     def put_lease(self, lease: Lease) -> Lease:
         """Insert or replace a lease record as given (its ID included), without checking the catalog.

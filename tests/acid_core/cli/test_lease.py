@@ -93,15 +93,15 @@ def test_bad_arguments_exit_2(warehouse, argv, capsys):
 
 def test_renew_moves_the_expiry_and_keeps_the_snapshot(warehouse, capsys):
     with open_metastore(None, str(warehouse)) as store:
-        taken = store.take_lease("t", 60, now=1_000.0)
+        taken = store.take_lease("t", 60)
     capsys.readouterr()
     assert _run(["lease", "renew", str(taken.lease_id), "--ttl", "7200", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["lease_id"] == taken.lease_id
     with open_metastore(None, str(warehouse)) as store:
         renewed = store.get_lease(taken.lease_id)
-    assert (renewed.write_ids, renewed.txns, renewed.created) == (taken.write_ids, taken.txns, 1_000.0)
-    assert renewed.expires > 1_000.0 + 60
+    assert (renewed.write_ids, renewed.txns, renewed.created) == (taken.write_ids, taken.txns, taken.created)
+    assert renewed.expires >= taken.created + 7200
 
 
 def test_renew_unknown_lease_raises_no_such_lease(warehouse):
@@ -113,3 +113,11 @@ def test_renew_rejects_a_non_positive_ttl(warehouse, capsys):
     with pytest.raises(SystemExit):
         _run(["lease", "renew", "1", "--ttl", "0"])
     assert "invalid TTL '0': expected a positive number of seconds" in capsys.readouterr().err
+
+
+def test_renew_of_an_expired_lease_raises_no_such_lease(warehouse):
+    with open_metastore(None, str(warehouse)) as store:
+        taken = store.take_lease("t", 60, now=1_000.0)
+        with pytest.raises(NoSuchLeaseError, match=rf"No such reader lease {taken.lease_id}"):
+            store.renew_lease(taken.lease_id, 60, now=1_060.0)
+        assert store.get_lease(taken.lease_id).expires == 1_060.0  # not revived

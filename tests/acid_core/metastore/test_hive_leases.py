@@ -110,10 +110,10 @@ def test_hive_lease_renew_heartbeats_and_moves_the_expiry(side_store):
     store = HiveMetastore(connection, lease_store=side_store, clock=lambda: 1_000.0)
     taken = store.take_lease("db.t", 60)
 
-    renewed = store.renew_lease(LEASE_TXN, 900, now=1_500.0)
+    renewed = store.renew_lease(LEASE_TXN, 900, now=1_050.0)
 
     assert [r[0].txnid for r in connection.requests("heartbeat")] == [LEASE_TXN]
-    assert (renewed.expires, renewed.write_ids, renewed.txns) == (2_400.0, taken.write_ids, taken.txns)
+    assert (renewed.expires, renewed.write_ids, renewed.txns) == (1_950.0, taken.write_ids, taken.txns)
 
 
 def test_hive_lease_renew_after_the_hms_aborted_its_txn_raises_lease_lost(side_store):
@@ -193,3 +193,13 @@ def test_hive_housekeeping_expires_leases_and_aborts_their_txns(side_store):
 
     assert side_store.list_leases() == []
     assert [r[0].txnid for r in connection.requests("abort_txn")] == [LEASE_TXN]
+
+
+def test_hive_lease_renew_after_expiry_raises_no_such_lease_without_a_heartbeat(side_store):
+    connection = _connection()
+    store = HiveMetastore(connection, lease_store=side_store, clock=lambda: 1_000.0)
+    store.take_lease("db.t", 60)
+
+    with pytest.raises(NoSuchLeaseError):
+        store.renew_lease(LEASE_TXN, 60, now=1_060.0)
+    assert connection.requests("heartbeat") == []
