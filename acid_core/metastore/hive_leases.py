@@ -204,8 +204,10 @@ class HiveLeases:
     def renew(self, lease_id: int, ttl_seconds: float, now: float | None) -> Lease:
         """See ``Metastore.renew_lease``: heartbeat the transaction, then move the expiry."""
         store = self._required("renew a reader lease")
-        # NoSuchLeaseError first: an unknown or expired lease is not a lost one (and is not revived)
-        if store.get_lease(lease_id).expires <= (self._clock() if now is None else now):
+        # NoSuchLeaseError first: an unknown or expired lease is not a lost one (and is not revived).
+        # One clock, the adapter's, decides expiry for the HMS txn and the side store's record.
+        now_s = self._clock() if now is None else now
+        if store.get_lease(lease_id).expires <= now_s:
             raise NoSuchLeaseError(lease_id)
         try:
             self._metastore.heartbeat(lease_id)
@@ -213,7 +215,7 @@ class HiveLeases:
             raise LeaseLostError(lease_id, "aborted") from e
         except NoSuchTxnError as e:
             raise LeaseLostError(lease_id, "committed or unknown to the HMS") from e
-        return store.renew_lease(lease_id, ttl_seconds, now)
+        return store.renew_lease(lease_id, ttl_seconds, now_s)
 
     def release(self, lease_id: int) -> None:
         """See ``Metastore.release_lease``: end the transaction (its lock goes with it), drop the record."""
@@ -233,7 +235,7 @@ class HiveLeases:
         store = self.store()
         if store is None:
             return []
-        expired = store.expire_leases(now)
+        expired = store.expire_leases(self._clock() if now is None else now)
         for txn_id in expired:
             try:
                 self._metastore.abort_txn(txn_id)
