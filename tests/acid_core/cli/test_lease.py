@@ -121,3 +121,28 @@ def test_renew_of_an_expired_lease_raises_no_such_lease(warehouse):
         with pytest.raises(NoSuchLeaseError, match=rf"No such reader lease {taken.lease_id}"):
             store.renew_lease(taken.lease_id, 60, now=1_060.0)
         assert store.get_lease(taken.lease_id).expires == 1_060.0  # not revived
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            "none",
+            "Cannot take a reader lease on the Hive Metastore 'thrift://127.0.0.1:1': reader leases need ",
+        ),
+        ("thrift://h:9083", "Invalid ACIDFLOW_LEASE_STORE 'thrift://h:9083': expected a SQLAlchemy URL"),
+    ],
+    ids=["side-store-off", "side-store-is-an-hms"],
+)
+def test_take_on_an_hms_without_a_usable_side_store_is_one_line_and_exit_1(
+    monkeypatch, capsys, tmp_path, setting, message
+):
+    from acid_core.cli import main
+
+    monkeypatch.setenv("ACIDFLOW_LEASE_STORE", setting)
+    argv = ["lease", "take", "db.t", "--metastore", "thrift://127.0.0.1:1", "--warehouse", str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert message in err
+    assert list(tmp_path.iterdir()) == []  # nothing created
