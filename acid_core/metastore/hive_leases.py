@@ -103,11 +103,6 @@ class HiveLeases:
         self._store: SqlMetastore | None = None if callable(side_store) else side_store
         self._clock, self._sleep, self._lock_wait = clock, sleep, lock_wait_seconds
 
-    @property
-    def configured(self) -> bool:
-        """Whether a side store is configured (opened or not)."""
-        return self._store is not None or self._opener is not None
-
     def store(self) -> SqlMetastore | None:
         """The side store, opened on first use; None when none is configured."""
         if self._store is None and self._opener is not None:
