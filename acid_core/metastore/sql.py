@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Metastore,
     )
 
+
 from acid_core.metastore.sql_catalog import SqlCatalogPart
 from acid_core.metastore.sql_engine import (
     create_engine_for_url,

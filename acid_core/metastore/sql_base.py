@@ -26,10 +26,12 @@ from sqlalchemy.orm import Session
 
 from acid_core.errors import (
     AcidError,
+    CompactionStateError,
     DatabaseAlreadyExistsError,
     InvalidMetastoreRequestError,
     InvalidTableNameError,
     MetastoreError,
+    NoSuchCompactionError,
     NoSuchDatabaseError,
     NoSuchTableError,
     NoSuchTxnError,
@@ -479,3 +481,30 @@ class SqlMetastoreBase:
     def _min_open_txn_id(self, s: Session) -> int:
         high_watermark, txns = self._txns_in_snapshot(s)
         return min((t for t, state, _ in txns if state == _OPEN), default=high_watermark + 1)
+
+    def _queue_row(self, s: Session, compaction_id: int) -> CompactionQueueEntry:
+        _check_id("compaction ID", compaction_id)
+        row = s.scalars(
+            select(CompactionQueueEntry).where(CompactionQueueEntry.id == compaction_id).with_for_update()
+        ).one_or_none()
+        if row is None:
+            done = s.get(CompletedCompaction, compaction_id)
+            if done is None:
+                raise NoSuchCompactionError(compaction_id)
+            state = _COMPACTION_STATE_BY_CODE[done.state].value
+            raise CompactionStateError(
+                compaction_id, state, "change", "initiated, working or ready_for_cleaning"
+            )
+        return row
+
+    @staticmethod
+    def _require_state(
+        row: CompactionQueueEntry, operation: str, allowed: tuple[CompactionState, ...]
+    ) -> None:
+        if row.state not in {_COMPACTION_STATE_CODE[a] for a in allowed}:
+            raise CompactionStateError(
+                row.id,
+                _COMPACTION_STATE_BY_CODE[row.state].value,
+                operation,
+                " or ".join(a.value for a in allowed),
+            )

@@ -280,6 +280,21 @@ class SqlCatalogPart(SqlMetastoreBase):
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NoSuchPartitionError(f"{database}.{name}", part_name)
 
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """See ``Metastore.set_location``."""
+        database, name = split_table_name(table)
+        with self._transaction("set_location") as s:
+            row = self._table_row(s, database, name)
+            if partition is None:
+                row.location = location
+                return
+            part = s.scalars(
+                select(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id, PartitionRow.name == partition)
+            ).one_or_none()
+            if part is None:
+                raise NoSuchPartitionError(f"{database}.{name}", partition)
+            part.location = location
+
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions``."""
         database, name = split_table_name(table)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, or_, select, update
 
 from acid_core.errors import (
-    CompactionStateError,
     InvalidMetastoreRequestError,
     NoSuchCompactionError,
 )
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session
 
-
 from acid_core.metastore.port import (
     CompactionInfo,
     CompactionState,
@@ -45,7 +43,6 @@ from acid_core.metastore.sql_base import (
     _ABORTED,
     _COMMITTED,
     _COMPACT_OPERATION,
-    _COMPACTION_STATE_BY_CODE,
     _COMPACTION_STATE_CODE,
     _COMPACTION_TYPE_CODE,
     SqlMetastoreBase,
@@ -150,33 +147,6 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
             row.state, row.worker_id, row.worker_version, row.start = "w", worker_id, worker_version, now_ms
             s.flush()
             return _compaction_info(row)
-
-    def _queue_row(self, s: Session, compaction_id: int) -> CompactionQueueEntry:
-        _check_id("compaction ID", compaction_id)
-        row = s.scalars(
-            select(CompactionQueueEntry).where(CompactionQueueEntry.id == compaction_id).with_for_update()
-        ).one_or_none()
-        if row is None:
-            done = s.get(CompletedCompaction, compaction_id)
-            if done is None:
-                raise NoSuchCompactionError(compaction_id)
-            state = _COMPACTION_STATE_BY_CODE[done.state].value
-            raise CompactionStateError(
-                compaction_id, state, "change", "initiated, working or ready_for_cleaning"
-            )
-        return row
-
-    @staticmethod
-    def _require_state(
-        row: CompactionQueueEntry, operation: str, allowed: tuple[CompactionState, ...]
-    ) -> None:
-        if row.state not in {_COMPACTION_STATE_CODE[a] for a in allowed}:
-            raise CompactionStateError(
-                row.id,
-                _COMPACTION_STATE_BY_CODE[row.state].value,
-                operation,
-                " or ".join(a.value for a in allowed),
-            )
 
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """See ``Metastore.update_compactor_state``."""

@@ -14,7 +14,7 @@ import socket
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from acid_core.errors import (
@@ -47,9 +47,11 @@ from acid_core.writeids import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from sqlalchemy.sql.elements import ColumnElement
 
 from acid_core.metastore.port import (
     DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
+    CompactionState,
     HousekeepingResult,
     TxnInfo,
     TxnState,
@@ -89,59 +91,72 @@ class SqlTxnPart(SqlMetastoreBase):
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
         with self._transaction("open_txn") as s:
-            values = {
-                "state": _OPEN,
-                "started": now_ms,
-                "last_heartbeat": now_ms,
-                "user": user if user is not None else _current_user(),
-                "host": host if host is not None else socket.gethostname(),
-                "txn_type": _TXN_TYPE_CODE[kind],
-            }
-            if self._txn_id_sequence:
-                # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
-                # exclusively), then an ID from the sequence; opens no longer queue behind each
-                # other's disk sync. When nobody holds the row, take it exclusively instead and
-                # move the settled mark up, so MIN_HISTORY_LEVEL and snapshots stay tight.
-                alone = s.execute(
-                    select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
-                ).scalar_one_or_none()
-                if alone is None:
-                    settled = int(
-                        s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
-                    )
-                txn_id = int(
-                    s.execute(
-                        insert(Txn)
-                        .values(txn_id=TXN_ID_SEQUENCE.next_value(), **values)
-                        .returning(Txn.txn_id)
-                    ).scalar_one()
+            return self._open_txn_in(s, user, host, kind, now_ms)
+
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """See ``Metastore.open_compaction_txn``: one database transaction opens and records it."""
+        now_ms = self._now_ms(now)
+        with self._transaction("open_compaction_txn") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "open a compaction transaction for", (CompactionState.WORKING,))
+            txn_id = self._open_txn_in(s, user, host, TxnType.COMPACTION, now_ms)
+            row.txn_id = txn_id
+            return txn_id
+
+    def _open_txn_in(
+        self, s: Session, user: str | None, host: str | None, kind: TxnType, now_ms: int
+    ) -> TxnId:
+        values = {
+            "state": _OPEN,
+            "started": now_ms,
+            "last_heartbeat": now_ms,
+            "user": user if user is not None else _current_user(),
+            "host": host if host is not None else socket.gethostname(),
+            "txn_type": _TXN_TYPE_CODE[kind],
+        }
+        if self._txn_id_sequence:
+            # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
+            # exclusively), then an ID from the sequence; opens no longer queue behind each
+            # other's disk sync. When nobody holds the row, take it exclusively instead and
+            # move the settled mark up, so MIN_HISTORY_LEVEL and snapshots stay tight.
+            alone = s.execute(
+                select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
+            ).scalar_one_or_none()
+            if alone is None:
+                settled = int(
+                    s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
                 )
-                if alone is not None:
-                    # No open is in flight (none holds the row): every ID below ours is settled.
-                    settled = txn_id
-                    if int(alone) != txn_id:
-                        s.execute(update(NextTxnId).values(next_txn_id=txn_id))
-            else:
-                txn_id = self._next_txn_id_locked(s)
-                settled = txn_id + 1
-                s.execute(update(NextTxnId).values(next_txn_id=settled))
-                s.execute(insert(Txn).values(txn_id=txn_id, **values))
-            # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
-            # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
-            # An open still in flight below this one is invisible, but never below the settled
-            # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
-            lowest_open = func.min(Txn.txn_id)
-            s.execute(
-                insert(MinHistoryLevel).from_select(
-                    [MinHistoryLevel.txn_id, MinHistoryLevel.min_open_txn_id],
-                    select(
-                        sa.literal(txn_id, sa.BigInteger),
-                        sa.case(
-                            (lowest_open < settled, lowest_open), else_=sa.literal(settled, sa.BigInteger)
-                        ),
-                    ).where(Txn.state == _OPEN),
-                )
+            txn_id = int(
+                s.execute(
+                    insert(Txn).values(txn_id=TXN_ID_SEQUENCE.next_value(), **values).returning(Txn.txn_id)
+                ).scalar_one()
             )
+            if alone is not None:
+                # No open is in flight (none holds the row): every ID below ours is settled.
+                settled = txn_id
+                if int(alone) != txn_id:
+                    s.execute(update(NextTxnId).values(next_txn_id=txn_id))
+        else:
+            txn_id = self._next_txn_id_locked(s)
+            settled = txn_id + 1
+            s.execute(update(NextTxnId).values(next_txn_id=settled))
+            s.execute(insert(Txn).values(txn_id=txn_id, **values))
+        # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
+        # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+        # An open still in flight below this one is invisible, but never below the settled
+        # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
+        lowest_open = func.min(Txn.txn_id)
+        s.execute(
+            insert(MinHistoryLevel).from_select(
+                [MinHistoryLevel.txn_id, MinHistoryLevel.min_open_txn_id],
+                select(
+                    sa.literal(txn_id, sa.BigInteger),
+                    sa.case((lowest_open < settled, lowest_open), else_=sa.literal(settled, sa.BigInteger)),
+                ).where(Txn.state == _OPEN),
+            )
+        )
         return TxnId(txn_id)
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -416,10 +431,12 @@ class SqlTxnPart(SqlMetastoreBase):
         Hive's AcidHouseKeeperService, in one database transaction:
 
         1. ``cleanEmptyAbortedAndCommittedTxns``: an aborted transaction with no
-           ``TXN_COMPONENTS`` left is deleted (it wrote nothing, or ``mark_cleaned`` forgot its
-           writes once the cleaner had removed them), with its ``TXN_TO_WRITE_ID`` rows: no file
-           can hold its events, so its write IDs may turn valid. Only transactions below the
-           newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
+           ``TXN_COMPONENTS`` left is deleted from ``TXNS`` (it wrote nothing, or
+           ``mark_cleaned`` forgot its writes once the cleaner had removed them): no file can hold
+           its events, so its write IDs turn valid. Its ``TXN_TO_WRITE_ID`` rows stay, as in
+           Hive, until step 2 reaches them: deleting the row of a table's highest write ID would
+           lower the high watermark readers compute below the newest base. Only transactions
+           below the newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
            ``getOpenTxnTimeoutLowBoundaryTxnId``), which also keeps a just-finished
            transaction's record for its client's retry.
         2. ``cleanTxnToWriteIdTable``: ``TXN_TO_WRITE_ID`` rows of transactions below the low water
@@ -428,7 +445,9 @@ class SqlTxnPart(SqlMetastoreBase):
            committed writes every snapshot an open transaction can take sees as valid. Unlike
            Hive, per table only the rows below every kept row are deleted: write IDs are not
            allocated in txn order, and deleting a row above a kept one would lower the write-ID
-           high watermark readers compute (``GetValidWriteIdsForTableFunction``).
+           high watermark readers compute (``GetValidWriteIdsForTableFunction``). For the same
+           reason, when every row a table keeps is open or aborted, its newest deleted row is
+           spared (``_newest_rows_to_spare``).
         3. Committed transactions below the boundary of step 1 that no write-ID row refers to.
 
         Idempotent: a second run with the same ``now`` deletes nothing. Snapshots held inside an
@@ -465,10 +484,7 @@ class SqlTxnPart(SqlMetastoreBase):
                     .with_for_update()
                 )
             )
-            deleted_rows = 0
             if empty_aborted:
-                result = s.execute(delete(TxnToWriteId).where(TxnToWriteId.txn_id.in_(empty_aborted)))
-                deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
                 s.execute(delete(Txn).where(Txn.txn_id.in_(empty_aborted), no_components))
             # A MIN_HISTORY_LEVEL row whose txn has ended protects nothing (commit/abort delete it;
             # this only catches rows left by a crash between statements of another client).
@@ -487,10 +503,24 @@ class SqlTxnPart(SqlMetastoreBase):
                 kept.txn_id >= low_water_mark,
                 kept.write_id < TxnToWriteId.write_id,
             )
-            result = s.execute(
-                delete(TxnToWriteId).where(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
-            )
-            deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+            goes = and_(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
+            spared = self._newest_rows_to_spare(s, goes)
+            if spared:
+                goes = and_(
+                    goes,
+                    ~or_(
+                        *(
+                            and_(
+                                TxnToWriteId.database == database,
+                                TxnToWriteId.table == table,
+                                TxnToWriteId.write_id == write_id,
+                            )
+                            for database, table, write_id in spared
+                        )
+                    ),
+                )
+            result = s.execute(delete(TxnToWriteId).where(goes))
+            deleted_rows = int(result.rowcount)  # type: ignore[attr-defined]
             no_write_ids = ~exists().where(TxnToWriteId.txn_id == Txn.txn_id)
             done_committed = list(
                 s.scalars(
@@ -510,3 +540,32 @@ class SqlTxnPart(SqlMetastoreBase):
                 low_water_mark,
             )
         return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
+
+    @staticmethod
+    def _newest_rows_to_spare(s: Session, goes: ColumnElement[bool]) -> list[tuple[str, str, int]]:
+        """Per table, the newest going write-ID row when rows stay and all are open or aborted.
+
+        ``GetValidWriteIdsForTableFunction`` reports the lowest invalid write ID as the high
+        watermark when no row under it reads as committed ("compacted writes"); with only aborted
+        rows left above the deleted ones, readers' hwm would drop below a base the compactor wrote
+        over those aborted writes. One committed row left per table keeps the hwm where it was.
+        """
+        invalid_txns = select(Txn.txn_id).where(Txn.state.in_((_OPEN, _ABORTED)))
+        spared: list[tuple[str, str, int]] = []
+        newest_going = s.execute(
+            select(TxnToWriteId.database, TxnToWriteId.table, func.max(TxnToWriteId.write_id))
+            .where(goes)
+            .group_by(TxnToWriteId.database, TxnToWriteId.table)
+        ).all()
+        for database, table, write_id in newest_going:
+            same_table = (TxnToWriteId.database == database, TxnToWriteId.table == table, ~goes)
+            stays = s.scalar(select(TxnToWriteId.write_id).where(*same_table).limit(1))
+            stays_valid = s.scalar(
+                select(TxnToWriteId.write_id)
+                .where(*same_table, TxnToWriteId.txn_id.not_in(invalid_txns))
+                .limit(1)
+            )
+            # With no row left at all, NEXT_WRITE_ID gives the same hwm (every write ID is done).
+            if stays is not None and stays_valid is None:
+                spared.append((str(database), str(table), int(write_id)))
+        return spared
