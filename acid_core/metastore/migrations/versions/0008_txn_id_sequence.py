@@ -1,7 +1,7 @@
 """PostgreSQL takes transaction IDs from a sequence; NEXT_TXN_ID becomes the open/commit mutex.
 
-Revision ID: 0007
-Revises: 0003
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-25 18:45:00.000000
 
 Hive 4 (``TxnHandler.openTxns``) draws IDs from the ``TXNS`` identity column under a *share* lock
@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0003"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
