@@ -49,7 +49,7 @@ from typing import IO, TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 from acid_core.errors import DiskFullError, StorageError, UnsafeFileOperationError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     import pyarrow.fs as pafs
 
@@ -337,17 +337,22 @@ class LocalFileIO(PyArrowFileIO):
 
     def list_tree(self, path: str) -> list[FileInfo]:
         """Every entry below ``path``, depth first."""
-        found: list[FileInfo] = []
-        pending = [path]
-        while pending:
-            children = self.list_dir(pending.pop())
-            found.extend(children)
-            pending.extend(child.path for child in children if child.is_dir)
-        return found
+        return _walk(self.list_dir, path)
 
     def join(self, *parts: str) -> str:
         """Join with the OS separator."""
         return os.path.join(*parts)
+
+
+def _walk(list_dir: Callable[[str], list[FileInfo]], path: str) -> list[FileInfo]:
+    """Every entry below ``path``, depth first, one ``list_dir`` per directory."""
+    found: list[FileInfo] = []
+    pending = [path]
+    while pending:
+        children = list_dir(pending.pop())
+        found.extend(children)
+        pending.extend(child.path for child in children if child.is_dir)
+    return found
 
 
 def _key(path: str) -> str:
@@ -418,13 +423,7 @@ class PrelistedFileIO:
         """Every entry below ``path``, from the listing."""
         if self._below(path) is None:
             return self._io.list_tree(path)
-        found: list[FileInfo] = []
-        pending = [path]
-        while pending:
-            children = self.list_dir(pending.pop())
-            found.extend(children)
-            pending.extend(child.path for child in children if child.is_dir)
-        return found
+        return _walk(self.list_dir, path)
 
     def info(self, path: str) -> FileInfo | None:
         """The entry at ``path`` as listed, or None."""

@@ -33,9 +33,10 @@ from sqlalchemy import event
 
 from acid_core.compaction.backlog import iter_initiator
 from acid_core.compaction.cleaner import run_cleaner
-from acid_core.metastore import Column, CompactionType, SqlMetastore, TableDefinition
+from acid_core.metastore import CompactionType, SqlMetastore
 from acid_core.metastore.models import NextWriteId, PartitionRow, TableRow
 from bench import goals
+from bench.bench_state import partitioned_acid_table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -46,14 +47,7 @@ _BUDGET_SECONDS = 180.0
 def build(work: str, tables: int, partitions: int) -> SqlMetastore:
     """T partitioned ACID tables of P partitions, rows inserted in bulk."""
     store = SqlMetastore(f"sqlite:///{work}/metastore.sqlite", warehouse=f"{work}/wh")
-    store.create_table(
-        TableDefinition(
-            "default.t00000",
-            (Column("id", "int"),),
-            partition_keys=(Column("p", "string"),),
-            properties={"transactional": "true"},
-        )
-    )
+    store.create_table(partitioned_acid_table("default.t00000"))
     tbls, parts = TableRow.__table__, PartitionRow.__table__
     with store._engine.begin() as connection:
         template = dict(connection.execute(sa.select(tbls)).mappings().one())

@@ -32,12 +32,14 @@ from typing import TYPE_CHECKING
 from unittest import mock
 
 from acid_core.directory import load_directory_state
-from acid_core.fs import FileInfo, LocalFileIO, PrelistedFileIO
+from acid_core.fs import FileInfo, FileIO, LocalFileIO, PrelistedFileIO
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
 from bench import goals
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from acid_core.metastore import TableDefinition
 
 _DELTAS_PER_PARTITION = 3
 
@@ -138,23 +140,28 @@ def bare_tree(root: str) -> list[tuple[str, bool, int]]:
     return found
 
 
+def partitioned_acid_table(name: str, location: str | None = None) -> TableDefinition:
+    """A full-ACID table ``(id int)`` partitioned by ``p string``."""
+    from acid_core.metastore import Column, TableDefinition
+
+    return TableDefinition(
+        name,
+        (Column("id", "int"),),
+        partition_keys=(Column("p", "string"),),
+        properties={"transactional": "true"},
+        location=location,
+    )
+
+
 def _bulk_metastore(work: str, table_root: str, partitions: list[str]) -> object:
     """A SQLite metastore with one partitioned ACID table at ``table_root``, rows inserted at once."""
     import sqlalchemy as sa
 
-    from acid_core.metastore import Column, SqlMetastore, TableDefinition
+    from acid_core.metastore import SqlMetastore
     from acid_core.metastore.models import PartitionRow, TableRow
 
     store = SqlMetastore(f"sqlite:///{work}/metastore.sqlite", warehouse=f"{work}/wh")
-    store.create_table(
-        TableDefinition(
-            "default.t",
-            (Column("id", "int"),),
-            partition_keys=(Column("p", "string"),),
-            properties={"transactional": "true"},
-            location=table_root,
-        )
-    )
+    store.create_table(partitioned_acid_table("default.t", table_root))
     with store._engine.begin() as connection:
         table_id = connection.execute(sa.select(TableRow.tbl_id).where(TableRow.name == "t")).scalar_one()
         connection.execute(
@@ -194,20 +201,19 @@ def _one_table(count: int, repeat: int, smoke: bool, committed: ValidWriteIdList
         store = _bulk_metastore(work, table_root, names)
         calls: dict[str, int] = {}
 
-        def per_partition() -> object:
-            io = CountingFileIO()
-            for name in names:
-                load_directory_state(io, os.path.join(table_root, name), committed)
-            calls["state, partition by partition"] = io.calls
-            return io
+        def states(label: str, prelist: bool) -> Callable[[], object]:
+            def run() -> object:
+                io = CountingFileIO()
+                table_io: FileIO = PrelistedFileIO(io, table_root) if prelist else io
+                for name in names:
+                    load_directory_state(table_io, os.path.join(table_root, name), committed)
+                calls[label] = io.calls
+                return io
 
-        def prelisted() -> object:
-            io = CountingFileIO()
-            table_io = PrelistedFileIO(io, table_root)
-            for name in names:
-                load_directory_state(table_io, os.path.join(table_root, name), committed)
-            calls["state, one PrelistedFileIO"] = io.calls
-            return io
+            return run
+
+        per_partition = states("state, partition by partition", prelist=False)
+        prelisted = states("state, one PrelistedFileIO", prelist=True)
 
         def initiator() -> object:
             io = CountingFileIO()

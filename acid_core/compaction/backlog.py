@@ -21,7 +21,7 @@ import logging
 import socket
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypedDict, Unpack
 
 from acid_core.compaction.common import partition_location, reap_timed_out_transactions
 from acid_core.compaction.initiator import (
@@ -43,7 +43,14 @@ if TYPE_CHECKING:
     from acid_core.metastore import CompactionInfo, Metastore, Table
     from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
 
-__all__ = ["INITIATOR_ID", "BacklogEntry", "collect_facts", "iter_initiator", "run_initiator"]
+__all__ = [
+    "INITIATOR_ID",
+    "BacklogEntry",
+    "InitiatorOptions",
+    "collect_facts",
+    "iter_initiator",
+    "run_initiator",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -122,26 +129,19 @@ def _records(history: list[CompactionInfo], partition: str | None) -> list[Compa
     ]
 
 
-def run_initiator(
-    metastore: Metastore,
-    *,
-    config: InitiatorConfig | None = None,
-    dry_run: bool = False,
-    tables: list[str] | None = None,
-    now: float | None = None,
-    txn_timeout_seconds: float | None = None,
-) -> list[BacklogEntry]:
+class InitiatorOptions(TypedDict, total=False):
+    """The keyword arguments of ``iter_initiator`` and ``run_initiator``."""
+
+    config: InitiatorConfig | None
+    dry_run: bool
+    tables: list[str] | None
+    now: float | None
+    txn_timeout_seconds: float | None
+
+
+def run_initiator(metastore: Metastore, **options: Unpack[InitiatorOptions]) -> list[BacklogEntry]:
     """``iter_initiator`` collected into a list (see there)."""
-    return list(
-        iter_initiator(
-            metastore,
-            config=config,
-            dry_run=dry_run,
-            tables=tables,
-            now=now,
-            txn_timeout_seconds=txn_timeout_seconds,
-        )
-    )
+    return list(iter_initiator(metastore, **options))
 
 
 def iter_initiator(
