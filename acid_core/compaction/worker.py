@@ -63,6 +63,8 @@ import os
 import posixpath
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from typing import IO, TYPE_CHECKING, Final, Literal, cast
 
@@ -84,17 +86,17 @@ from acid_core.fs import FileInfo, file_io_for
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
+from acid_core.orc.files import is_key_ordered
 from acid_core.orc.reader import load_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
+from acid_core.orc.stream import prefetch
 from acid_core.orc.writer import write_acid_version_file, write_event_file
 from acid_core.paths import (
     METADATA_FILE,
     SIDE_FILE_SUFFIX,
     BaseDir,
     DeleteDeltaDir,
-    DeltaDir,
     format_bucket_file,
-    is_acid_dir_name,
     is_hidden_name,
     parse_acid_dir,
     try_parse_bucket_file,
@@ -125,6 +127,7 @@ __all__ = [
     "check_compaction_target",
     "compact_bucket",
     "default_worker_id",
+    "embedded_parallelism",
     "execute_compaction",
     "input_bytes",
     "is_key_ordered",
@@ -139,6 +142,7 @@ _LOG = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = ".acidflow-staging-"
 _BATCH_ROWS: Final = 64 * 1024
+_MAX_PARALLEL_BUCKETS: Final = 4
 _METADATA_TEXT: Final = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
 _KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[1:5]
 _MIX = (
@@ -359,45 +363,6 @@ class _Tally:
             yield batch
 
 
-def is_key_ordered(names: Sequence[str]) -> bool:
-    """Whether reading these inputs file by file (Hive's order) already yields row-ID order.
-
-    True when the base and the insert deltas cover disjoint, increasing write-ID ranges (statements
-    of one write ID in increasing order): every row of a later directory then has a larger
-    ``originalTransaction`` (or, within one write ID, a larger statement in ``bucket``); original
-    files come first with ``originalTransaction`` 0. The sequential scan then needs one stripe in
-    memory instead of one per input file. The writer still validates the order, so a wrong
-    answer fails the compaction instead of writing a bad file.
-    """
-    base: BaseDir | None = None
-    deltas: list[DeltaDir] = []
-    for name in names:
-        if not is_acid_dir_name(name):
-            continue
-        parsed = parse_acid_dir(name)
-        if isinstance(parsed, BaseDir):
-            base = parsed
-        elif not isinstance(parsed, DeleteDeltaDir):
-            deltas.append(parsed)
-    deltas.sort(
-        key=lambda d: (d.min_write_id, -d.max_write_id, -1 if d.statement_id is None else d.statement_id)
-    )
-    high = -1 if base is None else base.write_id
-    previous: DeltaDir | None = None
-    for delta in deltas:
-        same_write = (
-            previous is not None
-            and previous.min_write_id == previous.max_write_id == delta.min_write_id == delta.max_write_id
-            and previous.statement_id is not None
-            and delta.statement_id is not None
-            and delta.statement_id > previous.statement_id
-        )
-        if delta.min_write_id <= high and not same_write:
-            return False
-        high, previous = max(high, delta.max_write_id), delta
-    return True
-
-
 def _insert_events(
     view: _InputView,
     root: str,
@@ -476,15 +441,18 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
             events = _insert_events(view, root, write_ids, txns, row_type, ordered)
         tally = _Tally()
         path = io.join(staging, name, format_bucket_file(task.bucket_id))
-        stats = write_event_file(
-            io,
-            path,
-            tally.wrap(events),
-            row_type,
-            compression=task.compression,
-            stripe_size=task.stripe_size,
-            bucket_id=task.bucket_id,
-        )
+        # Two cores: the merge-on-read (ORC decode, deletes, checksum) runs in a producer thread
+        # while this one validates and encodes; pyarrow releases the GIL in both ORC codecs.
+        with closing(prefetch(tally.wrap(events), name=f"acidflow-merge-{task.bucket_id}")) as stream:
+            stats = write_event_file(
+                io,
+                path,
+                stream,
+                row_type,
+                compression=task.compression,
+                stripe_size=task.stripe_size,
+                bucket_id=task.bucket_id,
+            )
         if stats.rows != tally.events:
             raise CompactionVerificationError(
                 task.compaction_id, f"event count of {path}", tally.events, stats.rows
@@ -493,13 +461,43 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
     return BucketResult(task.bucket_id, tuple(outputs))
 
 
-def run_tasks_embedded(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
-    """Run tasks one after the other in this process, heartbeating between them."""
-    results: list[BucketResult] = []
-    for task in tasks:
-        results.append(compact_bucket(task))
-        heartbeat()
-    return results
+def embedded_parallelism() -> int:
+    """Buckets the embedded worker compacts at once: one per core, at most ``_MAX_PARALLEL_BUCKETS``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_PARALLEL_BUCKETS))
+
+
+def run_tasks_embedded(
+    tasks: Sequence[BucketTask], heartbeat: Callable[[], None], *, parallel: int | None = None
+) -> list[BucketResult]:
+    """Run tasks in this process, ``parallel`` buckets at a time, heartbeating as each one finishes.
+
+    Each bucket already uses two threads (the merge, and the ORC encoding: ``compact_bucket``);
+    several buckets at once keep every core encoding. Memory: ``parallel`` buckets' delete sets and
+    stripes. Results come in ``tasks`` order; the first failure is raised once the running tasks
+    end (tasks not started yet are cancelled).
+    """
+    workers = min(len(tasks), embedded_parallelism() if parallel is None else max(1, parallel))
+    if workers <= 1:
+        results: list[BucketResult] = []
+        for task in tasks:
+            results.append(compact_bucket(task))
+            heartbeat()
+        return results
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="acidflow-bucket") as pool:
+        futures = [pool.submit(compact_bucket, task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                future.result()
+                heartbeat()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return [future.result() for future in futures]
 
 
 def _verify_file(io: FileIO, compaction_id: int, output: BucketOutput) -> None:

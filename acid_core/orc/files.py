@@ -31,15 +31,19 @@ from acid_core.paths import (
     BUCKET_PREFIX,
     DELETE_DELTA_PREFIX,
     SIDE_FILE_SUFFIX,
+    BaseDir,
+    DeleteDeltaDir,
+    DeltaDir,
     is_acid_dir_name,
     is_hidden_name,
+    parse_acid_dir,
     try_parse_bucket_file,
     try_parse_original_file,
 )
 from acid_core.writeids import RangeResponse
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from acid_core.fs import FileInfo, FileIO
     from acid_core.orc.deletes import I64
@@ -53,6 +57,7 @@ __all__ = [
     "OpenFile",
     "ScanPlan",
     "int64_values",
+    "is_key_ordered",
     "one_line",
     "plan_scan",
     "probe_file",
@@ -420,3 +425,42 @@ def probe_file(file_io: FileIO, data_file: DataFile) -> FileFacts:
         return FileFacts(int(opened.orc.nrows), non_inserts, opened.row_struct)
     finally:
         opened.close()
+
+
+def is_key_ordered(names: Sequence[str]) -> bool:
+    """Whether reading these inputs file by file (Hive's order) already yields row-ID order.
+
+    True when the base and the insert deltas cover disjoint, increasing write-ID ranges (statements
+    of one write ID in increasing order): every row of a later directory then has a larger
+    ``originalTransaction`` (or, within one write ID, a larger statement in ``bucket``); original
+    files come first with ``originalTransaction`` 0. The sequential scan then needs one stripe in
+    memory instead of one per input file. The writer still validates the order, so a wrong
+    answer fails the compaction instead of writing a bad file.
+    """
+    base: BaseDir | None = None
+    deltas: list[DeltaDir] = []
+    for name in names:
+        if not is_acid_dir_name(name):
+            continue
+        parsed = parse_acid_dir(name)
+        if isinstance(parsed, BaseDir):
+            base = parsed
+        elif not isinstance(parsed, DeleteDeltaDir):
+            deltas.append(parsed)
+    deltas.sort(
+        key=lambda d: (d.min_write_id, -d.max_write_id, -1 if d.statement_id is None else d.statement_id)
+    )
+    high = -1 if base is None else base.write_id
+    previous: DeltaDir | None = None
+    for delta in deltas:
+        same_write = (
+            previous is not None
+            and previous.min_write_id == previous.max_write_id == delta.min_write_id == delta.max_write_id
+            and previous.statement_id is not None
+            and delta.statement_id is not None
+            and delta.statement_id > previous.statement_id
+        )
+        if delta.min_write_id <= high and not same_write:
+            return False
+        high, previous = max(high, delta.max_write_id), delta
+    return True

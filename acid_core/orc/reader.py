@@ -111,6 +111,7 @@ from acid_core.orc.files import (
     OpenFile,
     ScanPlan,
     int64_values,
+    is_key_ordered,
     one_line,
     plan_scan,
     probe_file,
@@ -123,6 +124,7 @@ from acid_core.orc.schema import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
 )
+from acid_core.paths import DeleteDeltaDir, DeltaDir, parse_acid_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -440,6 +442,7 @@ class _Scanner:
         self.file_io, self.plan, self.write_ids = file_io, plan, write_ids
         self.output, self.registry, self.limit = output, registry, limit
         self.original_rows: dict[int, int] = {}
+        self.key_ordered = False
 
     def batches(self, ordered: bool) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
@@ -448,7 +451,10 @@ class _Scanner:
                 return
             if ordered:
                 self.need_keys = True
-            keyed = self._merged() if ordered else self._sequential()
+            if ordered and self.key_ordered:
+                keyed = self._checked_sequential()
+            else:
+                keyed = self._merged() if ordered else self._sequential()
             for batch, *_ in keyed:
                 if remaining is not None:
                     if batch.num_rows >= remaining:
@@ -464,6 +470,17 @@ class _Scanner:
     def _sequential(self) -> Iterator[_Keyed]:
         for data_file in self.plan.data_files:
             yield from self._file_batches(data_file)
+
+    def _checked_sequential(self) -> Iterator[_Keyed]:
+        """File by file when that is already row-ID order: one file open, not one per file."""
+        last: tuple[tuple[int, int, int], str] | None = None
+        for data_file in self.plan.data_files:
+            for keyed in self._file_batches(data_file):
+                if keyed[1].size:
+                    head = _Head(iter(()))
+                    head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
+                    last = _check_unique_row_ids(head, 0, data_file.path, last)
+                yield keyed
 
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
@@ -621,6 +638,25 @@ def _row_struct_of_plan(plan: ScanPlan, facts: dict[str, FileFacts]) -> pa.Struc
     return None
 
 
+def _reads_in_key_order(plan: ScanPlan, facts: dict[str, FileFacts]) -> bool:
+    """Whether reading file by file already yields Hive's row-ID order (no k-way merge needed).
+
+    True for one bucket whose base and insert deltas cover disjoint, increasing write-ID ranges
+    and hold inserts only (the usual history): each insert carries its own write ID as
+    ``originalTransaction``. Statements of one write (equal ranges) and legacy update events
+    (an older ``originalTransaction`` in a newer delta) take the merge.
+    """
+    if len(plan.bucket_ids) > 1 or any(facts[f.path].non_inserts for f in plan.data_files):
+        return False
+    names = [name for name in (plan.state.base, *plan.state.deltas) if name is not None]
+    ranges = [
+        (parsed.min_write_id, parsed.max_write_id)
+        for parsed in map(parse_acid_dir, names)
+        if isinstance(parsed, DeltaDir) and not isinstance(parsed, DeleteDeltaDir)
+    ]
+    return len(ranges) == len(set(ranges)) and is_key_ordered(names)
+
+
 def scan(
     file_io: FileIO,
     table_dir: str,
@@ -680,6 +716,7 @@ def scan(
         _check_filter(filter, output.row_fields)
     registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory, batch_rows)
     scanner = _Scanner(file_io, plan, write_ids, output, registry, limit, batch_rows)
+    scanner.key_ordered = ordered and _reads_in_key_order(plan, facts)
     return pa.RecordBatchReader.from_batches(output.schema, scanner.batches(ordered))
 
 

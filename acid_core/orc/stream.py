@@ -1,0 +1,91 @@
+"""Run a batch producer in its own thread: decode and merge on one core, encode on the other.
+
+    prefetch(batches, depth=2)              -> iterator      the producer runs in a background thread
+
+Why threads: pyarrow releases the GIL while it decodes and encodes ORC (and numpy while it
+merges), so a producer thread (decode + merge-on-read) and the consumer (encode + write) use two
+cores at once. ``prefetch`` keeps at most ``depth`` items between them, so memory stays bounded
+(``depth`` batches plus the one each side is working on) whatever the table size.
+
+Invariants: items arrive in the producer's order; an exception in the producer is raised in the
+consumer at the position it happened (after the items before it); when the consumer stops early
+(an error, a limit, ``close()``), the producer is told to stop, its iterator is closed in its own
+thread (so its ``finally`` blocks run) and the thread is joined before ``prefetch`` returns.
+Not here: what the batches are (``orc.reader``), ORC files (``orc.writer``).
+Errors: whatever the producer raises.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import TYPE_CHECKING, Final, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterable
+
+__all__ = ["prefetch"]
+
+T = TypeVar("T")
+
+_POLL_SECONDS: Final = 0.05
+
+
+class _End:
+    """The producer's last message: finished (``error`` None) or failed."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+def prefetch(
+    items: Iterable[T], depth: int = 2, *, name: str = "acidflow-prefetch"
+) -> Generator[T, None, None]:
+    """Iterate ``items`` in a background thread, keeping at most ``depth`` items ready.
+
+    >>> list(prefetch(iter(range(5))))
+    [0, 1, 2, 3, 4]
+    """
+    if depth < 1:
+        raise ValueError(f"prefetch depth must be >= 1, got {depth}")
+    ready: queue.Queue[T | _End] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(item: T | _End) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=_POLL_SECONDS)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def produce() -> None:
+        iterator = iter(items)
+        try:
+            for item in iterator:
+                if not offer(item):
+                    return
+            offer(_End(None))
+        except BaseException as error:  # handed to the consumer, raised there
+            offer(_End(error))
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name=name, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if isinstance(item, _End):
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
