@@ -87,7 +87,7 @@ from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
 from acid_core.orc.files import is_key_ordered
-from acid_core.orc.reader import load_delete_events, scan
+from acid_core.orc.reader import iter_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
 from acid_core.orc.stream import prefetch
 from acid_core.orc.writer import write_acid_version_file, write_event_file
@@ -389,9 +389,9 @@ def _insert_events(
 def _delete_events(
     view: _InputView, root: str, write_ids: ValidWriteIdList, txns: ValidTxnList, row_type: RowType
 ) -> Iterator[pa.RecordBatch]:
-    table = load_delete_events(view, root, write_ids, txns)
+    # Streamed in key order (one batch per delete file in memory), not the whole delete set.
     nulls_type = row_type.to_arrow()
-    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+    for batch in iter_delete_events(view, root, write_ids, txns, batch_rows=_BATCH_ROWS):
         count = batch.num_rows
         if count == 0:
             continue

@@ -6,6 +6,7 @@ API::
          limit=None, ordered=False, ...)                         -> pyarrow.RecordBatchReader
     scan_table(...same arguments...)                            -> pyarrow.Table
     load_delete_events(file_io, table_dir, write_ids, txns=None) -> pyarrow.Table (the delete set)
+    iter_delete_events(...same arguments...)                    -> batches of it, streamed in key order
 
     >>> scan_table(LocalFileIO(), "/wh/db/t", parse_valid_write_id_list("db.t:12:9223372036854775807::"),
     ...            columns=["a"], filter=pc.field("a") > 1, with_row_id=True)     # doctest: +SKIP
@@ -140,6 +141,7 @@ __all__ = [
     "DataFile",
     "FileKind",
     "ScanPlan",
+    "iter_delete_events",
     "load_delete_events",
     "plan_scan",
     "scan",
@@ -226,6 +228,102 @@ def _build_registry(
     return SortMergedDeleteRegistry(open_streams)
 
 
+_DELETE_SCHEMA: Final = pa.schema(
+    [(n, t) for n, t in zip(_KEY_COLUMNS[1:5], (pa.int64(), pa.int32(), pa.int64(), pa.int64()), strict=True)]
+)
+
+
+def _delete_file_keys(
+    file_io: FileIO, data_file: DataFile, write_ids: ValidWriteIdList, batch_rows: int
+) -> Iterator[tuple[I64, I64, I64, I64]]:
+    """The valid delete events of one delete-delta file, batch by batch, in the file's key order."""
+    opened = OpenFile(file_io, data_file)
+    try:
+        names = opened.names
+        for batch in opened.batches(list(names[:5]), batch_rows):
+            current = int64_values(batch.column(names[4]))
+            keep = int64_values(batch.column(names[0])) == OPERATION_DELETE
+            valid = valid_mask(write_ids, current)
+            if valid is not None:
+                keep &= valid
+            keys = [int64_values(batch.column(n))[keep] for n in names[1:4]]
+            if keys[0].size:
+                yield keys[0], keys[1], keys[2], current[keep]
+    finally:
+        opened.close()
+
+
+class _DeleteHead:
+    """One delete file's unread events in the merge: the rest of its batches plus its iterator."""
+
+    def __init__(self, stream: Iterator[tuple[I64, I64, I64, I64]]) -> None:
+        self.stream = stream
+        self.keys: tuple[I64, I64, I64, I64] = tuple(np.empty(0, dtype=np.int64) for _ in range(4))  # type: ignore[assignment]
+        self.done = False
+        self.refill()
+
+    def refill(self) -> None:
+        """Append the next batch (or mark the file done)."""
+        more = next(self.stream, None)
+        if more is None:
+            self.done = True
+        else:
+            self.keys = tuple(np.concatenate([a, b]) for a, b in zip(self.keys, more, strict=True))  # type: ignore[assignment]
+
+    def last(self) -> tuple[int, int, int]:
+        o, b, r, _ = self.keys
+        return int(o[-1]), int(b[-1]), int(r[-1])
+
+    def take(self, count: int) -> tuple[I64, I64, I64, I64]:
+        taken = tuple(a[:count] for a in self.keys)
+        self.keys = tuple(a[count:] for a in self.keys)  # type: ignore[assignment]
+        return taken  # type: ignore[return-value]
+
+
+def iter_delete_events(
+    file_io: FileIO,
+    table_dir: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.RecordBatch]:
+    """``load_delete_events`` as a stream: a k-way merge holding about one batch per delete file.
+
+    Each delete-delta file is sorted by key, so the merge emits, round by round, every buffered
+    event below the smallest "last buffered key" of the files not yet exhausted (no later event can
+    sort before it), sorted by (originalTransaction, bucket, rowId, currentTransaction); events with
+    equal keys are always emitted in the same round, so the whole stream is in that order. Memory:
+    about ``batch_rows`` events per delete file, whatever the size of the delete set.
+
+    Raises:
+        NotAnAcidFileError: a delete delta holds a file without the event schema.
+    """
+    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    heads = [_DeleteHead(_delete_file_keys(file_io, f, write_ids, batch_rows)) for f in plan.delete_files]
+    while True:
+        heads = [h for h in heads if h.keys[0].size or not h.done]
+        if not heads:
+            return
+        live = [h for h in heads if not h.done]
+        bound = min(h.last() for h in live) if live else None
+        parts = []
+        for head in heads:
+            o, b, r, _ = head.keys
+            count = o.size if bound is None else lex_search(o, b, r, bound, right=False)
+            if count:
+                parts.append(head.take(count))
+        if parts:
+            o, b, r, c = (np.concatenate(column) for column in zip(*parts, strict=True))
+            order = np.lexsort((c, r, b, o))
+            arrays = [pa.array(a[order], t) for a, t in zip((o, b, r, c), _DELETE_SCHEMA.types, strict=True)]
+            for start in range(0, order.size, batch_rows):
+                yield pa.RecordBatch.from_arrays(arrays, schema=_DELETE_SCHEMA).slice(start, batch_rows)
+        for head in live:
+            if bound is not None and head.last() == bound:
+                head.refill()
+
+
 def load_delete_events(
     file_io: FileIO, table_dir: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None
 ) -> pa.Table:
@@ -239,39 +337,14 @@ def load_delete_events(
 
     Returns:
         Columns ``originalTransaction``, ``bucket`` (as stored), ``rowId``, ``currentTransaction``,
-        sorted by (originalTransaction, bucket, rowId, currentTransaction), duplicates kept.
+        sorted by (originalTransaction, bucket, rowId, currentTransaction), duplicates kept. The
+        whole set in memory: stream it with ``iter_delete_events`` instead.
 
     Raises:
         NotAnAcidFileError: a delete delta holds a file without the event schema.
     """
-    plan = plan_scan(file_io, table_dir, write_ids, txns)
-    parts: list[pa.Table] = []
-    for data_file in plan.delete_files:
-        opened = OpenFile(file_io, data_file)
-        try:
-            names = opened.names
-            for batch in opened.batches(list(names[:5]), DEFAULT_BATCH_ROWS):
-                current = int64_values(batch.column(names[4]))
-                keep = np.asarray(batch.column(names[0]).to_numpy(zero_copy_only=False)) == OPERATION_DELETE
-                valid = valid_mask(write_ids, current)
-                if valid is not None:
-                    keep &= valid
-                table = pa.Table.from_arrays(
-                    [batch.column(n) for n in names[1:5]], names=list(_KEY_COLUMNS[1:5])
-                )
-                parts.append(table.filter(pa.array(keep)))
-        finally:
-            opened.close()
-    schema = pa.schema(
-        [
-            (n, t)
-            for n, t in zip(_KEY_COLUMNS[1:5], (pa.int64(), pa.int32(), pa.int64(), pa.int64()), strict=True)
-        ]
-    )
-    if not parts:
-        return schema.empty_table()
-    table = pa.concat_tables(parts)
-    return table.sort_by([(name, "ascending") for name in _KEY_COLUMNS[1:5]])
+    batches = list(iter_delete_events(file_io, table_dir, write_ids, txns))
+    return pa.Table.from_batches(batches, schema=_DELETE_SCHEMA)
 
 
 @dataclass(slots=True)

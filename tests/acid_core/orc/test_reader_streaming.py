@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from acid_core.errors import CorruptDataError
 from acid_core.fs import LocalFileIO
-from acid_core.orc.reader import scan
+from acid_core.orc.reader import iter_delete_events, load_delete_events, scan
 from acid_core.orc.schema import RowType
 from acid_core.orc.writer import delete_events, insert_events, write_acid_dir
 from acid_core.paths import DeleteDeltaDir, DeltaDir
@@ -117,3 +117,39 @@ def test_scan_ordered_file_by_file_still_refuses_duplicate_row_ids(tmp_path):
     write_acid_dir(LocalFileIO(), table_dir, DeltaDir(1, 1, 0), {0: [twice]}, ROW_TYPE)
     with pytest.raises(CorruptDataError, match="is also in"):
         _read(CountingFileIO(), table_dir, ordered=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    files=st.lists(
+        st.lists(st.tuples(st.integers(1, 4), st.integers(0, 2), st.integers(0, 30)), max_size=40),
+        min_size=1,
+        max_size=4,
+    ),
+    batch_rows=st.integers(1, 9),
+)
+def test_iter_delete_events_streams_the_sorted_delete_set(tmp_path_factory, files, batch_rows):
+    """A k-way merge over overlapping delete deltas gives load_delete_events' sorted set, in small batches."""
+    table_dir = str(tmp_path_factory.mktemp("d"))
+    expected = []
+    for index, keys in enumerate(files):
+        write_id = 10 + index
+        ordered = sorted(set(keys))
+        expected.extend((o, (1 << 29) | s, r, write_id) for o, s, r in ordered)
+        if not ordered:
+            continue
+        columns = (
+            pa.array([k[0] for k in ordered], pa.int64()),
+            pa.array([(1 << 29) | k[1] for k in ordered], pa.int32()),
+            pa.array([k[2] for k in ordered], pa.int64()),
+        )
+        events = delete_events(columns, write_id=write_id, row_type=ROW_TYPE)
+        write_acid_dir(
+            LocalFileIO(), table_dir, DeleteDeltaDir(write_id, write_id, 0), {0: [events]}, ROW_TYPE
+        )
+    batches = list(iter_delete_events(LocalFileIO(), table_dir, ValidWriteIdList(), batch_rows=batch_rows))
+    assert all(0 < b.num_rows <= batch_rows for b in batches)
+    got = [tuple(row.values()) for b in batches for row in b.to_pylist()]
+    assert got == sorted(expected)
+    table = load_delete_events(LocalFileIO(), table_dir, ValidWriteIdList())
+    assert [tuple(row.values()) for row in table.to_pylist()] == sorted(expected)

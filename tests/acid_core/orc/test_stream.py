@@ -78,3 +78,41 @@ def test_prefetch_closed_early_closes_the_producer_and_joins_its_thread(taken, d
 def test_prefetch_rejects_a_depth_below_one():
     with pytest.raises(ValueError, match="depth must be >= 1"):
         list(prefetch(iter([1]), 0))
+
+
+def test_write_csv_writes_each_batch_before_the_next_is_produced():
+    import io
+
+    import pyarrow as pa
+
+    from acid_core.orc.stream import write_csv
+
+    schema = pa.schema([("row__id", pa.struct([("writeid", pa.int64())])), ("a", pa.string())])
+    sink = io.BytesIO()
+    seen_lines: list[int] = []
+
+    def batches():
+        for i in range(3):
+            seen_lines.append(len(sink.getvalue().splitlines()))  # header + rows written so far
+            yield pa.record_batch([pa.array([{"writeid": i}]), pa.array([f'x,"{i}'])], schema=schema)
+
+    assert write_csv(batches(), schema, sink) == 3
+    assert seen_lines == [1, 2, 3]  # never collected: each batch was out before the next was made
+    assert sink.getvalue().splitlines() == [
+        b'"row__id.writeid","a"',
+        b'0,"x,""0"',
+        b'1,"x,""1"',
+        b'2,"x,""2"',
+    ]
+
+
+def test_write_csv_with_no_batches_writes_the_header():
+    import io
+
+    import pyarrow as pa
+
+    from acid_core.orc.stream import write_csv
+
+    sink = io.BytesIO()
+    assert write_csv([], pa.schema([("a", pa.int64())]), sink) == 0
+    assert sink.getvalue() == b'"a"\n'
