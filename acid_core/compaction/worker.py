@@ -5,9 +5,10 @@
     execute_compaction(metastore, claimed)                         the driver (embedded or Spark)
       1. open a COMPACTION txn T; its ValidTxnList; the compactor's ValidCompactorWriteIdList
       2. update_compactor_state(id, T, hwm); load_directory_state; plan_compaction    (planner)
-      3. writing    one BucketTask per bucket -> run_tasks (embedded loop, or Spark tasks)
-                    compact_bucket: the reader's ordered merge of the plan's inputs for ONE bucket,
-                    written as event files into  <partition>/.acidflow-staging-c<id>-t<T>/<output>/
+      3. writing    one BucketTask per bucket -> run_tasks (embedded: one bucket per core, or Spark)
+                    compact_bucket: the reader's ordered merge of the plan's inputs for ONE bucket
+                    (in a producer thread) while this thread encodes the event files into
+                    <partition>/.acidflow-staging-c<id>-t<T>/<output>/
       4. verifying  every output file re-read: event count and key checksum == the merge's
       5. renaming   staging/<output> -> <partition>/<output>          (base_N_vT, delta_a_b_vT, ...)
       6. committing commit_txn(T): the output becomes visible (``_vT``) and the queue records the
@@ -19,10 +20,13 @@ The merge is the merge-on-read reader itself (``orc.reader.scan`` with ``ordered
 one bucket's files; so a compacted directory holds exactly what a reader at the compactor's
 snapshot reads: major applies deletes, drops aborted events and keeps row IDs (original files get
 their synthetic ones); minor writes the insert deltas' valid events and, separately, the delete
-deltas' valid delete events (kept, not applied). Memory per task: the bucket's delete events (the
-reader's registry) plus one stripe when the inputs' write-ID ranges are disjoint and increasing
-(the usual case: the file-by-file order is already row-ID order, see ``is_key_ordered``), or one
-stripe per input file otherwise (a k-way merge); never a whole table.
+deltas' valid delete events (kept, not applied), streamed in key order by ``iter_delete_events``.
+Memory per task: the bucket's delete events (the reader's registry; for minor, one batch per delete
+file) plus one stripe when the inputs' write-ID ranges are disjoint and increasing (the usual case:
+the file-by-file order is already row-ID order, see ``is_key_ordered``), or one stripe per input
+file otherwise (a k-way merge), plus two prefetched batches; never a whole table. Speed: pyarrow
+releases the GIL while it decodes and encodes ORC, so the merge thread and the encoding thread use
+two cores, and ``run_tasks_embedded`` runs one bucket per core (``bench/bench_compaction.py``).
 
 Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run;
 it recovers an entry whose worker is a dead process of this host, or that has been 'working'
