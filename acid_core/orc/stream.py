@@ -18,6 +18,7 @@ Errors: whatever the producer raises.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 from typing import IO, TYPE_CHECKING, Final, TypeVar
@@ -112,8 +113,11 @@ def write_csv(batches: Iterable[pa.RecordBatch], schema: pa.Schema, sink: IO[byt
 
     flat = schema.empty_table().flatten().schema
     rows = 0
+    # The first batch before the header: a table that fails on its first batch writes nothing.
+    iterator = iter(batches)
+    first = next(iterator, None)
     with pa_csv.CSVWriter(sink, flat) as writer:
-        for batch in batches:
+        for batch in () if first is None else itertools.chain((first,), iterator):
             writer.write_table(pa.Table.from_batches([batch]).flatten())
             rows += batch.num_rows
     return rows

@@ -97,13 +97,30 @@ def test_write_csv_writes_each_batch_before_the_next_is_produced():
             yield pa.record_batch([pa.array([{"writeid": i}]), pa.array([f'x,"{i}'])], schema=schema)
 
     assert write_csv(batches(), schema, sink) == 3
-    assert seen_lines == [1, 2, 3]  # never collected: each batch was out before the next was made
+    assert seen_lines == [0, 2, 3]  # never collected: each batch was out before the next was made
     assert sink.getvalue().splitlines() == [
         b'"row__id.writeid","a"',
         b'0,"x,""0"',
         b'1,"x,""1"',
         b'2,"x,""2"',
     ]
+
+
+def test_write_csv_failing_first_batch_writes_nothing():
+    import io
+
+    import pyarrow as pa
+
+    from acid_core.orc.stream import write_csv
+
+    def batches():
+        raise ValueError("corrupt stripe")
+        yield  # pragma: no cover
+
+    sink = io.BytesIO()
+    with pytest.raises(ValueError, match="corrupt stripe"):
+        write_csv(batches(), pa.schema([("a", pa.int64())]), sink)
+    assert sink.getvalue() == b""
 
 
 def test_write_csv_with_no_batches_writes_the_header():
