@@ -376,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.smoke:
         args.rows, args.deltas, args.repeat, args.no_hive, args.spark_rows = 20_000, 5, 1, True, 0
-    command = "python -m bench.bench_compaction" + (" --smoke" if args.smoke else f" --rows {args.rows}")
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m bench.bench_compaction", *given])  # exactly how this run was started
 
     print(
         f"compaction of {args.rows:,} rows, {args.deltas} deltas, {args.delete_fraction:.0%} deletes, "

@@ -254,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.smoke:
         args.rows, args.repeat, args.memory_base_rows = 20_000, 1, 2_000
-    command = "python -m bench.bench_read" + (" --smoke" if args.smoke else f" --rows {args.rows}")
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m bench.bench_read", *given])  # exactly how this run was started
     small = args.memory_base_rows or max(args.rows // 10, 2_000)
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="acidflow-bench-read-"))
     try:
