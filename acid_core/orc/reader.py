@@ -64,9 +64,12 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
 Invariants: peak memory is the delete set (24 bytes per event) plus about one batch of
-``batch_rows`` rows, whatever the table size (``ordered`` keeps one batch per data file open); the
-result equals applying the history's events in write-ID order to a dictionary.
-Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
+``batch_rows`` rows, whatever the table size. ``ordered`` reads file by file when that already is
+row-ID order (one bucket, disjoint insert-only write-ID ranges: the usual history); otherwise it
+merges and keeps one batch (and the ORC reader's stripe) per data file open. The result equals
+applying the history's events in write-ID order to a dictionary.
+Not here: deciding directories (``state``), listing (``directory``), planning and opening files
+(``files``), writing (``writer``), threads (``stream``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
 ``CorruptDataError`` (a stripe that does not decode; in a base or delta: a ``bucket_`` name that
 does not parse, a directory named ``bucket_N``, an ``_orc_acid_version`` other than ``2``: the
