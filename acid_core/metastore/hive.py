@@ -395,7 +395,7 @@ class HiveMetastore(Metastore):
 
     def set_location(self, table: str, partition: str | None, location: str) -> None:
         """See ``Metastore.set_location``: ``alter_table`` / ``alter_partition`` with the new ``sd.location``."""
-        t = _ttypes()
+        t = thrift_types()
         database, name = split_table_name(table)
         with self._errors("set_location", f"{database}.{name}"):
             if partition is None:
