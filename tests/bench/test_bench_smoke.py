@@ -39,6 +39,8 @@ def test_every_benchmark_module_is_found():
     assert {"bench_state", "bench_txn", "bench_insert", "bench_locks", "bench_orc_write"} <= set(names)
 
 
+# A smoke run is seconds on a quiet machine; the compaction one took 76 s on 2 loaded cores.
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", _benches())
 def test_benchmark_smoke_run_exits_0_and_prints_its_goal_lines(name, tmp_path):
     source = (_BENCH / f"{name}.py").read_text()
@@ -50,7 +52,7 @@ def test_benchmark_smoke_run_exits_0_and_prints_its_goal_lines(name, tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=280,
         check=False,
     )
     assert result.returncode == 0, (
