@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from acid_core.errors import NoSuchLeaseError
+from acid_core.errors import HiveMetastoreCapabilityError, InvalidDataSourceOptionError, NoSuchLeaseError
 from acid_core.metastore.port import split_table_name
 from acid_core.writeids import ValidTxnList
 
@@ -67,8 +67,22 @@ def _owner() -> str:
 
 
 def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str | None = None) -> Snapshot:
-    """Register the table's current snapshot as a lease (see the module docstring)."""
-    lease = store.take_lease(table, ttl_seconds, owner=owner or _owner())
+    """Register the table's current snapshot as a lease (see the module docstring).
+
+    Raises:
+        InvalidDataSourceOptionError: ``snapshot=latest`` on a metastore that cannot hold a snapshot
+            (a Hive Metastore without acidflow's lease store): one line naming the option and
+            what works instead.
+    """
+    try:
+        lease = store.take_lease(table, ttl_seconds, owner=owner or _owner())
+    except HiveMetastoreCapabilityError as e:
+        raise InvalidDataSourceOptionError(
+            "snapshot",
+            "latest",
+            f"an explicit snapshot, because the metastore cannot hold one for the read ({e.problem}): "
+            "option snapshot='<ValidWriteIdList>' (and txns='<ValidTxnList>') from the metastore",
+        ) from e
     # A lease is a full snapshot: its ValidTxnList was taken with its write IDs (revision 0003).
     txns = lease.txns if lease.txns is not None else store.get_valid_txns()
     return Snapshot(lease.lease_id, lease.write_ids, txns)
