@@ -65,8 +65,9 @@ class _PassThroughReader(DataSourceReader):
         return [InputPartition(0)]
 
     def read(self, partition):
-        for batch in orc.ORCFile(self.path).read().to_batches(max_chunksize=65536):
-            yield batch
+        import pyarrow.dataset as ds
+
+        yield from ds.dataset(self.path, format="orc").to_batches(batch_size=65536)
 
 
 class PassThroughDataSource(DataSource):

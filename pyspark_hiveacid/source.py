@@ -40,14 +40,16 @@ metastore and reader raise; Spark shows them in its Python worker error.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import operator
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -64,6 +66,9 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
     Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
     WriterCommitMessage,
 )
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
@@ -216,6 +221,98 @@ def _partition_values(table: Table, values: Sequence[str]) -> dict[str, object]:
     return typed
 
 
+# -- row filters on data columns ------------------------------------------------------------------
+
+_MAX_IN_VALUES = 64
+_STRING_MATCHES: dict[type[Filter], Callable[..., pc.Expression]] = {
+    StringStartsWith: pc.starts_with,
+    StringEndsWith: pc.ends_with,
+    StringContains: pc.match_substring,
+}
+
+
+def _is_exact_type(arrow_type: pa.DataType) -> bool:
+    """Types whose comparisons in pyarrow are exactly Spark's (not float: NaN orders differently)."""
+    return bool(
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_string(arrow_type)
+        or pa.types.is_boolean(arrow_type)
+        or pa.types.is_date32(arrow_type)
+    )
+
+
+def _equal(column: pc.Expression, value: object) -> pc.Expression:
+    return cast("pc.Expression", operator.eq(column, value))
+
+
+def _fits(arrow_type: pa.DataType, value: object) -> bool:
+    if pa.types.is_boolean(arrow_type):
+        return isinstance(value, bool)
+    if pa.types.is_integer(arrow_type):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if pa.types.is_string(arrow_type):
+        return isinstance(value, str)
+    return isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+
+
+def _row_filter(f: Any, types: Mapping[str, tuple[str, pa.DataType]]) -> pc.Expression | None:  # noqa: ANN401
+    """An exact pyarrow translation of a Spark filter on data columns, or None (Spark keeps it).
+
+    Exact means SQL's three-valued logic: the expression is null where Spark's is null, so ``NOT``
+    of it drops the same rows (``x IN (1, 2)`` becomes ``x = 1 OR x = 2``, not ``is_in``, whose
+    result is never null). ``types`` maps lower-case data column names to (name, Arrow type).
+    """
+    if isinstance(f, Not):
+        inner = _row_filter(f.child, types)
+        return None if inner is None else ~inner
+    attribute: tuple[str, ...] = getattr(f, "attribute", ())
+    if len(attribute) != 1 or attribute[0].lower() not in types:
+        return None
+    name, arrow_type = types[attribute[0].lower()]
+    if not _is_exact_type(arrow_type):
+        return None
+    column = pc.field(name)
+    if isinstance(f, IsNull):
+        return pc.is_null(column)
+    if isinstance(f, IsNotNull):
+        return pc.is_valid(column)
+    if isinstance(f, EqualNullSafe):
+        if f.value is None:
+            return pc.is_null(column)
+        return pc.is_valid(column) & _equal(column, f.value) if _fits(arrow_type, f.value) else None
+    if isinstance(f, In):
+        values = list(f.value)
+        if not values or len(values) > _MAX_IN_VALUES or not all(_fits(arrow_type, v) for v in values):
+            return None
+        expression = _equal(column, values[0])
+        for value in values[1:]:
+            expression = expression | _equal(column, value)
+        return expression
+    if type(f) in _STRING_MATCHES:
+        if not pa.types.is_string(arrow_type) or not isinstance(f.value, str):
+            return None
+        return _STRING_MATCHES[type(f)](column, pattern=f.value)
+    if type(f) in _COMPARISONS and _fits(arrow_type, f.value):
+        compare = _COMPARISONS[type(f)]
+        return cast("pc.Expression", compare(column, f.value))
+    return None
+
+
+def _row_filter_of(
+    filters: Sequence[Filter], types: Mapping[str, tuple[str, pa.DataType]]
+) -> pc.Expression | None:
+    """The conjunction of ``filters`` (each one translatable by ``_row_filter``), or None."""
+    expression: pc.Expression | None = None
+    for f in filters:
+        one = _row_filter(f, types)
+        if one is None:  # pushFilters kept only translatable filters
+            raise UnsupportedStatementError(
+                f"push filter {f!r}", "it has no exact row filter", "a data filter"
+            )
+        expression = one if expression is None else expression & one
+    return expression
+
+
 # -- reading -------------------------------------------------------------------------------------
 
 
@@ -247,7 +344,11 @@ class HiveAcidReader(DataSourceReader):
         self.with_row_id = ROW_ID_COLUMN in names
         self.output_names = names
         self.partition_filters: list[Filter] = []
+        self.row_filters: list[Filter] = []
         self.snapshot: Snapshot | None = None
+
+    def _data_types(self) -> dict[str, tuple[str, pa.DataType]]:
+        return {c.name.lower(): (c.name, _arrow_type(c.type)) for c in self.table.columns}
 
     def _snapshot(self, store: Metastore) -> Snapshot:
         options = self.options
@@ -322,6 +423,8 @@ class HiveAcidReader(DataSourceReader):
             schema=data_schema,
             plan=partition.plan,
             batch_rows=self.options.batch_rows,
+            # After the delete merge, inside scan: a deleted row never reaches the filter.
+            filter=_row_filter_of(self.row_filters, self._data_types()),
         )
         keys = [k.name.lower() for k in self.table.partition_keys]
         constants = dict(zip(keys, partition.partition_values, strict=True))
@@ -349,12 +452,20 @@ class HiveAcidPruningReader(HiveAcidReader):
     """
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        """Keep the filters that read only partition columns: they prune partitions exactly."""
+        """Keep what acidflow evaluates exactly; give the rest back to Spark.
+
+        Filters on partition columns prune partitions on the driver. Filters on one data column of
+        an exact type (integers, strings, booleans, dates) become a row filter that the executors
+        apply after the delete merge (``scan(filter=...)``), so a deleted row cannot come back.
+        """
         keys = {k.name.lower() for k in self.table.partition_keys}
+        types = self._data_types()
         for f in filters:
             columns = _filter_columns(f)
             if columns and columns <= keys:
                 self.partition_filters.append(f)
+            elif _row_filter(f, types) is not None:
+                self.row_filters.append(f)
             else:
                 yield f
 
