@@ -91,13 +91,22 @@ def test_row_filter_dates_compare_as_dates():
         EqualTo(("f",), 1.0),  # floats: Spark orders NaN above everything, pyarrow does not
         EqualTo(("i",), "1"),  # a value of another type: Spark's cast rules, not ours
         EqualTo(("i",), True),
-        GreaterThan(("d",), dt.datetime(2024, 1, 1, 12, 0)),  # noqa: DTZ001 - a timestamp, not a date
+        GreaterThan(("d",), dt.datetime(2024, 1, 1, 12, 0)),  # a timestamp, not a date
         EqualTo(("p",), 1),  # not a data column
         In(("i",), tuple(range(65))),  # longer than an OR chain is worth
         StringStartsWith(("i",), "1"),
         Not(EqualTo(("f",), 1.0)),
     ],
-    ids=["float", "string-for-int", "bool-for-int", "timestamp-for-date", "unknown", "long-in", "match-int", "not-float"],
+    ids=[
+        "float",
+        "string-for-int",
+        "bool-for-int",
+        "timestamp-for-date",
+        "unknown",
+        "long-in",
+        "match-int",
+        "not-float",
+    ],
 )
 def test_row_filter_without_an_exact_translation_stays_with_spark(f):
     assert _row_filter(f, TYPES) is None
