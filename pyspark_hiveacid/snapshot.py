@@ -5,6 +5,15 @@
     take_snapshot(store, "db.t", ttl)     get_valid_txns(), then take_lease -> Snapshot(lease_id, write_ids, txns)
     lease_snapshot(store, "db.t", 7)      an existing lease (acidflow lease take): its write IDs
     held_snapshot("db.t", ...)            a context manager for the user's driver: take, yield, release
+    renew_snapshot(store, snapshot, ttl)  on an executor, while a task reads: push the lease's expiry on
+
+How a ``latest`` lease ends: Spark 4's Python data source API has no end-of-job hook (a reader
+has no ``close``, and ``partitions()`` runs in a planning worker, not the user's driver), so the
+lease is a TTL renewed by its readers: every task renews it when it starts and every third of the
+TTL while it reads. The lease therefore lives while the job reads and expires ``lease_ttl`` after
+its last task, however long the job runs; a task that starts after that fails with
+``NoSuchLeaseError`` instead of reading files the cleaner may have removed (load the DataFrame
+again). Metastores without renewal (``RenewableLeases``) keep the TTL alone.
 
 ``take_snapshot`` is the one place that talks to the lease API, so when leases store the full
 snapshot (ValidWriteIdList and ValidTxnList) only it changes. Until then the transaction list is
@@ -13,7 +22,7 @@ skipped and the deltas it replaced are read), and the cleaner keeps those deltas
 whether or not its reader sees the compaction's output (``compaction.cleaner``).
 
 Invariants: every partition of one read gets the same ``Snapshot``; a ``latest`` snapshot's lease
-expires after its TTL if nobody releases it (Spark has no end-of-job hook for Python sources).
+expires one TTL after its last renewal.
 Not here: listing files (``source`` plans them on the driver).
 Errors: ``NoSuchLeaseError`` (unknown lease, or one of another table), ``NoSuchTableError``.
 """
@@ -24,7 +33,7 @@ import getpass
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from acid_core.errors import HiveMetastoreCapabilityError, InvalidDataSourceOptionError, NoSuchLeaseError
 from acid_core.metastore.port import split_table_name
@@ -33,10 +42,27 @@ from acid_core.writeids import ValidTxnList
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from acid_core.metastore.port import Metastore
+    from acid_core.metastore.port import Lease, Metastore
     from acid_core.writeids import ValidWriteIdList
 
-__all__ = ["Snapshot", "current_user", "held_snapshot", "lease_snapshot", "take_snapshot"]
+__all__ = [
+    "RenewableLeases",
+    "Snapshot",
+    "current_user",
+    "held_snapshot",
+    "lease_snapshot",
+    "renew_snapshot",
+    "take_snapshot",
+]
+
+
+@runtime_checkable
+class RenewableLeases(Protocol):
+    """A metastore whose leases can be extended while they are live (``SqlMetastore``)."""
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """Extend a live lease; raises ``NoSuchLeaseError`` for an unknown or expired one."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +112,18 @@ def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str |
     # A lease is a full snapshot: its ValidTxnList was taken with its write IDs (revision 0003).
     txns = lease.txns if lease.txns is not None else store.get_valid_txns()
     return Snapshot(lease.lease_id, lease.write_ids, txns)
+
+
+def renew_snapshot(store: object, lease_id: int, ttl_seconds: float) -> bool:
+    """Push a live lease's expiry to ``ttl_seconds`` from now; False where the store cannot renew.
+
+    Raises:
+        NoSuchLeaseError: the lease was released or has expired.
+    """
+    if not isinstance(store, RenewableLeases):
+        return False
+    store.renew_lease(lease_id, ttl_seconds)
+    return True
 
 
 def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:

@@ -327,6 +327,7 @@ class AcidInputPartition(InputPartition):
     write_ids: str
     txns: str | None
     value: Any = field(default=None)
+    lease_id: int | None = None
 
 
 class HiveAcidReader(DataSourceReader):
@@ -374,6 +375,10 @@ class HiveAcidReader(DataSourceReader):
                 chosen.append((tuple(typed.values()), partition.location))
         return chosen
 
+    def _renewed_lease(self, snapshot: Snapshot) -> int | None:
+        """The lease the tasks renew: one this read took (``latest``); a user's lease is theirs."""
+        return snapshot.lease_id if self.options.lease_id is None else None
+
     def partitions(self) -> list[InputPartition]:
         """Take the snapshot (once), prune partitions, and plan one input partition per bucket."""
         from acid_core.fs import file_io_for
@@ -394,7 +399,15 @@ class HiveAcidReader(DataSourceReader):
                 continue  # a partition registered but never written
             plan = plan_scan(file_io, path, snapshot.write_ids, snapshot.txns)
             planned.extend(
-                AcidInputPartition(location, values, bucket, plan.for_bucket(bucket), write_ids, txns)
+                AcidInputPartition(
+                    location,
+                    values,
+                    bucket,
+                    plan.for_bucket(bucket),
+                    write_ids,
+                    txns,
+                    lease_id=self._renewed_lease(snapshot),
+                )
                 for bucket in plan.bucket_ids
             )
         _LOG.info("hiveacid: %s at %s: %d input partitions", self.table.full_name, write_ids, len(planned))
@@ -413,35 +426,77 @@ class HiveAcidReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         data_schema = pa.schema([pa.field(c.name, _arrow_type(c.type)) for c in self.table.columns])
         file_io, path = file_io_for(partition.location)
-        reader = scan(
-            file_io,
-            path,
-            parse_valid_write_id_list(partition.write_ids),
-            None if partition.txns is None else parse_valid_txn_list(partition.txns),
-            columns=self.data_columns,
-            with_row_id=self.with_row_id,
-            schema=data_schema,
-            plan=partition.plan,
-            batch_rows=self.options.batch_rows,
-            # After the delete merge, inside scan: a deleted row never reaches the filter.
-            filter=_row_filter_of(self.row_filters, self._data_types()),
-        )
         keys = [k.name.lower() for k in self.table.partition_keys]
         constants = dict(zip(keys, partition.partition_values, strict=True))
-        for batch in reader:
-            rows = batch.num_rows
-            by_name = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
-            arrays = []
-            for target_field in target:
-                name = target_field.name.lower()
-                if name in by_name:
-                    array = by_name[name]
-                else:
-                    array = pa.array([constants[name]] * rows, target_field.type)
-                if array.type != target_field.type:
-                    array = array.cast(target_field.type, safe=False)
-                arrays.append(array)
-            yield pa.RecordBatch.from_arrays(arrays, schema=target)
+        # Renewed before any file is opened: a lease that already expired fails the task here.
+        with _LeaseRenewal(self.options, partition.lease_id) as renewal:
+            reader = scan(
+                file_io,
+                path,
+                parse_valid_write_id_list(partition.write_ids),
+                None if partition.txns is None else parse_valid_txn_list(partition.txns),
+                columns=self.data_columns,
+                with_row_id=self.with_row_id,
+                schema=data_schema,
+                plan=partition.plan,
+                batch_rows=self.options.batch_rows,
+                # After the delete merge, inside scan: a deleted row never reaches the filter.
+                filter=_row_filter_of(self.row_filters, self._data_types()),
+            )
+            for batch in reader:
+                renewal.maybe_renew()
+                yield _to_target(batch, target, constants)
+
+
+def _to_target(batch: pa.RecordBatch, target: pa.Schema, constants: Mapping[str, object]) -> pa.RecordBatch:
+    """A merged batch in Spark's schema: partition values as constants, types cast to Spark's."""
+    rows = batch.num_rows
+    by_name = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
+    arrays = []
+    for target_field in target:
+        name = target_field.name.lower()
+        array = by_name.get(name)
+        if array is None:  # a partition column: one value for the whole task
+            array = pa.array([constants[name]] * rows, target_field.type)
+        if array.type != target_field.type:
+            array = array.cast(target_field.type, safe=False)
+        arrays.append(array)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+class _LeaseRenewal:
+    """Renew the read's lease when a task starts and every third of its TTL while it reads."""
+
+    def __init__(self, options: SourceOptions, lease_id: int | None) -> None:
+        self.options, self.lease_id = options, lease_id
+        self.store: Metastore | None = None
+        self.renewed_at = 0.0
+
+    def __enter__(self) -> _LeaseRenewal:
+        if self.lease_id is not None:
+            self.store = _open_store(self.options)
+            self.renew()
+        return self
+
+    def renew(self) -> None:
+        from pyspark_hiveacid.snapshot import renew_snapshot
+
+        if self.store is not None and self.lease_id is not None:
+            if not renew_snapshot(self.store, self.lease_id, self.options.lease_ttl):
+                self.close()  # this metastore cannot renew: the TTL alone bounds the lease
+            self.renewed_at = time.monotonic()
+
+    def maybe_renew(self) -> None:
+        if self.store is not None and time.monotonic() - self.renewed_at > self.options.lease_ttl / 3:
+            self.renew()
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class HiveAcidPruningReader(HiveAcidReader):
