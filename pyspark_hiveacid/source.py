@@ -17,7 +17,9 @@ Reading, ``spark.read.format("hiveacid").load("db.t")``::
 
 Writing, ``df.write.format("hiveacid").mode("append" | "overwrite").save("db.t")``::
 
-    driver  writer()  open_txn, allocate_write_id (once), existing partitions
+    driver  writer()  open_txn, the table locks Hive's writer takes (append SHARED, overwrite
+                      EXCLUSIVE; held for the transaction by ``write_locks``' holder process),
+                      allocate_write_id (once), existing partitions
     task k  write()   rows -> partition -> bucket (Hive's hash when bucketed), insert events as
                       Hive's OrcRecordUpdater writes them, heartbeats the transaction:
                         append    unbucketed  <part>/delta_w_w_0000/bucket_<k>     (writer ID k)
@@ -27,6 +29,7 @@ Writing, ``df.write.format("hiveacid").mode("append" | "overwrite").save("db.t")
     driver  commit()  _orc_acid_version, empty base_w in partitions an overwrite did not write,
                       add_partition, add_write_component, commit_txn
             abort()   abort_txn: the write ID stays invalid in every snapshot, nothing is visible
+            both      wait until the holder has released the locks (it does when the txn ends)
 
 Invariants: all input partitions of one read use the same snapshot and exactly the files the driver
 planned (executors never list); a failed or killed job leaves an aborted (or, until the reaper
@@ -76,6 +79,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 from acid_core.errors import NoSuchColumnError, UnsupportedDataSourceWriteError, UnsupportedStatementError
 from pyspark_hiveacid.options import parse_source_options
 from pyspark_hiveacid.snapshot import Snapshot, current_user, lease_snapshot, take_snapshot
+from pyspark_hiveacid.write_locks import hold_write_locks, wait_for_release
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -549,6 +553,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
             self._check_schema()
             self.txn_id = int(store.open_txn(current_user(), socket.gethostname()))
             try:
+                hold_write_locks(options, self.table.full_name, overwrite, self.txn_id)
                 self.write_id = int(store.allocate_write_id(self.txn_id, self.table.full_name))
                 keys = [k.name for k in self.table.partition_keys]
                 self.partitions = {
@@ -737,8 +742,15 @@ class HiveAcidWriter(DataSourceArrowWriter):
                 _LOG.exception("hiveacid: commit of txn %d failed; aborting it", self.txn_id)
                 store.abort_txn(self.txn_id)
                 raise
+            finally:
+                self._locks_released()
         finally:
             store.close()
+
+    def _locks_released(self) -> None:
+        """Wait for the lock holder to see the transaction end and release (``write_locks``)."""
+        if not wait_for_release(self.options, self.table.full_name, self.txn_id):
+            _LOG.warning("hiveacid: locks of txn %d still held after its end", self.txn_id)
 
     def _empty_bases(
         self, store: Metastore, touched: dict[str | None, tuple[str | None, ...] | None]
@@ -774,6 +786,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
             store.abort_txn(self.txn_id)
         finally:
             store.close()
+            self._locks_released()
 
 
 # -- the data source -----------------------------------------------------------------------------
