@@ -115,7 +115,7 @@ __all__ = [
 
 LOCK_MANAGER_ENV = "ACIDFLOW_LOCK_MANAGER"
 ZOOKEEPER_ENV = "ACIDFLOW_ZOOKEEPER"
-# The metastore's settings (as in acid_core.metastore.cli_lease), for the sql lock manager.
+# The metastore's settings (as in acid_core.cli.options), for the sql lock manager.
 METASTORE_ENV = "ACIDFLOW_METASTORE"
 WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
 DEFAULT_WAREHOUSE = "./warehouse"

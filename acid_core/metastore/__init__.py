@@ -5,7 +5,7 @@ Public names are re-exported from ``port`` (the values and the ``Metastore`` pro
 (``open_metastore``); sqlalchemy and alembic are imported
 only in this package. See ``sql`` for the model and the rules (Hive's ``TxnHandler``).
 
-The re-exports load lazily (PEP 562), so importing ``acid_core.metastore.cli_lease`` to build the
+The re-exports load lazily (PEP 562), so importing ``acid_core.metastore.port`` to build the
 ``acidflow`` parser, or a port value such as ``TableType``, does not pay for sqlalchemy and alembic
 (about a second) on every command.
 """

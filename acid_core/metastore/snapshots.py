@@ -14,7 +14,7 @@
 
 Invariants: nothing here creates a metastore file; a directory is matched to a table or partition
 by its normalized location (absolute, no trailing ``/``, ``file://`` stripped).
-Not here: reading files (``orc.reader``), the command line (``orc.cli_read``).
+Not here: reading files (``orc.reader``), the command line (``acid_core.cli.read``).
 Errors: ``UnknownTableLocationError`` (no table or partition of the metastore is there),
 ``NoSuchLeaseError`` (a lease that is gone or expired), ``InvalidMetastoreRequestError`` (a lease
 of another table, or one taken before revision 0003, which stored no transaction list).

@@ -3,7 +3,7 @@
 ::
 
     acidflow sql "UPDATE employee SET salary = 7000 WHERE id = 2"
-        cli_sql      arguments, output format (table | jsonl | csv), exit status
+        (acid_core.cli.sql: arguments, output format (table | jsonl | csv), exit status)
         engine       split on ';', parse every statement (sqlglot, dialect hive), dispatch
         registry     statement name -> handler; the extension point for SHOW LOCKS / EXPLAIN LOCKS
                      (issue 5) and ALTER TABLE .. COMPACT / SHOW COMPACTIONS (issue 6)

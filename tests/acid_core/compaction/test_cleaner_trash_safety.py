@@ -8,12 +8,12 @@ table and the table's rows stay unchanged; legitimate rows are still purged or r
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
 import pytest
 
+from acid_core.cli.app import build_parser
 from acid_core.compaction.cleaner import (
     LEDGER_DIR,
     TRASH_DIR,
@@ -23,7 +23,6 @@ from acid_core.compaction.cleaner import (
     restore_from_trash,
     run_cleaner,
 )
-from acid_core.compaction.cli_compaction import add_compaction_parsers
 from acid_core.compaction.worker import run_worker
 from acid_core.errors import StorageError
 from acid_core.metastore import CompactionType
@@ -44,8 +43,7 @@ def tree(root):
 
 
 def run_cli(argv):
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["initiate", "compact", "clean"])
     args = parser.parse_args(argv)
     return args.handler(args)
 

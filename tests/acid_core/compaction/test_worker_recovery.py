@@ -8,14 +8,13 @@ entry whose worker is a dead process of this host, or that has been 'working' lo
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 
 import pytest
 
-from acid_core.compaction.cli_compaction import add_compaction_parsers
+from acid_core.cli.app import build_parser
 from acid_core.compaction.worker import (
     DEFAULT_WORKER_TIMEOUT_SECONDS,
     check_compaction_target,
@@ -29,8 +28,7 @@ from tests.acid_core.compaction.histories import random_history, read_rows
 
 
 def run(argv):
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["initiate", "compact", "clean"])
     args = parser.parse_args(argv)
     return args.handler(args)
 

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acid_core.cli import main as acidflow
 from acid_core.errors import (
     AcidError,
     DropDefaultDatabaseError,
@@ -25,11 +26,14 @@ from acid_core.errors import (
     UnsafeDeleteError,
 )
 from acid_core.metastore import Column, InMemoryMetastore, TableDefinition
-from acid_core.sql.cli_sql import main
 from acid_core.sql.engine import SqlSession
 from acid_core.writes import Warehouse
 
 ACID = "STORED AS ORC TBLPROPERTIES ('transactional'='true')"
+
+
+def main(argv):
+    return acidflow(["sql", *argv])
 
 
 def tree(root):

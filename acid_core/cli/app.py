@@ -1,17 +1,12 @@
-"""The ``acidflow`` command: argument parsing and output only, no logic.
+"""The ``acidflow`` command's top level: pick the command, parse, run it, turn errors into one line.
 
 ::
 
-    acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST] [--compactor] [--json]
-    acidflow read TABLE_DIR [--write-ids LIST] [--row-id] [--columns a,b] [--format ...] [--limit N]
-    acidflow sql [--warehouse DIR] [--metastore URL] [--format ...] STATEMENT... | -f FILE
-    acidflow initiate [--dry-run] | compact ... | clean [--dry-run]
-    acidflow lease take TABLE [--ttl SECONDS] [--json] | release ID | list
-    acidflow lock acquire OBJECT... --mode S|X [--hold S] [--retries N] [--wait S] | show
-    acidflow completion bash|zsh|fish     shell completion (eval "$(acidflow completion bash)")
+    acidflow [--debug] COMMAND ...     COMMAND from registry.COMMANDS, one module each in acid_core.cli
+        state | read | sql | initiate | compact | clean | lease | lock | completion
 
-Each command's ``--help`` ends with examples; commands printing JSON lines take ``--json``
-(``acid_core.cli_help``).
+Only the selected command's module is imported and its parser built; the others are listed with
+their one-line help (``acidflow --help``). A shell's completion request builds them all.
 
 Every subcommand returns an exit code; an ``AcidError`` becomes one line on stderr
 (``acidflow: error: ...``) and exit code 1, never a traceback. An ``OSError`` no subsystem
@@ -27,15 +22,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import json
+import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import NoReturn, cast
 
-from acid_core.cli_args import add_snapshot_arguments, resolve_target
-from acid_core.cli_help import add_completion_parser, autocomplete, decorate
+from acid_core.cli.registry import COMMANDS, add_json_alias
 from acid_core.errors import AcidError
 
 __all__ = ["DEBUG_ENV", "build_parser", "describe_os_error", "main"]
@@ -125,69 +119,18 @@ def describe_os_error(error: OSError) -> str:
     )
 
 
-def _add_state_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "state",
-        help="show which base, deltas and original files a reader merges, and what is obsolete",
-        description=(
-            "Decide the ACID directory state of TABLE_DIR (a table or partition directory) as Hive's "
-            "AcidUtils.getAcidState does, for a snapshot."
-        ),
-    )
-    add_snapshot_arguments(parser)
-    parser.add_argument(
-        "--compactor",
-        action="store_true",
-        help="use the compactor's view of --write-ids (Hive's ValidCompactorWriteIdList)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(handler=_run_state)
+def _selected_command(argv: Sequence[str]) -> str | None:
+    # The first word that is not an option; the top-level parser has only flags (--debug, -h).
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
-def _run_state(args: argparse.Namespace) -> int:
-    from acid_core.directory import load_directory_state
-    from acid_core.fs import file_io_for
-    from acid_core.writeids import to_compactor_write_id_list
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``acidflow`` argument parser.
 
-    target = resolve_target(args)
-    write_ids, txns = target.write_ids, target.txns
-    if args.compactor:
-        write_ids = to_compactor_write_id_list(write_ids)
-    file_io, path = file_io_for(target.location)
-    state = load_directory_state(file_io, path, write_ids, txns)
-    if args.json:
-        print(json.dumps(state.to_json_dict()))
-        return 0
-    _print_state_table(args.table_dir, state.to_json_dict())
-    return 0
-
-
-def _print_state_table(table_dir: str, data: dict[str, object]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"ACID state of {table_dir}", title_justify="left")
-    table.add_column("role", no_wrap=True)
-    table.add_column("name", overflow="fold")  # never truncate a directory name
-    rows: list[tuple[str, str]] = []
-    if data["base"] is not None:
-        rows.append(("base", str(data["base"])))
-    for role, key in (
-        ("delta", "deltas"),
-        ("original", "original_files"),
-        ("obsolete", "obsolete"),
-        ("aborted", "aborted"),
-    ):
-        rows.extend((role, str(value)) for value in cast("list[str]", data[key]))
-    for role, name in rows:
-        table.add_row(role, name)
-    if not rows:
-        table.add_row("(empty)", "no base, deltas or original files")
-    Console(soft_wrap=True).print(table)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``acidflow`` argument parser."""
+    Args:
+        commands: the commands to build in full (their modules are imported); the others get a
+            stub with their one-line help, enough for ``acidflow --help``. None: all of them.
+    """
     parser = _OneLineParser(
         prog="acidflow", description="Keep Apache Hive ACID tables healthy: state, compaction, cleaning."
     )
@@ -200,30 +143,31 @@ def build_parser() -> argparse.ArgumentParser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
-    _add_state_parser(subparsers)
-    # Each subsystem owns its subcommand's arguments; the modules import their heavy
-    # dependencies (kazoo, sqlalchemy, pyarrow) only when the subcommand runs.
-    from acid_core.compaction.cli_compaction import add_compaction_parsers
-    from acid_core.locks.cli_lock import add_lock_parser
-    from acid_core.metastore.cli_lease import add_lease_parser
-    from acid_core.orc.cli_read import add_read_parser
-    from acid_core.sql.cli_sql import add_sql_parser
-
-    add_read_parser(subparsers)
-    add_sql_parser(subparsers)
-    add_compaction_parsers(subparsers)
-    add_lease_parser(subparsers)
-    add_lock_parser(subparsers)
-    add_completion_parser(subparsers)
-    decorate(parser)
+    full = set(COMMANDS) if commands is None else set(commands)
+    for name, command in COMMANDS.items():
+        if name not in full:
+            subparsers.add_parser(name, help=command.summary)
+            continue
+        # Each command module imports its heavy dependencies (pyarrow, sqlalchemy, kazoo,
+        # sqlglot) only when its handler runs; the module itself is imported only when selected.
+        module = importlib.import_module(command.module)
+        add_json_alias(module.add_parser(subparsers))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acidflow`` command; returns the exit code."""
-    parser = build_parser()
-    autocomplete(parser)
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if "_ARGCOMPLETE" in os.environ:
+        # The shell asks for completions: every command's options are needed.
+        from acid_core.cli.completion import autocomplete
+
+        parser = build_parser()
+        autocomplete(parser)
+    else:
+        selected = _selected_command(words)
+        parser = build_parser([selected] if selected in COMMANDS else [])
+    args = parser.parse_args(words)
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     with _logging_to_stderr(debug=debug):
         return _run(args)
@@ -251,7 +195,3 @@ def _run(args: argparse.Namespace) -> int:
 def _print_error(message: str) -> None:
     # One line; spaces inside quoted values stay as they are.
     print(f"acidflow: error: {' '.join(message.splitlines())}", file=sys.stderr)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
 
+from acid_core.cli.app import build_parser
+from acid_core.cli.lease import run_lease
 from acid_core.errors import NoSuchLeaseError, NoSuchTableError
 from acid_core.metastore import Column, TableDefinition, open_metastore
-from acid_core.metastore.cli_lease import add_lease_parser, run_lease
 from acid_core.writeids import LONG_MAX
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_lease_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["lease"])
     args = parser.parse_args(argv)
     assert args.handler is run_lease
     return run_lease(args)

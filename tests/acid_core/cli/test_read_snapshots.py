@@ -12,7 +12,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from acid_core import cli
+from acid_core.cli import app as cli
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import run_worker
 from acid_core.metastore import Column, CompactionType, TableDefinition, TxnState

@@ -18,9 +18,8 @@ cleaner keeps every file that snapshot reads, however many compactions run meanw
 lease is released or expires. A reader passes both lists to its ACID reader (``--write-ids`` and
 ``--txns``, or ``--lease ID``, of ``acidflow read``).
 
-Not here: the lease rules (``SqlMetastore.take_lease``); the top-level parser (``acid_core.cli``
-calls ``add_lease_parser``; the handler is ``run_lease``).
-Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1), e.g.
+Not here: the lease rules (``SqlMetastore.take_lease``).
+Errors: an ``AcidError`` propagates to ``acid_core.cli.app.main`` (one line on stderr, exit 1), e.g.
 ``NoSuchTableError`` or ``NoSuchLeaseError``.
 """
 
@@ -28,57 +27,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+from acid_core.cli.argtypes import positive_long, positive_seconds
+from acid_core.cli.options import add_common_options, open_existing_metastore
+from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
     from acid_core.metastore.port import Lease
 
-__all__ = ["DEFAULT_LEASE_TTL_SECONDS", "add_lease_parser", "run_lease"]
+__all__ = ["DEFAULT_LEASE_TTL_SECONDS", "add_parser", "run_lease"]
 
 DEFAULT_LEASE_TTL_SECONDS = 3600.0
-METASTORE_ENV = "ACIDFLOW_METASTORE"
-WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
-_DEFAULT_WAREHOUSE = "./warehouse"
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"invalid TTL {text!r}: expected a positive number of seconds")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
-        raise argparse.ArgumentTypeError(
-            f"invalid lease ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
-        )
-    return int(text)
-
-
-def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``lease take``, ``lease release`` and ``lease list`` to the parser (handler: ``run_lease``)."""
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add ``lease take``, ``lease release`` and ``lease list`` (handler ``run_lease``)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--metastore",
-        metavar="URL",
-        default=None,
-        help=f"metastore SQLAlchemy URL (default: ${METASTORE_ENV}, else <warehouse>/.acidflow/metastore.sqlite)",
-    )
-    common.add_argument(
-        "--warehouse",
-        metavar="DIR",
-        default=None,
-        help=f"warehouse directory (default: ${WAREHOUSE_ENV}, else {_DEFAULT_WAREHOUSE})",
-    )
-    parser = subparsers.add_parser(
+    add_common_options(common, json_help=None)
+    parser = add_command_parser(
+        subparsers,
         "lease",
-        help="register or release an external reader's snapshot (the cleaner honours it)",
         description="Reader leases: a snapshot of a table that the cleaner keeps readable until it expires.",
     )
     actions = parser.add_subparsers(dest="lease_command", required=True, metavar="ACTION")
@@ -86,7 +56,7 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     take.add_argument("table", metavar="TABLE", help="table or db.table")
     take.add_argument(
         "--ttl",
-        type=_positive_seconds,
+        type=positive_seconds("TTL", finite=False),  # the metastore refuses an infinite TTL
         default=DEFAULT_LEASE_TTL_SECONDS,
         metavar="SECONDS",
         help=f"lifetime in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})",
@@ -95,11 +65,12 @@ def add_lease_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids", "txns"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
     release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
-    release.add_argument("lease_id", metavar="ID", type=_positive_int)
+    release.add_argument("lease_id", metavar="ID", type=positive_long("lease ID"))
     listing = actions.add_parser("list", parents=[common], help="list leases")
     listing.add_argument("table", metavar="TABLE", nargs="?", default=None, help="only this table")
     listing.add_argument("--json", action="store_true", help="one JSON object per lease")
     parser.set_defaults(handler=run_lease)
+    return parser
 
 
 def _iso(seconds: float) -> str:
@@ -118,13 +89,7 @@ def _snapshot_fields(lease: Lease) -> dict[str, object]:
 def run_lease(args: argparse.Namespace) -> int:
     """Run one ``lease`` action; returns the exit code."""
     # sqlalchemy and alembic load only when a lease command actually runs.
-    from acid_core.cli_args import require_existing_warehouse
-    from acid_core.metastore.factory import open_metastore
-
-    url = args.metastore or os.environ.get(METASTORE_ENV) or None
-    warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE
-    require_existing_warehouse(url, warehouse)
-    with open_metastore(url, warehouse) as store:
+    with open_existing_metastore(args) as store:
         if args.lease_command == "take":
             taken = store.take_lease(args.table, args.ttl, owner=args.owner)
             if args.json:

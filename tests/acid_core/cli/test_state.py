@@ -16,7 +16,7 @@ from acid_core.cli import main
 from acid_core.fs import LocalFileIO
 from acid_core.testing.builders import write_partition_tree
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MAX = str(2**63 - 1)
 COMPACTED = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
 JSON_KEYS = ["base", "deltas", "obsolete", "aborted", "original_files"]  # issue 2, item 7

@@ -1,21 +1,25 @@
-"""``acidflow sql`` (run in-process through ``cli_sql.main``, and once as ``python -m``)."""
+"""``acidflow sql`` (run in-process through ``acid_core.cli.main``, and once as ``python -m``)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 
 import pytest
 
-from acid_core.sql.cli_sql import add_sql_parser, main
+from acid_core.cli import main as acidflow
+from acid_core.cli.app import build_parser
 
 CREATE = (
     "CREATE TABLE employee (id int, name string, salary int) STORED AS ORC "
     "TBLPROPERTIES ('transactional' = 'true')"
 )
 INSERT = "INSERT INTO employee VALUES (1, 'Jerry', 5000), (2, 'Tom', 8000)"
+
+
+def main(argv):
+    return acidflow(["sql", *argv])
 
 
 @pytest.fixture
@@ -111,8 +115,7 @@ def test_errors_exit_1_with_one_line_and_no_row_change(warehouse, capsys):
 
 
 def test_add_sql_parser_sets_the_handler():
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_sql_parser(parser.add_subparsers(dest="command"))
+    parser = build_parser(["sql"])
     args = parser.parse_args(["sql", "--format", "csv", "SHOW TABLES"])
     assert args.handler.__name__ == "run_sql"
     assert (args.format, args.statements) == ("csv", ["SHOW TABLES"])
@@ -123,7 +126,8 @@ def test_python_dash_m_runs_a_script(warehouse):
         [
             sys.executable,
             "-m",
-            "acid_core.sql.cli_sql",
+            "acid_core.cli",
+            "sql",
             "--warehouse",
             warehouse,
             "--format",

@@ -1,19 +1,18 @@
 """``acidflow read``: output formats, row-ID order, projection, limit and errors.
 
-The parser is built from ``add_read_parser`` exactly as ``acid_core.cli`` wires it; errors are
+The parser is built by ``acid_core.cli.app.build_parser`` exactly as ``acidflow`` builds it; errors are
 checked as ``AcidError``s, and once through ``acid_core.cli.main`` (one line, exit code 1).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
+from acid_core.cli.app import build_parser
 from acid_core.errors import AcidError, NoSuchColumnError, NotAnAcidFileError
-from acid_core.orc.cli_read import add_read_parser
 from tests.acid_core.orc.acid_files import bucket_property, deletes, inserts, write_events
 
 HIVE_REAL = Path(__file__).resolve().parents[2] / "data" / "hive-real"
@@ -21,8 +20,7 @@ B0, B1 = bucket_property(0), bucket_property(1)
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_read_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["read"])
     args = parser.parse_args(["read", *argv])
     return args.handler(args)
 
@@ -105,7 +103,7 @@ def test_read_bad_limit_is_a_usage_error(limit, capsys):
 
 
 def test_read_through_acidflow_main_prints_one_line_and_exits_1(capsys):
-    from acid_core import cli
+    from acid_core.cli import app as cli
 
     assert cli.main(["read", str(HIVE_REAL / "trino_plain_file_in_delta")]) == 1
     err = capsys.readouterr().err

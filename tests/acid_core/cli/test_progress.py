@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import re
@@ -10,8 +9,8 @@ import time
 
 import pytest
 
-from acid_core.compaction.cli_compaction import add_compaction_parsers
-from acid_core.compaction.cli_progress import ProgressReporter
+from acid_core.cli.app import build_parser
+from acid_core.cli.progress import ProgressReporter
 from acid_core.compaction.worker import BucketTask
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history, read_rows
@@ -79,8 +78,7 @@ def test_cli_compact_progress_on_writes_stderr_and_keeps_json_stdout(tmp_path, c
     )
     expected = read_rows(history)
     wh.close()
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["initiate", "compact", "clean"])
     args = parser.parse_args(["initiate", "--warehouse", location])
     assert args.handler(args) == 0
     capsys.readouterr()
@@ -106,8 +104,7 @@ def test_cli_compact_progress_off_prints_nothing_on_stderr(tmp_path, capsys):
     location = str(tmp_path / "wh")
     with Warehouse.open(location, heartbeat_seconds=None) as wh:
         random_history(wh, 3, partitioned=False, buckets=1, txns=3)
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["initiate", "compact", "clean"])
     args = parser.parse_args(
         [
             "compact",

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
 import pytest
 
-from acid_core.compaction.cli_compaction import add_compaction_parsers
+from acid_core.cli.app import build_parser
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history, read_rows
 
 
 def run(argv):
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_compaction_parsers(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["initiate", "compact", "clean"])
     args = parser.parse_args(argv)
     return args.handler(args)
 

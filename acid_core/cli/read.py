@@ -27,10 +27,10 @@ writes a header and flattens ``row__id`` to ``row__id.writeid, row__id.bucketid,
 JSON values: numbers and strings as such, decimals as strings (no precision lost), dates and
 timestamps in ISO 8601, binary as base64, maps as lists of ``[key, value]`` pairs.
 
-Not here: any merge logic (``reader``); turning errors into one line (``acid_core.cli``).
+Not here: any merge logic (``reader``); turning errors into one line (``acid_core.cli.app``).
 Errors: whatever ``scan`` raises (``AcidError`` subclasses), and ``UnknownTableLocationError`` /
 ``NoSuchLeaseError`` for a directory or lease the metastore does not know, propagated for
-``acid_core.cli`` to print as ``acidflow: error: ...`` with exit code 1; ``--lease`` together with
+``acid_core.cli.app`` to print as ``acidflow: error: ...`` with exit code 1; ``--lease`` together with
 ``--write-ids``/``--txns`` is a usage error (exit 2).
 """
 
@@ -46,7 +46,8 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from acid_core.cli_args import (
+from acid_core.cli.argtypes import whole_number
+from acid_core.cli.options import (
     METASTORE_ENV,
     WAREHOUSE_ENV,
     add_snapshot_arguments,
@@ -55,6 +56,7 @@ from acid_core.cli_args import (
     snapshot_from_args,
     table_location,
 )
+from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -63,19 +65,9 @@ if TYPE_CHECKING:
 
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
-__all__ = ["FORMATS", "add_read_parser", "run_read"]
+__all__ = ["FORMATS", "add_parser", "run_read"]
 
 FORMATS = ("jsonl", "csv", "table")
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid limit {text!r}: expected a whole number >= 0")
-    return value
 
 
 def _column_list(text: str) -> list[str]:
@@ -85,11 +77,11 @@ def _column_list(text: str) -> list[str]:
     return names
 
 
-def add_read_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``acidflow read`` on the ``acidflow`` subparsers."""
-    parser = subparsers.add_parser(
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add ``acidflow read`` (handler ``run_read``; ``--json`` is ``--format jsonl``)."""
+    parser = add_command_parser(
+        subparsers,
         "read",
-        help="print the rows a snapshot sees (merge-on-read of base, deltas and delete deltas)",
         description=(
             "Merge-on-read of TABLE_DIR (a table or partition directory) at a snapshot, as Hive's "
             "ACID readers do; rows are printed in row-ID order (writeid, bucketid, rowid)."
@@ -101,8 +93,11 @@ def add_read_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "--columns", metavar="a,b", type=_column_list, default=None, help="row columns to print, in order"
     )
     parser.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
-    parser.add_argument("--limit", metavar="N", type=_non_negative, default=None, help="print at most N rows")
+    parser.add_argument(
+        "--limit", metavar="N", type=whole_number("limit"), default=None, help="print at most N rows"
+    )
     parser.set_defaults(handler=run_read)
+    return parser
 
 
 def run_read(args: argparse.Namespace) -> int:

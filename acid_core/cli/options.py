@@ -1,13 +1,18 @@
-"""Arguments shared by several ``acidflow`` subcommands: one definition, one help text.
+"""Arguments shared by several ``acidflow`` commands: one definition, one help text.
 
 ::
 
+    acidflow COMMAND ... [--metastore URL] [--warehouse DIR] [--json]   on every command
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST]
-    acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST | --lease ID] [--metastore URL] [--warehouse DIR]
+    acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST | --lease ID]
     acidflow state|read db.table [--partition k=v] --metastore URL   the table by name: its location
                                                                      and snapshot from the metastore
 
-Not here: any subcommand's own options, or what it does with the snapshot.
+``--metastore`` defaults to ``$ACIDFLOW_METASTORE``, else the embedded SQLite file of the
+warehouse; ``--warehouse`` to ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``. A command that has no
+use for one still accepts it (so one set of options fits every command) and says so in its help.
+
+Not here: any command's own options, or what it does with the snapshot.
 Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
 list string; ``resolve_target`` raises ``NoSuchTableError`` / ``NoSuchPartitionError`` for an unknown name.
 """
@@ -25,13 +30,20 @@ from acid_core.metastore.port import METASTORE_DIR_NAME
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
+    from acid_core.metastore.hive import HiveMetastore
     from acid_core.metastore.port import Metastore
+    from acid_core.metastore.sql import SqlMetastore
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
+    "DEFAULT_WAREHOUSE",
     "METASTORE_ENV",
     "WAREHOUSE_ENV",
     "SnapshotTarget",
+    "add_common_options",
+    "metastore_url",
+    "open_existing_metastore",
+    "warehouse_dir",
     "add_snapshot_arguments",
     "explicit_snapshot",
     "is_table_name",
@@ -43,15 +55,68 @@ __all__ = [
 
 METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
 WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
+DEFAULT_WAREHOUSE: Final = "./warehouse"
+_METASTORE_HELP: Final = (
+    f"metastore URL: SQLAlchemy, or thrift://host:9083 for a Hive Metastore (default: ${METASTORE_ENV}, "
+    "else <warehouse>/.acidflow/metastore.sqlite)"
+)
+_WAREHOUSE_HELP: Final = f"warehouse directory or URI (default: ${WAREHOUSE_ENV}, else {DEFAULT_WAREHOUSE})"
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser,
+    *,
+    json_help: str | None = "one JSON object per line",
+    metastore_help: str = _METASTORE_HELP,
+    warehouse_help: str = _WAREHOUSE_HELP,
+) -> None:
+    """Add the options every command takes: ``--metastore``, ``--warehouse`` and ``--json``.
+
+    Args:
+        parser: the command's parser.
+        json_help: help of ``--json``; None when the command gets ``--json`` otherwise (from
+            ``--format jsonl``, see ``registry.add_json_alias``) or adds its own.
+        metastore_help: help of ``--metastore`` (say so when the command ignores it).
+        warehouse_help: help of ``--warehouse`` (say so when the command ignores it).
+    """
+    parser.add_argument("--metastore", metavar="URL", default=None, help=metastore_help)
+    parser.add_argument("--warehouse", metavar="DIR", default=None, help=warehouse_help)
+    if json_help is not None:
+        parser.add_argument("--json", action="store_true", help=json_help)
+
+
+def metastore_url(args: argparse.Namespace) -> str | None:
+    """``--metastore``, else ``$ACIDFLOW_METASTORE``, else None (the warehouse's embedded one)."""
+    url: str | None = args.metastore or os.environ.get(METASTORE_ENV) or None
+    return url
+
+
+def warehouse_dir(args: argparse.Namespace) -> str:
+    """``--warehouse``, else ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``."""
+    warehouse: str = args.warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
+    return warehouse
+
+
+def open_existing_metastore(args: argparse.Namespace) -> SqlMetastore | HiveMetastore:
+    """The metastore the options name, refusing a warehouse that has none (see below).
+
+    Raises:
+        StorageError: no ``--metastore`` URL and no embedded metastore in the warehouse.
+    """
+    from acid_core.metastore.factory import open_metastore
+
+    url, warehouse = metastore_url(args), warehouse_dir(args)
+    require_existing_warehouse(url, warehouse)
+    return open_metastore(url, warehouse)
 
 
 def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: bool = False) -> None:
-    """Add ``TABLE_DIR``, ``--write-ids`` and ``--txns``.
+    """Add ``TABLE_DIR``, ``--write-ids``, ``--txns``, ``--partition`` and the common options.
 
     Args:
         parser: the subcommand's parser.
-        from_metastore: also add ``--lease``, ``--metastore`` and ``--warehouse``; without an
-            explicit list the snapshot is then the metastore's (``explicit_snapshot`` tells).
+        from_metastore: also add ``--lease``; without an explicit list the snapshot is then the
+            metastore's (``explicit_snapshot`` tells). Otherwise also ``--json``.
     """
     parser.add_argument(
         "table_dir",
@@ -75,12 +140,13 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: b
     )
     parser.add_argument("--partition", metavar="k=v[/k2=v2]", default=None, help="with db.table: a partition")
     if not from_metastore:
-        parser.add_argument(
-            "--metastore",
-            metavar="URL",
-            default=None,
-            help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
-            f"Metastore; default ${METASTORE_ENV} when TABLE_DIR is a name, not a path)",
+        add_common_options(
+            parser,
+            json_help="print one JSON object",
+            metastore_help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
+            f"Metastore; default ${METASTORE_ENV} when TABLE_DIR is a name, not a path); a path is "
+            "read without one",
+            warehouse_help=f"with db.table: the warehouse of the embedded metastore (default: ${WAREHOUSE_ENV})",
         )
         return
     parser.add_argument(
@@ -90,18 +156,12 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: b
         default=None,
         help="read at exactly the snapshot of this reader lease (`acidflow lease take TABLE`)",
     )
-    parser.add_argument(
-        "--metastore",
-        metavar="URL",
-        default=None,
-        help=f"metastore URL: SQLAlchemy or thrift://host:9083 (default: ${METASTORE_ENV}, else the "
+    add_common_options(
+        parser,
+        json_help=None,
+        metastore_help=f"metastore URL: SQLAlchemy or thrift://host:9083 (default: ${METASTORE_ENV}, else the "
         ".acidflow/metastore.sqlite of TABLE_DIR's nearest warehouse directory, else of --warehouse)",
-    )
-    parser.add_argument(
-        "--warehouse",
-        metavar="DIR",
-        default=None,
-        help=f"warehouse whose embedded metastore to use (default: ${WAREHOUSE_ENV})",
+        warehouse_help=f"warehouse whose embedded metastore to use (default: ${WAREHOUSE_ENV})",
     )
 
 
@@ -176,14 +236,13 @@ def resolve_target(args: argparse.Namespace) -> SnapshotTarget:
     ValidTxnList of open and aborted transactions and the table's ValidWriteIdList (on a Hive 2.x
     metastore write IDs are transaction IDs).
     """
-    url = args.metastore or os.environ.get(METASTORE_ENV) or None
+    url = metastore_url(args)
     explicit_write_ids, explicit_txns = snapshot_from_args(args)  # refuses malformed or empty lists
     if url is None or not is_table_name(args.table_dir):
         return SnapshotTarget(args.table_dir, explicit_write_ids, explicit_txns)
     from acid_core.metastore.factory import open_metastore
 
-    warehouse = os.environ.get(WAREHOUSE_ENV) or "./warehouse"
-    with open_metastore(url, warehouse) as metastore:
+    with open_metastore(url, warehouse_dir(args)) as metastore:
         table = metastore.get_table(args.table_dir)
         location = table_location(metastore, table.full_name, args.partition)
         txns = explicit_txns if args.txns else metastore.get_valid_txns()

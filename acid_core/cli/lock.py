@@ -11,9 +11,10 @@ The manager comes from ``ACIDFLOW_LOCK_MANAGER=zookeeper|sql|none`` and
 ``acquire`` completes the request with the hierarchy (S on every parent), prints the granted locks,
 holds them ``--hold`` seconds (checking the session every 0.1 s) and releases them.
 
-Not here: the lock rules (``acid_core.locks``); the top-level parser (``acid_core.cli`` calls
-``add_lock_parser`` and ``run_lock``).
-Errors: an ``AcidError`` propagates to ``acid_core.cli.main`` (one line on stderr, exit 1):
+``--metastore``/``--warehouse`` name the metastore of the ``sql`` manager (they win over the
+environment); the ``zookeeper`` manager ignores them.
+Not here: the lock rules (``acid_core.locks``).
+Errors: an ``AcidError`` propagates to ``acid_core.cli.app.main`` (one line on stderr, exit 1):
 ``LockRefusedError`` naming the holders, ``LockLostError`` if the session is lost while holding.
 """
 
@@ -26,9 +27,13 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from acid_core.cli.argtypes import non_negative_number, positive_long
+from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options
+from acid_core.cli.registry import add_command_parser
 from acid_core.locks import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
+    LOCK_MANAGER_ENV,
     LockInfo,
     LockRequest,
     default_host,
@@ -42,38 +47,32 @@ from acid_core.types import TxnId
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["add_lock_parser", "run_lock"]
+__all__ = ["add_parser", "run_lock"]
 
 _CHECK_INTERVAL = 0.1
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"invalid seconds {text!r}: expected a finite number >= 0")
-    return value
+_seconds = non_negative_number("seconds")
 
 
-def _txn_id(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
-        raise argparse.ArgumentTypeError(
-            f"invalid transaction ID {text!r}: expected a positive integer <= {2**63 - 1} (a 64-bit long)"
-        )
-    return int(text)
-
-
-def add_lock_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``lock acquire`` and ``lock show`` to the ``acidflow`` parser (handler: ``run_lock``)."""
-    parser = subparsers.add_parser(
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add ``lock acquire`` and ``lock show`` (handler ``run_lock``; ``--json`` is ``--format jsonl``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    add_common_options(
+        common,
+        json_help=None,
+        metastore_help=f"with {LOCK_MANAGER_ENV}=sql (the default): the metastore holding the locks "
+        f"(default: ${METASTORE_ENV}, else <warehouse>/.acidflow/metastore.sqlite); ignored by zookeeper",
+        warehouse_help=f"with {LOCK_MANAGER_ENV}=sql: the warehouse of the embedded metastore "
+        f"(default: ${WAREHOUSE_ENV}, else ./warehouse); ignored by zookeeper",
+    )
+    parser = add_command_parser(
+        subparsers,
         "lock",
-        help="acquire or list table/partition locks (ZooKeeper or the metastore)",
         description="Take shared/exclusive locks by hand, or list who holds which lock.",
     )
     commands = parser.add_subparsers(dest="lock_command", required=True, metavar="ACTION")
-    acquire = commands.add_parser("acquire", help="acquire locks, hold them, release them")
+    acquire = commands.add_parser("acquire", parents=[common], help="acquire locks, hold them, release them")
     acquire.add_argument("objects", metavar="OBJECT", nargs="+", help="db.table or db.table/k=v[/k2=v2]")
     acquire.add_argument("--mode", required=True, type=parse_lock_mode, help="S (shared) or X (exclusive)")
     acquire.add_argument(
@@ -94,14 +93,17 @@ def add_lock_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         help=f"longest wait between retries (default {DEFAULT_WAIT_SECONDS})",
     )
     acquire.add_argument("--holder", default=None, help="holder name shown by `lock show --extended`")
-    acquire.add_argument("--txn-id", type=_txn_id, default=None, help="transaction the locks belong to")
+    acquire.add_argument(
+        "--txn-id", type=positive_long("transaction ID"), default=None, help="transaction the locks belong to"
+    )
     acquire.add_argument("--fair", action="store_true", help="fair mode: block later readers while waiting")
     acquire.add_argument("--format", choices=("text", "jsonl"), default="text")
-    show = commands.add_parser("show", help="list held locks (SHOW LOCKS)")
+    show = commands.add_parser("show", parents=[common], help="list held locks (SHOW LOCKS)")
     show.add_argument("object", metavar="OBJECT", nargs="?", default=None, help="only this object and below")
     show.add_argument("--extended", action="store_true", help="add holder, host, transaction, acquired time")
     show.add_argument("--format", choices=("text", "jsonl"), default="text")
     parser.set_defaults(handler=run_lock)
+    return parser
 
 
 def run_lock(args: argparse.Namespace) -> int:
@@ -121,7 +123,7 @@ def _default_holder() -> str:
 
 def _run_acquire(args: argparse.Namespace) -> int:
     requests = plan_lock_set(LockRequest(parse_lock_object(o), args.mode) for o in args.objects)
-    manager = open_lock_manager(fair=args.fair)
+    manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=args.warehouse)
     try:
         handle = manager.acquire(
             requests,
@@ -147,7 +149,7 @@ def _run_acquire(args: argparse.Namespace) -> int:
 
 def _run_show(args: argparse.Namespace) -> int:
     prefix = parse_lock_object(args.object) if args.object else None
-    manager = open_lock_manager()
+    manager = open_lock_manager(metastore_url=args.metastore, warehouse=args.warehouse)
     try:
         infos = manager.show(prefix, extended=args.extended)
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -13,16 +12,16 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from acid_core.cli.app import build_parser
+from acid_core.cli.lock import run_lock
 from acid_core.errors import InvalidLockConfigError, InvalidLockRequestError, LockRefusedError
 from acid_core.locks import NoLockManager, open_lock_manager
-from acid_core.locks.cli_lock import add_lock_parser, run_lock
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_lock_parser(parser.add_subparsers(dest="command", required=True))
+    parser = build_parser(["lock"])
     return parser.parse_args(argv)
 
 
@@ -135,8 +134,9 @@ def lock_env(request, monkeypatch, tmp_path):
 def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
     driver = (
         "import argparse, sys\n"
-        "from acid_core.locks.cli_lock import add_lock_parser, run_lock\n"
-        "p = argparse.ArgumentParser(); add_lock_parser(p.add_subparsers(dest='command'))\n"
+        "from acid_core.cli.app import build_parser\n"
+        "from acid_core.cli.lock import run_lock\n"
+        "p = build_parser(['lock'])\n"
         "sys.exit(run_lock(p.parse_args(sys.argv[1:])))\n"
     )
     holder = subprocess.Popen(

@@ -19,20 +19,26 @@ statement fails (its transaction aborted); 2 for bad arguments.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 from typing import TYPE_CHECKING, Final
 
+from acid_core.cli.options import (
+    DEFAULT_WAREHOUSE,
+    WAREHOUSE_ENV,
+    add_common_options,
+    metastore_url,
+    warehouse_dir,
+)
+from acid_core.cli.registry import add_command_parser
 from acid_core.errors import AcidError
 
 if TYPE_CHECKING:
+    import argparse
+
     from acid_core.locks import LockManager
 
-__all__ = ["METASTORE_ENV", "WAREHOUSE_ENV", "add_sql_parser", "run_sql"]
+__all__ = ["add_parser", "run_sql"]
 
-WAREHOUSE_ENV: Final = "ACIDFLOW_WAREHOUSE"
-METASTORE_ENV: Final = "ACIDFLOW_METASTORE"
 _STATEMENTS_HELP: Final = (
     "statements: CREATE/DROP DATABASE, SHOW DATABASES, CREATE TABLE, DROP TABLE, DESCRIBE, SHOW TABLES, "
     "SHOW PARTITIONS, ALTER TABLE .. "
@@ -45,28 +51,20 @@ _STATEMENTS_HELP: Final = (
 )
 
 
-def add_sql_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Add the ``sql`` subcommand to ``acidflow``'s subparsers."""
-    parser = subparsers.add_parser(
-        "sql",
-        help="run Hive SQL statements (CREATE/INSERT/UPDATE/DELETE/MERGE/SELECT/SHOW ...)",
-        description=f"Run Hive SQL statements against a warehouse. {_STATEMENTS_HELP}.",
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Add ``acidflow sql`` (handler ``run_sql``; ``--json`` is ``--format jsonl``)."""
+    parser = add_command_parser(
+        subparsers, "sql", description=f"Run Hive SQL statements against a warehouse. {_STATEMENTS_HELP}."
     )
     parser.add_argument(
         "statements", nargs="*", metavar="STATEMENT", help="SQL text; ';' separates statements"
     )
     parser.add_argument("-f", "--file", help="read statements from this file ('-' for stdin)")
-    parser.add_argument(
-        "--warehouse",
-        default=None,
-        help=f"warehouse directory or URI (env {WAREHOUSE_ENV}, default ./warehouse)",
-    )
-    parser.add_argument(
-        "--metastore",
-        default=None,
-        help=f"metastore URL (env {METASTORE_ENV}, default: SQLite in the warehouse)",
+    add_common_options(
+        parser,
+        json_help=None,
+        warehouse_help=f"warehouse directory or URI, created on first use (default: ${WAREHOUSE_ENV}, "
+        f"else {DEFAULT_WAREHOUSE})",
     )
     parser.add_argument("--format", choices=("table", "jsonl", "csv"), default="table", help="result format")
     parser.set_defaults(handler=run_sql)
@@ -102,12 +100,11 @@ def run_sql(args: argparse.Namespace) -> int:
     if not script.strip():
         print("acidflow sql: error: no statements; expected STATEMENT arguments or -f FILE", file=sys.stderr)
         return 2
-    warehouse_dir = args.warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse"
-    metastore_url = args.metastore or os.environ.get(METASTORE_ENV) or None
+    location, url = warehouse_dir(args), metastore_url(args)
     try:
-        lock_manager = _lock_manager(metastore_url, warehouse_dir)
+        lock_manager = _lock_manager(url, location)
         try:
-            with Warehouse.open(warehouse_dir, metastore_url, lock_manager) as warehouse:
+            with Warehouse.open(location, url, lock_manager) as warehouse:
                 session = SqlSession(warehouse)
                 for result in session.iter_execute(script):
                     if result.rows is not None:
@@ -121,15 +118,3 @@ def run_sql(args: argparse.Namespace) -> int:
         print(f"acidflow sql: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 1
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m acid_core.sql.cli_sql`` (the same as ``acidflow sql``)."""
-    parser = argparse.ArgumentParser(prog="acidflow")
-    add_sql_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["sql", *(sys.argv[1:] if argv is None else argv)])
-    return run_sql(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

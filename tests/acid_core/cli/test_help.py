@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from acid_core.cli import build_parser, main
-from acid_core.cli_help import EXAMPLES
+from acid_core.cli.app import build_parser, main
+from acid_core.cli.registry import EXAMPLES
 
 
 def _leaf_commands(parser, prefix=()):
