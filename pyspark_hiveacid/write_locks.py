@@ -39,9 +39,11 @@ if TYPE_CHECKING:
     from acid_core.locks import LockRequest
     from pyspark_hiveacid.options import SourceOptions
 
-__all__ = ["POLL_SECONDS", "hold_write_locks", "plan_write_locks", "wait_for_release"]
+__all__ = ["POLL_SECONDS", "TXN_TIMEOUT_SECONDS", "hold_write_locks", "plan_write_locks", "wait_for_release"]
 
 POLL_SECONDS = 0.2
+TXN_TIMEOUT_SECONDS = 300.0
+"""Hive's ``hive.txn.timeout``, the cleaner's reaper default (not imported: the holder starts lean)."""
 _GRANTED = "granted"
 
 
@@ -108,7 +110,6 @@ def wait_for_release(options: SourceOptions, table: str, txn_id: int, timeout: f
 
 def main(argv: list[str] | None = None) -> int:
     """The holder: acquire, say so, wait for the transaction to end, release."""
-    from acid_core.compaction.cleaner import DEFAULT_TXN_TIMEOUT_SECONDS
     from acid_core.locks import open_lock_manager
     from acid_core.metastore.factory import open_metastore
     from acid_core.metastore.port import TxnState
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--metastore", default=None)
     parser.add_argument("--overwrite", action="store_true")
-    parser.add_argument("--txn-timeout", type=float, default=DEFAULT_TXN_TIMEOUT_SECONDS)
+    parser.add_argument("--txn-timeout", type=float, default=TXN_TIMEOUT_SECONDS)
     args = parser.parse_args(argv)
     if os.fork() > 0:
         os._exit(0)  # the starter reaps this parent; the holder below lives on in its own session

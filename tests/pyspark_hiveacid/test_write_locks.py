@@ -99,3 +99,10 @@ def test_write_refused_while_an_exclusive_lock_is_held_aborts_its_transaction(wh
         assert wh.metastore.get_txn(e.value.txn_id).state is TxnState.ABORTED
     finally:
         locks.release(handle)
+
+
+def test_holder_gives_up_a_dead_jobs_locks_after_the_reapers_timeout():
+    from acid_core.compaction.cleaner import DEFAULT_TXN_TIMEOUT_SECONDS
+    from pyspark_hiveacid.write_locks import TXN_TIMEOUT_SECONDS
+
+    assert TXN_TIMEOUT_SECONDS == DEFAULT_TXN_TIMEOUT_SECONDS
