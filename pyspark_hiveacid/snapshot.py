@@ -13,7 +13,7 @@ lease is a TTL renewed by its readers: every task renews it when it starts and e
 TTL while it reads. The lease therefore lives while the job reads and expires ``lease_ttl`` after
 its last task, however long the job runs; a task that starts after that fails with
 ``NoSuchLeaseError`` instead of reading files the cleaner may have removed (load the DataFrame
-again). Metastores without renewal (``RenewableLeases``) keep the TTL alone.
+again). On a Hive Metastore each renewal also heartbeats the lease's HMS transaction.
 
 ``take_snapshot`` is the one place that talks to the lease API, so when leases store the full
 snapshot (ValidWriteIdList and ValidTxnList) only it changes. Until then the transaction list is
@@ -33,7 +33,7 @@ import getpass
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from acid_core.errors import HiveMetastoreCapabilityError, InvalidDataSourceOptionError, NoSuchLeaseError
 from acid_core.metastore.port import split_table_name
@@ -42,11 +42,10 @@ from acid_core.writeids import ValidTxnList
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from acid_core.metastore.port import Lease, Metastore
+    from acid_core.metastore.port import Metastore
     from acid_core.writeids import ValidWriteIdList
 
 __all__ = [
-    "RenewableLeases",
     "Snapshot",
     "current_user",
     "held_snapshot",
@@ -54,15 +53,6 @@ __all__ = [
     "renew_snapshot",
     "take_snapshot",
 ]
-
-
-@runtime_checkable
-class RenewableLeases(Protocol):
-    """A metastore whose leases can be extended while they are live (``SqlMetastore``)."""
-
-    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
-        """Extend a live lease; raises ``NoSuchLeaseError`` for an unknown or expired one."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +104,16 @@ def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str |
     return Snapshot(lease.lease_id, lease.write_ids, txns)
 
 
-def renew_snapshot(store: object, lease_id: int, ttl_seconds: float) -> bool:
-    """Push a live lease's expiry to ``ttl_seconds`` from now; False where the store cannot renew.
+def renew_snapshot(store: Metastore, lease_id: int, ttl_seconds: float) -> None:
+    """Push a live lease's expiry to ``ttl_seconds`` from now (``Metastore.renew_lease``).
+
+    On a Hive Metastore this also heartbeats the lease's HMS transaction.
 
     Raises:
         NoSuchLeaseError: the lease was released or has expired.
+        LeaseLostError: (Hive Metastore) the lease's transaction was aborted.
     """
-    if not isinstance(store, RenewableLeases):
-        return False
     store.renew_lease(lease_id, ttl_seconds)
-    return True
 
 
 def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:

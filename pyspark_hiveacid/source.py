@@ -486,8 +486,7 @@ class _LeaseRenewal:
         from pyspark_hiveacid.snapshot import renew_snapshot
 
         if self.store is not None and self.lease_id is not None:
-            if not renew_snapshot(self.store, self.lease_id, self.options.lease_ttl):
-                self.close()  # this metastore cannot renew: the TTL alone bounds the lease
+            renew_snapshot(self.store, self.lease_id, self.options.lease_ttl)
             self.renewed_at = time.monotonic()
 
     def maybe_renew(self) -> None:

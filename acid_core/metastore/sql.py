@@ -1751,31 +1751,6 @@ class SqlMetastore:
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NoSuchLeaseError(lease_id)
 
-    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
-        """Extend a live lease to expire ``ttl_seconds`` from ``now`` (never earlier than it did).
-
-        A reader renews the lease while it still reads (the ``hiveacid`` Spark source: every task),
-        so a job's lease lives as long as the job plus one TTL. An expired lease is not revived:
-        the cleaner may already have deleted what it protected.
-
-        Raises:
-            NoSuchLeaseError: no lease with that ID, or it has expired.
-            InvalidMetastoreRequestError: ``ttl_seconds`` is not positive.
-        """
-        _check_id("lease ID", lease_id)
-        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
-            raise InvalidMetastoreRequestError(
-                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
-            )
-        now_ms = self._now_ms(now)
-        with self._transaction("renew_lease") as s:
-            row = s.get(ReaderLease, lease_id)
-            if row is None or row.expires <= now_ms:
-                raise NoSuchLeaseError(lease_id)
-            row.expires = max(row.expires, now_ms + _ms(ttl_seconds))
-            s.flush()
-            return _lease(row)
-
     def list_leases(self, table: str | None = None) -> list[Lease]:
         """See ``Metastore.list_leases``."""
         query = select(ReaderLease).order_by(ReaderLease.id)
