@@ -32,6 +32,7 @@ import socket
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,7 @@ from acid_core.metastore.port import (
     WriteOperation,
     _valid_read_txn_list,
     _valid_write_id_list,
+    check_lease_ttl,
     format_partition_name,
     split_table_name,
     table_type_from_properties,
@@ -1682,10 +1684,7 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
         """See ``Metastore.take_lease``."""
-        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
-            raise InvalidMetastoreRequestError(
-                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
-            )
+        check_lease_ttl(ttl_seconds)
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1705,6 +1704,35 @@ class SqlMetastore:
             s.add(row)
             s.flush()
             return _lease(row)
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """See ``Metastore.renew_lease``: the same snapshot, expiring ``ttl_seconds`` from now."""
+        check_lease_ttl(ttl_seconds)
+        lease, now_s = self.get_lease(lease_id), self._now_ms(now) / 1000
+        if lease.expires <= now_s:  # the cleaner may already have deleted what it read
+            raise NoSuchLeaseError(lease_id)
+        return self.put_lease(replace(lease, expires=now_s + ttl_seconds))
+
+    def put_lease(self, lease: Lease) -> Lease:
+        """Insert or replace a lease record as given (its ID included), without checking the catalog.
+
+        For a Hive Metastore's side store (``hive_leases``): there the lease ID is the HMS
+        transaction that holds the snapshot, and the table lives in the HMS, not here.
+        """
+        _check_id("lease ID", lease.lease_id)
+        database, name = split_table_name(lease.table)
+        with self._transaction("put_lease") as s:
+            row = ReaderLease(
+                id=lease.lease_id,
+                database=database,
+                table=name,
+                write_id_list=lease.write_ids.to_string(),
+                txn_list=None if lease.txns is None else lease.txns.to_string(),
+                owner=lease.owner,
+                created=_ms(lease.created),
+                expires=_ms(lease.expires),
+            )
+            return _lease(s.merge(row))
 
     def get_lease(self, lease_id: int) -> Lease:
         """See ``Metastore.get_lease``."""
@@ -1828,7 +1856,6 @@ def _table_exists_error(full_name: str) -> AcidError:
     )
 
 
-_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
 _LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
 
 
