@@ -1,8 +1,7 @@
-"""The minimal reproductions of what the soak found, one test each (strict xfail while flagged).
+"""Regression tests: the minimal reproductions of the bugs the soak found (issue 11), one test each.
 
-Each test is the shortest sequence (found by the soak, shrunk by hypothesis or by hand) that breaks
-an invariant on this branch. It is ``xfail(strict=True)`` while its ``known_bugs`` flag is on, so
-it fails the suite the moment the bug is fixed and the flag not flipped (or flipped too early).
+Each test is the shortest sequence (found by the soak, shrunk by hypothesis or by hand) that broke
+an invariant before its fix; its docstring says what used to happen ("Was:") and what fixed it.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import pytest
 from acid_core.cli import main as acidflow
 from acid_core.metastore import CompactionState, CompactionType, TxnState
 from acid_core.writes.streaming import StreamingConnection
-from tests.reliability import known_bugs
 from tests.reliability.soak import ROOT
 from tests.reliability.writer import TABLE, SoakWriter, create_soak_table
 
@@ -69,17 +67,12 @@ def _visible(writer):
     return sorted(n for n in os.listdir(location) if not n.startswith(("_", ".")))
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
-    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: the cleaner deletes deltas a lease's snapshot still reads",
-    strict=True,
-)
 def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(writer):
     """A lease (write IDs 1-2) keeps its rows through two major compactions and a clean.
 
-    Today: the second major's cleaning sees the lease's snapshot as unreadable (NotEnoughHistory
-    with today's txn list, swallowed by ``_lease_read_sets``) and deletes delta_1..3; the lease
-    then reads 0 of its 5 rows.
+    Was: the second major's cleaning saw the lease's snapshot as unreadable (NotEnoughHistory
+    with today's txn list, swallowed by ``_lease_read_sets``) and deleted delta_1..3; the lease
+    then read 0 of its 5 rows. Fixed by leases as full snapshots (write IDs and txn list).
     """
     _run(
         writer,
@@ -96,18 +89,14 @@ def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(wri
     )
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
-    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: an older compaction's cleaning deletes what a lease reads",
-    strict=True,
-)
 def test_lease_between_two_minor_compactions_reads_its_rows_after_clean(writer):
     """minor, insert, lease, minor, clean: the lease (write IDs 1-3) still reads its rows.
 
-    Today: cleaning the first minor compaction (capped at write ID 2) counts the second one's
-    delta_1_3_vT as covering, deletes delta_1_2_vS and the originals, and the lease's reader (whose
-    txn list does not see vT) reads 0 of its 5 rows. The long PostgreSQL soak found it (seed
-    222845642: delta_37_43_v84 quarantined by compaction 12 after compaction 13 committed).
+    Was: cleaning the first minor compaction (capped at write ID 2) counted the second one's
+    delta_1_3_vT as covering, deleted delta_1_2_vS and the originals, and the lease's reader (whose
+    txn list does not see vT) read 0 of its 5 rows. The long PostgreSQL soak found it (seed
+    222845642: delta_37_43_v84 quarantined by compaction 12 after compaction 13 committed). Fixed
+    by leases as full snapshots: the cleaner protects what a lease reads with its own txn list.
     """
     _run(
         writer,
@@ -115,16 +104,11 @@ def test_lease_between_two_minor_compactions_reads_its_rows_after_clean(writer):
     )
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR,
-    reason="KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR: NotEnoughHistoryError cleaning the minor compaction",
-    strict=True,
-)
 def test_minor_then_major_compaction_then_clean_converges_to_one_base(writer):
     """minor then major (no clean between): the cleaner cleans both and one base is left.
 
-    Today: cleaning the minor compaction raises NotEnoughHistoryError (its capped snapshot, hwm 3,
-    is older than base_4_vT) at every run; it stays 'ready for cleaning' and nothing is deleted.
+    Was: cleaning the minor compaction raised NotEnoughHistoryError (its capped snapshot, hwm 3,
+    is older than base_4_vT) at every run; it stayed 'ready for cleaning' and nothing was deleted.
     """
     _run(
         writer,
@@ -198,16 +182,11 @@ def test_worker_killed_before_update_compactor_state_leaves_no_open_txn(writer):
     assert still_open == []
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_DEAD_WORKER_LOCK_SESSION,
-    reason="KNOWN_BUG_DEAD_WORKER_LOCK_SESSION: the killed worker's maintenance lock outlives it by 30 s",
-    strict=True,
-)
 def test_worker_killed_holding_the_maintenance_lock_next_compact_compacts(writer):
     """kill -9 of a worker holding the partition's maintenance lock: the next ``acidflow compact`` compacts.
 
-    Today: it is refused ("the maintenance lock of default.t is taken ... by 'compaction 1'") until
-    the dead process's SQL lock session times out.
+    Was: it was refused ("the maintenance lock of default.t is taken ... by 'compaction 1'") until
+    the dead process's SQL lock session timed out (30 s).
     """
     _run(writer, ["sql_insert", "sql_insert"])
     _kill_worker_at(writer, "commit_txn")
