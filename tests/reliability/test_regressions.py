@@ -35,26 +35,20 @@ def writer(tmp_path):
     writer.close()
 
 
+def _compact(warehouse, kind):
+    """``acidflow compact --table t --type <kind>`` on the embedded executor; returns its exit code."""
+    return acidflow(
+        ["compact", "--table", TABLE, "--type", kind, "--executor", "embedded", "--warehouse", warehouse]
+    )
+
+
 def _run(writer, steps):
     """Run writer steps and ``compact:<kind>`` / ``clean`` actions, checking after each."""
     rng = random.Random(1)
     for step in steps:
         if step.startswith("compact:"):
             kind = step.split(":")[1]
-            code = acidflow(
-                [
-                    "compact",
-                    "--table",
-                    TABLE,
-                    "--type",
-                    kind,
-                    "--executor",
-                    "embedded",
-                    "--warehouse",
-                    writer.wh.location,
-                ]
-            )
-            assert code == 0
+            assert _compact(writer.wh.location, kind) == 0
         elif step == "clean":
             assert acidflow(["clean", "--warehouse", writer.wh.location]) == 0
         else:
@@ -190,19 +184,7 @@ def test_worker_killed_holding_the_maintenance_lock_next_compact_compacts(writer
     """
     _run(writer, ["sql_insert", "sql_insert"])
     _kill_worker_at(writer, "commit_txn")
-    acidflow(
-        [
-            "compact",
-            "--table",
-            TABLE,
-            "--type",
-            "major",
-            "--executor",
-            "embedded",
-            "--warehouse",
-            writer.wh.location,
-        ]
-    )
+    _compact(writer.wh.location, "major")
     states = [c.state for c in writer.wh.metastore.show_compactions()]
     assert CompactionState.READY_FOR_CLEANING in states, states
 
@@ -233,22 +215,7 @@ def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(w
     aborted.insert(TABLE, rows(200))
     aborted.abort()
     session.execute("SELECT id FROM t")
-    assert (
-        acidflow(
-            [
-                "compact",
-                "--table",
-                TABLE,
-                "--type",
-                "major",
-                "--executor",
-                "embedded",
-                "--warehouse",
-                wh.location,
-            ]
-        )
-        == 0
-    )
+    assert _compact(wh.location, "major") == 0
     time.sleep(1.5)  # past the housekeeping's open-txn window (Hive's metastore.txn.opentxn.timeout)
     session.execute("SELECT id FROM t")
     assert acidflow(["clean", "--warehouse", wh.location]) == 0
