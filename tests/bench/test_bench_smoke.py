@@ -20,7 +20,12 @@ import pytest
 _ROOT = Path(__file__).resolve().parents[2]
 _BENCH = _ROOT / "bench"
 # Benchmarks that need a service besides the local filesystem and SQLite.
-_SERVICES = {"bench_txn": "postgres", "bench_spark_read": "spark", "bench_hms": "hive"}
+_SERVICES = {
+    "bench_txn": "postgres",
+    "bench_spark_read": "spark",
+    "bench_spark_executor": "spark",
+    "bench_hms": "hive",
+}
 _GOAL_LINE = re.compile(
     r"^GOAL \S+ .+: [\d.]+x target (<=|>=)[\d.]+x SMOKE \| python -m bench\.", re.MULTILINE
 )
