@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from acid_core.cli.options import add_common_options, open_existing_metastore
+from acid_core.cli.options import add_common_options, note_nothing, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ def run_initiate(args: argparse.Namespace) -> int:
 
     with open_existing_metastore(args) as metastore:
         backlog = run_initiator(metastore, dry_run=args.dry_run, tables=args.table)
+    if not backlog:
+        note_nothing(args, "no ACID table to consider")
     for entry in backlog:
         decision = entry.decision
         if args.json:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -40,6 +41,7 @@ __all__ = [
     "SnapshotTarget",
     "add_common_options",
     "metastore_url",
+    "note_nothing",
     "open_existing_metastore",
     "warehouse_dir",
     "add_snapshot_arguments",
@@ -81,6 +83,15 @@ def add_common_options(
     parser.add_argument("--warehouse", metavar="DIR", default=None, help=warehouse_help)
     if json_help is not None:
         parser.add_argument("--json", action="store_true", help=json_help)
+
+
+def note_nothing(args: argparse.Namespace, message: str) -> None:
+    """Tell a person at a terminal that a command found nothing to print (stdout stays empty).
+
+    Scripts (stderr not a terminal) and ``--json`` readers get no line: empty output means none.
+    """
+    if not getattr(args, "json", False) and sys.stderr.isatty():
+        print(f"acidflow {args.command}: {message}", file=sys.stderr)
 
 
 def metastore_url(args: argparse.Namespace) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shlex
@@ -166,3 +167,38 @@ def test_lock_show_uses_the_warehouse_given_not_the_default(tmp_path, monkeypatc
     assert capsys.readouterr().out == "no locks held\n"
     assert (warehouse / ".acidflow" / "metastore.sqlite").is_file()
     assert not (tmp_path / "warehouse").exists()  # the default ./warehouse was never used
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    ("argv", "note"),
+    [
+        (["initiate", "--dry-run"], "acidflow initiate: no ACID table to consider\n"),
+        (
+            ["compact", "--executor", "embedded"],
+            "acidflow compact: nothing to compact (the queue is empty)\n",
+        ),
+        (["clean"], "acidflow clean: nothing to clean (no compaction is ready for cleaning)\n"),
+        (["lease", "list"], "acidflow lease: no reader lease\n"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_nothing_found_is_said_to_a_person_and_not_to_scripts(tmp_path, monkeypatch, capsys, argv, note):
+    warehouse = str(tmp_path / "wh")
+    assert main(["sql", "--warehouse", warehouse, "CREATE DATABASE d"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--warehouse", warehouse]) == 0  # stderr is not a terminal: nothing
+    assert capsys.readouterr() == ("", "")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([*argv, "--warehouse", warehouse]) == 0
+    assert terminal.getvalue() == note
+    assert capsys.readouterr().out == ""
+    terminal.truncate(0)
+    terminal.seek(0)
+    assert main([*argv, "--warehouse", warehouse, "--json"]) == 0
+    assert terminal.getvalue() == ""
