@@ -75,6 +75,7 @@ __all__ = [
     "InvalidWriteIdListError",
     "InvalidWriteIdRangeError",
     "InvalidWriterOptionError",
+    "LeaseLostError",
     "LockLostError",
     "LockRefusedError",
     "LockServiceUnavailableError",
@@ -366,6 +367,18 @@ class NoSuchLeaseError(AcidError):
         super().__init__(
             f"No such reader lease {lease_id!r}; expected a live lease ID; "
             "hint: it may have expired or been released, see `acidflow lease list`"
+        )
+
+
+class LeaseLostError(AcidError):
+    """A reader lease on a Hive Metastore whose transaction is no longer open (it timed out or ended)."""
+
+    def __init__(self, lease_id: int, state: str) -> None:
+        self.lease_id, self.state = lease_id, state
+        super().__init__(
+            f"Reader lease {lease_id} lost its Hive Metastore transaction ({state}); expected an open "
+            "transaction; hint: the HMS aborts one not heartbeated within hive.txn.timeout (300 s by "
+            "default): take a new lease and run `acidflow lease renew` more often than that"
         )
 
 

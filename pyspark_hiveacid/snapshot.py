@@ -124,16 +124,25 @@ def held_snapshot(
     """Hold a lease for the length of a ``with`` block; pass ``str(snapshot.lease_id)`` as ``snapshot``.
 
     Every read in the block sees the same rows, and the lease is released when the block ends.
+    A thread renews it meanwhile (``LeaseHeartbeat``: on a Hive Metastore the lease's transaction
+    must be heartbeated within ``hive.txn.timeout``), so a block may outlast ``ttl_seconds``.
     """
     from acid_core.metastore.factory import open_metastore
+    from acid_core.metastore.lease_heartbeat import LeaseHeartbeat, heartbeat_interval
 
     store = open_metastore(metastore, warehouse)
     try:
         snapshot = take_snapshot(store, table, ttl_seconds)
+        assert snapshot.lease_id is not None  # noqa: S101 - take_snapshot always leases
         try:
-            yield snapshot
+            with LeaseHeartbeat(
+                lambda: open_metastore(metastore, warehouse),
+                snapshot.lease_id,
+                ttl_seconds,
+                heartbeat_interval(ttl_seconds),
+            ):
+                yield snapshot
         finally:
-            assert snapshot.lease_id is not None  # noqa: S101 - take_snapshot always leases
             store.release_lease(snapshot.lease_id)
     finally:
         store.close()

@@ -823,6 +823,22 @@ def test_cli_compact_failed_compaction_exits_1_with_one_log_line(tmp_path):
     assert printed.endswith(line.split("failed: ", 1)[1])
 
 
+def test_cli_sql_compact_and_wait_failed_compaction_exits_0_naming_the_status_as_hive(tmp_path):
+    """Hive 4's AlterTableCompactOperation.waitForCompactionToFinish: once the entry leaves
+    'initiated'/'working' it prints "finished with status: <state>" and the statement succeeds,
+    whatever the state; only a refused request (COMPACTION_REFUSED) or a bad spec fails it."""
+    warehouse = _small_warehouse(tmp_path)
+    (warehouse / "x" / D1 / "bucket_00000").write_bytes(b"bit rot")
+    code, out, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major' AND WAIT"])
+    assert code == 0
+    assert "Traceback" not in out + err
+    [status] = [line for line in (out + err).splitlines() if line.startswith("Compaction 1 ")]
+    assert status.startswith("Compaction 1 (major, default.x): failed: NotAnAcidFileError: ")
+    assert "bucket_00000" in status
+    code, out, _ = _run(["sql", "--warehouse", str(warehouse), "--format", "jsonl", "SHOW COMPACTIONS"])
+    assert '"state":"failed"' in out
+
+
 def test_cli_clean_failed_cleaning_exits_1_and_stays_ready(tmp_path):
     warehouse = _small_warehouse(tmp_path)
     code, _, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major' AND WAIT"])

@@ -3,6 +3,7 @@
 ::
 
     acidflow lease take TABLE [--ttl SECONDS] [--owner NAME] [--json]   prints {"lease_id", "write_ids", "txns"}
+    acidflow lease renew ID [--ttl SECONDS] [--json]                      heartbeat (HMS) and extend
     acidflow lease release ID
     acidflow lease list [TABLE] [--json]                                 one JSON object per line
 
@@ -16,7 +17,10 @@ file of the warehouse) and ``--warehouse DIR`` (default ``$ACIDFLOW_WAREHOUSE``,
 ValidTxnList of the same moment (Hive's string formats), for ``--ttl`` seconds (default 3600): the
 cleaner keeps every file that snapshot reads, however many compactions run meanwhile, until the
 lease is released or expires. A reader passes both lists to its ACID reader (``--write-ids`` and
-``--txns``, or ``--lease ID``, of ``acidflow read``).
+``--txns``, or ``--lease ID``, of ``acidflow read``). ``renew`` moves the expiry to ``--ttl`` seconds
+from now; on a Hive Metastore a lease is an open HMS transaction, which the HMS aborts when it is not
+heartbeated within ``hive.txn.timeout`` (300 s by default), so its holder runs ``renew`` more often
+than that (see ``acid_core.metastore.hive_leases``).
 
 Not here: the lease rules (``SqlMetastore.take_lease``).
 Errors: an ``AcidError`` propagates to ``acid_core.cli.app.main`` (one line on stderr, exit 1), e.g.
@@ -43,7 +47,7 @@ DEFAULT_LEASE_TTL_SECONDS = 3600.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """Add ``lease take``, ``lease release`` and ``lease list`` (handler ``run_lease``)."""
+    """Add ``lease take``, ``lease renew``, ``lease release`` and ``lease list`` (handler ``run_lease``)."""
     common = argparse.ArgumentParser(add_help=False)
     add_common_options(common, json_help=None)
     parser = add_command_parser(
@@ -63,6 +67,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     take.add_argument("--owner", default=None, help="who holds it (default: user@host)")
     take.add_argument("--json", action="store_true", help='print {"lease_id", "write_ids", "txns"}')
+    renew = actions.add_parser(
+        "renew", parents=[common], help="keep a lease for --ttl more seconds (heartbeats it on an HMS)"
+    )
+    renew.add_argument("lease_id", metavar="ID", type=positive_long("lease ID"))
+    renew.add_argument(
+        "--ttl",
+        type=positive_seconds("TTL", finite=False),
+        default=DEFAULT_LEASE_TTL_SECONDS,
+        metavar="SECONDS",
+        help=f"new lifetime from now, in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})",
+    )
+    renew.add_argument("--json", action="store_true", help='print {"lease_id", "expires"}')
     release = actions.add_parser("release", parents=[common], help="drop a lease")
     release.add_argument("--json", action="store_true", help='print {"lease_id", "released"}')
     release.add_argument("lease_id", metavar="ID", type=positive_long("lease ID"))
@@ -100,6 +116,13 @@ def run_lease(args: argparse.Namespace) -> int:
                     f"lease {taken.lease_id} on {taken.table}: write IDs {fields['write_ids']} "
                     f"txns {fields['txns']} ({args.ttl:g} s)"
                 )
+            return 0
+        if args.lease_command == "renew":
+            renewed = store.renew_lease(args.lease_id, args.ttl)
+            if args.json:
+                print(json.dumps({"lease_id": renewed.lease_id, "expires": _iso(renewed.expires)}))
+            else:
+                print(f"renewed lease {renewed.lease_id} until {_iso(renewed.expires)}")
             return 0
         if args.lease_command == "release":
             store.release_lease(args.lease_id)

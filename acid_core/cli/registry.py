@@ -92,6 +92,7 @@ EXAMPLES: Final[dict[str, str]] = {
     "lease": """\
   acidflow lease take sales.orders --ttl 3600 --json
   acidflow lease list --json
+  acidflow lease renew 4 --ttl 3600
   acidflow lease release 4""",
     "lock": """\
   acidflow lock acquire sales.orders/ds=2024-01-01 --mode X --hold 30

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from acid_core.compaction.cleaner import reap_timed_out_transactions
+from acid_core.compaction.common import partition_location, reap_timed_out_transactions
 from acid_core.compaction.initiator import (
     CompactionRecord,
     Decision,
@@ -31,7 +31,6 @@ from acid_core.compaction.initiator import (
     PartitionFacts,
     decide_compaction,
 )
-from acid_core.compaction.worker import partition_location
 from acid_core.directory import load_directory_state
 from acid_core.errors import AcidError
 from acid_core.fs import file_io_for

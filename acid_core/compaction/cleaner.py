@@ -53,7 +53,11 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
-from acid_core.compaction.worker import partition_location
+from acid_core.compaction.common import (
+    DEFAULT_TXN_TIMEOUT_SECONDS,
+    partition_location,
+    reap_timed_out_transactions,
+)
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
@@ -76,6 +80,7 @@ if TYPE_CHECKING:
     from acid_core.state import AcidDirectoryState
 
 __all__ = [
+    "DEFAULT_TXN_TIMEOUT_SECONDS",
     "LEDGER_DIR",
     "TRASH_DIR",
     "CleanResult",
@@ -87,6 +92,7 @@ __all__ = [
     "purge_trash",
     "read_ledger",
     "reader_snapshots",
+    "reap_timed_out_transactions",
     "restore_from_trash",
     "run_cleaner",
     "snapshot_read_set",
@@ -130,36 +136,6 @@ class CleanerOptions:
     txn_timeout_seconds: float | None = None
     max_attempts: int = 5
     retry_retention_seconds: float = 300.0
-
-
-# Hive's hive.txn.timeout: a transaction silent this long is aborted by the reaper.
-DEFAULT_TXN_TIMEOUT_SECONDS = 300.0
-
-
-def reap_timed_out_transactions(
-    metastore: Metastore, timeout_seconds: float | None = None, now: float | None = None
-) -> list[int]:
-    """Abort transactions that stopped heartbeating (Hive's AcidHouseKeeperService reaper).
-
-    Runs at the start of every initiator and cleaner run: a killed writer's open transaction
-    would otherwise hold the compactor's high watermark and the cleaner's "min open txn" forever.
-    Its write IDs become aborted, so every reader ignores what it wrote.
-
-    Args:
-        metastore: the metastore.
-        timeout_seconds: silence that counts as dead (default ``DEFAULT_TXN_TIMEOUT_SECONDS``).
-        now: the clock (epoch seconds).
-
-    Returns:
-        The transaction IDs aborted.
-    """
-    timeout = DEFAULT_TXN_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
-    reaped = [int(txn) for txn in metastore.abort_timed_out_txns(timeout, now)]
-    if reaped:
-        _LOG.warning(
-            "reaper aborted %d transaction(s) silent for over %.0f s: %s", len(reaped), timeout, reaped
-        )
-    return reaped
 
 
 @dataclass(frozen=True, slots=True)

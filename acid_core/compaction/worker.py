@@ -3,7 +3,8 @@
 ::
 
     execute_compaction(metastore, claimed)                         the driver (embedded or Spark)
-      1. open a COMPACTION txn T; its ValidTxnList; the compactor's ValidCompactorWriteIdList
+      1. open_compaction_txn: a COMPACTION txn T, named on the entry in the same metastore
+         transaction; its ValidTxnList; the compactor's ValidCompactorWriteIdList
       2. update_compactor_state(id, T, hwm); load_directory_state; plan_compaction    (planner)
       3. writing    one BucketTask per bucket -> run_tasks (embedded loop, or Spark tasks)
                     compact_bucket: the reader's ordered merge of the plan's inputs for ONE bucket,
@@ -14,15 +15,10 @@
                     cleaner's rule (next txn ID at commit)
       7. marking    mark_compacted(id): 'w' -> ready for cleaning
 
-The merge is the merge-on-read reader itself (``orc.reader.scan`` with ``ordered=True`` and
-``with_row_id=True``) run over a *view* of the partition that shows only the plan's inputs and only
-one bucket's files; so a compacted directory holds exactly what a reader at the compactor's
-snapshot reads: major applies deletes, drops aborted events and keeps row IDs (original files get
-their synthetic ones); minor writes the insert deltas' valid events and, separately, the delete
-deltas' valid delete events (kept, not applied). Memory per task: the bucket's delete events (the
-reader's registry) plus one stripe when the inputs' write-ID ranges are disjoint and increasing
-(the usual case: the file-by-file order is already row-ID order, see ``is_key_ordered``), or one
-stripe per input file otherwise (a k-way merge); never a whole table.
+The per-bucket merge (step 3's ``compact_bucket``, ``BucketTask``/``BucketResult``, the output
+check of step 4) lives in ``bucket_merge``, the part executors run; this module drives one
+compaction around it. The helpers every role shares (``partition_location``, the reaper) live in
+``common`` (re-exported here and by ``cleaner`` for existing callers).
 
 Crash windows (each is safe; ``recover_abandoned_compactions`` finishes the job on the next run;
 it recovers an entry whose worker is a dead process of this host, or that has been 'working'
@@ -32,6 +28,9 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
 
 - before the lock, or holding it before step 1: nothing was written. Recovery fails the entry
   and queues the compaction again.
+- after step 1, before writing: T is open and named on the entry (``open_compaction_txn`` opens
+  and records it at once), so recovery aborts it; no orphan txn holds the cleaner back until the
+  reaper's timeout.
 
 - writing / verifying: only the hidden staging directory exists; readers skip hidden names. T is
   open, so nothing is visible. Recovery aborts T, deletes the staging directory, fails the queue
@@ -44,7 +43,8 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
 - committing: T commits atomically in the metastore; before it nothing changed for readers, after
   it the outputs are used and the inputs become obsolete.
 - marking: T is committed but the entry is still 'working'; recovery sees the committed T and
-  marks it compacted.
+  marks it compacted. Once housekeeping has deleted T (ended long ago), its outcome is unknown:
+  recovery queues the compaction again, as Hive's ``revokeFromLocalWorkers`` does.
 
 Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
 run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
@@ -57,19 +57,24 @@ with the message.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import posixpath
 import socket
 import time
-from dataclasses import asdict, dataclass, field
-from typing import IO, TYPE_CHECKING, Final, Literal, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Literal
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.dataset as pads
-
+from acid_core.compaction.bucket_merge import (
+    BucketOutput,
+    BucketResult,
+    BucketTask,
+    bucket_of_file,
+    compact_bucket,
+    is_key_ordered,
+    run_tasks_embedded,
+    verify_output_file,
+)
+from acid_core.compaction.common import partition_location
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
 from acid_core.directory import load_directory_state
@@ -79,35 +84,22 @@ from acid_core.errors import (
     InvalidPartitionError,
     LockTimeoutError,
     NoSuchPartitionError,
+    NoSuchTxnError,
 )
-from acid_core.fs import FileInfo, file_io_for
+from acid_core.fs import file_io_for
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
-from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState, TxnType
-from acid_core.orc.reader import load_delete_events, scan
-from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
-from acid_core.orc.writer import write_acid_version_file, write_event_file
+from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
+from acid_core.orc.schema import RowType
+from acid_core.orc.writer import write_acid_version_file
 from acid_core.paths import (
     METADATA_FILE,
-    SIDE_FILE_SUFFIX,
     BaseDir,
-    DeleteDeltaDir,
-    DeltaDir,
-    format_bucket_file,
-    is_acid_dir_name,
-    is_hidden_name,
     parse_acid_dir,
-    try_parse_bucket_file,
-    try_parse_original_file,
-)
-from acid_core.writeids import (
-    ValidWriteIdList,
-    parse_valid_compactor_write_id_list,
-    parse_valid_txn_list,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from acid_core.fs import FileIO
     from acid_core.locks import LockManager
@@ -138,15 +130,7 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = ".acidflow-staging-"
-_BATCH_ROWS: Final = 64 * 1024
 _METADATA_TEXT: Final = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
-_KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[1:5]
-_MIX = (
-    np.uint64(0x9E3779B97F4A7C15),
-    np.uint64(0xC2B2AE3D27D4EB4F),
-    np.uint64(0x165667B19E3779F9),
-    np.uint64(0xD6E8FEB86659FD93),
-)
 DEFAULT_WORKER_TIMEOUT_SECONDS: Final = 86400.0
 """Hive's ``hive.compactor.worker.timeout``: a 'working' compaction older than this is recovered."""
 
@@ -161,371 +145,6 @@ def staging_name(compaction_id: int, txn_id: int) -> str:
 def default_worker_id() -> str:
     """``<host>-<pid>``: recovery can tell a dead local worker from a live one."""
     return f"{socket.gethostname()}-{os.getpid()}"
-
-
-# --- tasks ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BucketTask:
-    """One (partition, bucket) unit of work, JSON-serializable for Spark tasks.
-
-    Attributes:
-        compaction_id: the queue entry.
-        location: the partition (or table) directory, as the metastore stores it (path or URI).
-        staging: the staging directory's name inside ``location``.
-        bucket_id: the bucket to merge.
-        outputs: output directory names (``base_*``, ``delta_*``, ``delete_delta_*``).
-        insert_inputs: top-level names the insert (or base) output merges.
-        delete_inputs: top-level names whose delete events a minor delete delta keeps.
-        write_ids: the compactor's ValidWriteIdList string.
-        txns: the compaction transaction's ValidTxnList string.
-        row_type: the table's row type, ``struct<...>``.
-        compression: ORC compression of the output.
-        stripe_size: ORC stripe size of the output.
-    """
-
-    compaction_id: int
-    location: str
-    staging: str
-    bucket_id: int
-    outputs: tuple[str, ...]
-    insert_inputs: tuple[str, ...]
-    delete_inputs: tuple[str, ...]
-    write_ids: str
-    txns: str
-    row_type: str
-    compression: str = "zlib"
-    stripe_size: int = 64 * 1024 * 1024
-
-    def to_json(self) -> str:
-        """One JSON object (a Spark task descriptor)."""
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> BucketTask:
-        """The inverse of ``to_json``."""
-        data = json.loads(text)
-        for key in ("outputs", "insert_inputs", "delete_inputs"):
-            data[key] = tuple(data[key])
-        return cls(**data)
-
-
-@dataclass(frozen=True, slots=True)
-class BucketOutput:
-    """One file a task wrote: its directory (name), path, event count and key checksum."""
-
-    directory: str
-    path: str
-    events: int
-    checksum: int
-
-
-@dataclass(frozen=True, slots=True)
-class BucketResult:
-    """What one task wrote."""
-
-    bucket_id: int
-    outputs: tuple[BucketOutput, ...]
-
-    def to_json(self) -> str:
-        """One JSON object (returned by a Spark task)."""
-        return json.dumps({"bucket_id": self.bucket_id, "outputs": [asdict(o) for o in self.outputs]})
-
-    @classmethod
-    def from_json(cls, text: str) -> BucketResult:
-        """The inverse of ``to_json``."""
-        data = json.loads(text)
-        return cls(int(data["bucket_id"]), tuple(BucketOutput(**o) for o in data["outputs"]))
-
-
-# --- the merge of one bucket --------------------------------------------------------------------
-
-
-def _file_bucket(name: str) -> int | None:
-    """The bucket a file of a partition belongs to (None: not a data file, keep it)."""
-    if is_hidden_name(name):
-        return None
-    base_name = name[: -len(SIDE_FILE_SUFFIX)] if name.endswith(SIDE_FILE_SUFFIX) else name
-    parsed = try_parse_bucket_file(base_name)
-    if parsed is not None:
-        return parsed.bucket_id
-    original = try_parse_original_file(name)
-    return original.bucket_id if original is not None else 0  # plan_scan's bucket for odd names
-
-
-class _InputView:
-    """A FileIO over one partition that lists only some top-level names and one bucket's files.
-
-    The reader, run over this view, merges exactly a compaction's inputs for one bucket.
-    """
-
-    def __init__(self, file_io: FileIO, root: str, names: frozenset[str], bucket_id: int) -> None:
-        self._io, self._root, self._names, self._bucket = file_io, root.rstrip("/"), names, bucket_id
-
-    def _keep_file(self, name: str) -> bool:
-        bucket = _file_bucket(name)
-        return bucket is None or bucket == self._bucket
-
-    def list_entries(self, path: str) -> list[tuple[str, bool, int]]:
-        entries = self._io.list_entries(path)
-        if path.rstrip("/") == self._root:
-            entries = [e for e in entries if e[0] in self._names]
-        return [e for e in entries if e[1] or self._keep_file(e[0])]
-
-    def list_dir(self, path: str) -> list[FileInfo]:
-        children = self._io.list_dir(path)
-        if path.rstrip("/") == self._root:
-            children = [c for c in children if c.name in self._names]
-        return [c for c in children if c.is_dir or self._keep_file(c.name)]
-
-    def list_tree(self, path: str) -> list[FileInfo]:
-        return [c for c in self._io.list_tree(path) if c.is_dir or self._keep_file(c.name)]
-
-    def info(self, path: str) -> FileInfo | None:
-        return self._io.info(path)
-
-    def read_bytes(self, path: str) -> bytes:
-        return self._io.read_bytes(path)
-
-    def write_bytes_atomic(self, path: str, data: bytes) -> None:
-        raise AcidError(f"The compaction input view is read-only; refused to write {path!r}")
-
-    def open_input(self, path: str) -> IO[bytes]:
-        return self._io.open_input(path)
-
-    def open_output(self, path: str) -> IO[bytes]:
-        raise AcidError(f"The compaction input view is read-only; refused to write {path!r}")
-
-    def mkdirs(self, path: str) -> None:
-        raise AcidError(f"The compaction input view is read-only; refused to create {path!r}")
-
-    def rename(self, source: str, target: str) -> None:
-        raise AcidError(f"The compaction input view is read-only; refused to rename {source!r}")
-
-    def delete_file(self, path: str) -> None:
-        raise AcidError(f"The compaction input view is read-only; refused to delete {path!r}")
-
-    def delete_dir(self, path: str) -> None:
-        raise AcidError(f"The compaction input view is read-only; refused to delete {path!r}")
-
-    def join(self, *parts: str) -> str:
-        return self._io.join(*parts)
-
-
-def _reader_list(write_ids: ValidCompactorWriteIdList) -> ValidWriteIdList:
-    # The reader filters events by currentTransaction; a compactor list answers "ALL" for any range
-    # below its high watermark, so give the reader the equivalent reader list (same hwm, same
-    # aborted IDs, nothing open): aborted events are dropped row by row, as Hive's merger does.
-    return ValidWriteIdList(
-        high_watermark=write_ids.high_watermark,
-        aborted_ids=write_ids.aborted_ids,
-        table_name=write_ids.table_name,
-    )
-
-
-def _mix(o: np.ndarray, b: np.ndarray, r: np.ndarray, c: np.ndarray) -> int:
-    """An order-independent checksum of event keys (a sum of mixed 64-bit hashes, wrapping)."""
-    if o.size == 0:
-        return 0
-    u = np.uint64
-    x = o.astype(u) * _MIX[0]
-    x ^= b.astype(u) * _MIX[1]
-    x ^= r.astype(u) * _MIX[2]
-    x ^= c.astype(u) * _MIX[3]
-    x ^= x >> u(31)
-    x *= _MIX[1]
-    x ^= x >> u(29)
-    return int(x.sum(dtype=u))
-
-
-class _Tally:
-    """Counts and checksums the events a stream yields."""
-
-    def __init__(self) -> None:
-        self.events = 0
-        self.checksum = 0
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        columns = [
-            np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in (1, 2, 3, 4)
-        ]
-        self.events += batch.num_rows
-        self.checksum = (self.checksum + _mix(*columns)) % 2**64
-
-    def wrap(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            self.add(batch)
-            yield batch
-
-
-def is_key_ordered(names: Sequence[str]) -> bool:
-    """Whether reading these inputs file by file (Hive's order) already yields row-ID order.
-
-    True when the base and the insert deltas cover disjoint, increasing write-ID ranges (statements
-    of one write ID in increasing order): every row of a later directory then has a larger
-    ``originalTransaction`` (or, within one write ID, a larger statement in ``bucket``); original
-    files come first with ``originalTransaction`` 0. The sequential scan then needs one stripe in
-    memory instead of one per input file. The writer still validates the order, so a wrong
-    answer fails the compaction instead of writing a bad file.
-    """
-    base: BaseDir | None = None
-    deltas: list[DeltaDir] = []
-    for name in names:
-        if not is_acid_dir_name(name):
-            continue
-        parsed = parse_acid_dir(name)
-        if isinstance(parsed, BaseDir):
-            base = parsed
-        elif not isinstance(parsed, DeleteDeltaDir):
-            deltas.append(parsed)
-    deltas.sort(
-        key=lambda d: (d.min_write_id, -d.max_write_id, -1 if d.statement_id is None else d.statement_id)
-    )
-    high = -1 if base is None else base.write_id
-    previous: DeltaDir | None = None
-    for delta in deltas:
-        same_write = (
-            previous is not None
-            and previous.min_write_id == previous.max_write_id == delta.min_write_id == delta.max_write_id
-            and previous.statement_id is not None
-            and delta.statement_id is not None
-            and delta.statement_id > previous.statement_id
-        )
-        if delta.min_write_id <= high and not same_write:
-            return False
-        high, previous = max(high, delta.max_write_id), delta
-    return True
-
-
-def _insert_events(
-    view: _InputView,
-    root: str,
-    write_ids: ValidWriteIdList,
-    txns: ValidTxnList,
-    row_type: RowType,
-    ordered: bool = True,
-) -> Iterator[pa.RecordBatch]:
-    row_struct = row_type.to_arrow()
-    schema = pa.schema(list(row_struct))
-    reader = scan(view, root, write_ids, txns, with_row_id=True, ordered=ordered, schema=schema)
-    for batch in reader:
-        if batch.num_rows == 0:
-            continue
-        row_id = cast("pa.StructArray", batch.column(0))
-        o, b, r = row_id.field(0), row_id.field(1), row_id.field(2)
-        rows = pa.StructArray.from_arrays(batch.columns[1:], fields=list(row_struct))
-        yield pa.RecordBatch.from_arrays(
-            [pa.repeat(pa.scalar(OPERATION_INSERT, pa.int32()), batch.num_rows), o, b, r, o, rows],
-            names=list(EVENT_COLUMN_NAMES),
-        )
-
-
-def _delete_events(
-    view: _InputView, root: str, write_ids: ValidWriteIdList, txns: ValidTxnList, row_type: RowType
-) -> Iterator[pa.RecordBatch]:
-    table = load_delete_events(view, root, write_ids, txns)
-    nulls_type = row_type.to_arrow()
-    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
-        count = batch.num_rows
-        if count == 0:
-            continue
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.repeat(pa.scalar(OPERATION_DELETE, pa.int32()), count),
-                batch.column(0).cast(pa.int64()),
-                batch.column(1).cast(pa.int32()),
-                batch.column(2).cast(pa.int64()),
-                batch.column(3).cast(pa.int64()),
-                pa.nulls(count, type=nulls_type),
-            ],
-            names=list(EVENT_COLUMN_NAMES),
-        )
-
-
-def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketResult:
-    """Merge one bucket of a compaction's inputs into its staged output files (one task).
-
-    The same function runs in the embedded worker and inside Spark tasks.
-
-    Args:
-        task: what to merge and where to write.
-        file_io: the filesystem; default ``file_io_for(task.location)``.
-
-    Returns:
-        The files written, with event counts and key checksums of the merged stream.
-
-    Raises:
-        StorageError, NotAnAcidFileError, InvalidEventError: from the reader or writer.
-    """
-    io, root = file_io_for(task.location) if file_io is None else (file_io, task.location)
-    write_ids = _reader_list(parse_valid_compactor_write_id_list(task.write_ids))
-    txns = parse_valid_txn_list(task.txns)
-    row_type = RowType.from_orc(task.row_type)
-    staging = io.join(root, task.staging)
-    outputs: list[BucketOutput] = []
-    for name in task.outputs:
-        directory = parse_acid_dir(name)
-        is_delete = isinstance(directory, DeleteDeltaDir)
-        inputs = task.delete_inputs if is_delete else task.insert_inputs
-        view = _InputView(io, root, frozenset(inputs), task.bucket_id)
-        if is_delete:
-            events = _delete_events(view, root, write_ids, txns, row_type)
-        else:
-            ordered = not is_key_ordered(inputs)
-            events = _insert_events(view, root, write_ids, txns, row_type, ordered)
-        tally = _Tally()
-        path = io.join(staging, name, format_bucket_file(task.bucket_id))
-        stats = write_event_file(
-            io,
-            path,
-            tally.wrap(events),
-            row_type,
-            compression=task.compression,
-            stripe_size=task.stripe_size,
-            bucket_id=task.bucket_id,
-        )
-        if stats.rows != tally.events:
-            raise CompactionVerificationError(
-                task.compaction_id, f"event count of {path}", tally.events, stats.rows
-            )
-        outputs.append(BucketOutput(name, path, tally.events, tally.checksum))
-    return BucketResult(task.bucket_id, tuple(outputs))
-
-
-def run_tasks_embedded(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
-    """Run tasks one after the other in this process, heartbeating between them."""
-    results: list[BucketResult] = []
-    for task in tasks:
-        results.append(compact_bucket(task))
-        heartbeat()
-    return results
-
-
-def _verify_file(io: FileIO, compaction_id: int, output: BucketOutput) -> None:
-    # Batches of _BATCH_ROWS through Arrow's ORC dataset reader: an output stripe of highly
-    # compressible rows can hold millions of rows, so reading whole stripes would not be bounded.
-    stream = io.open_input(output.path)
-    try:
-        fragment = pads.OrcFileFormat().make_fragment(stream)
-        names = fragment.physical_schema.names
-        events, checksum = 0, 0
-        for batch in fragment.to_batches(batch_size=_BATCH_ROWS, columns=list(names[1:5])):
-            keys = [
-                np.asarray(batch.column(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in range(4)
-            ]
-            events += batch.num_rows
-            checksum = (checksum + _mix(*keys)) % 2**64
-    finally:
-        stream.close()
-    if events != output.events:
-        raise CompactionVerificationError(
-            compaction_id, f"event count of {output.path}", output.events, events
-        )
-    if checksum != output.checksum:
-        raise CompactionVerificationError(
-            compaction_id, f"key checksum of {output.path}", output.checksum, checksum
-        )
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -574,16 +193,6 @@ class CompactionOutcome:
     seconds: float = 0.0
 
 
-def partition_location(metastore: Metastore, table: Table, partition: str | None) -> str:
-    """The directory of a table or one of its partitions, as the metastore stores it."""
-    if partition is None:
-        return table.location
-    for candidate in metastore.list_partitions(table.full_name):
-        if candidate.name == partition:
-            return candidate.location
-    return posixpath.join(table.location, partition)  # Hive's default layout
-
-
 def input_bytes(io: FileIO, root: str, plan: CompactionPlan) -> int:
     """Bytes of every file the plan reads."""
     total = 0
@@ -602,11 +211,11 @@ def _buckets(io: FileIO, root: str, plan: CompactionPlan) -> list[int]:
         if name is None:
             continue
         for child in io.list_dir(io.join(root, name)):
-            bucket = None if child.is_dir else _file_bucket(child.name)
+            bucket = None if child.is_dir else bucket_of_file(child.name)
             if bucket is not None:
                 found.add(bucket)
     for relative in plan.original_files:
-        bucket = _file_bucket(relative.rsplit("/", 1)[-1])
+        bucket = bucket_of_file(relative.rsplit("/", 1)[-1])
         found.add(0 if bucket is None else bucket)
     return sorted(found)
 
@@ -763,7 +372,8 @@ def _execute_compaction(
     io, root = file_io_for(location)
     row_type = RowType.of([(column.name, column.type) for column in table.columns])
     properties = {**table.properties, **compaction.properties}
-    txn_id = metastore.open_txn(txn_type=TxnType.COMPACTION)
+    # Opened and named on the entry in one step: killed at any point after, recovery aborts it.
+    txn_id = metastore.open_compaction_txn(compaction.id)
     committed = False
     staging: str | None = None
     renamed: list[str] = []
@@ -871,7 +481,7 @@ def _verify_and_finish(
     events = dict.fromkeys(plan.output_names, 0)
     for result in results:
         for output in result.outputs:
-            _verify_file(io, compaction_id, output)
+            verify_output_file(io, compaction_id, output)
             events[output.directory] += output.events
     for output_dir in plan.outputs:
         directory = io.join(root, staging, output_dir.to_name())
@@ -882,8 +492,16 @@ def _verify_and_finish(
     return events
 
 
+def _txn_state(metastore: Metastore, txn_id: int) -> TxnState | None:
+    """The transaction's state; None once housekeeping deleted it (it ended long ago)."""
+    try:
+        return metastore.get_txn(txn_id).state
+    except NoSuchTxnError:
+        return None
+
+
 def _abort_if_open(metastore: Metastore, txn_id: int) -> None:
-    if metastore.get_txn(txn_id).state is TxnState.OPEN:
+    if _txn_state(metastore, txn_id) is TxnState.OPEN:
         metastore.abort_txn(txn_id)
 
 
@@ -949,11 +567,20 @@ def recover_abandoned_compactions(
             if timed_out
             else f"worker {entry.worker_id} died"
         )
-        if entry.txn_id is not None and metastore.get_txn(entry.txn_id).state is TxnState.COMMITTED:
+        txn_state = None if entry.txn_id is None else _txn_state(metastore, entry.txn_id)
+        if txn_state is TxnState.COMMITTED:
             metastore.mark_compacted(entry.id)
             continue
-        if entry.txn_id is not None:
-            _abort_if_open(metastore, entry.txn_id)
+        if txn_state is TxnState.OPEN and entry.txn_id is not None:
+            metastore.abort_txn(entry.txn_id)
+        if entry.txn_id is not None and txn_state is None:
+            # Housekeeping deleted the ended txn: committed or aborted, nobody can tell any more.
+            # As Hive's revokeFromLocalWorkers, the compaction runs again; a committed output is
+            # visible to readers and the new run finds it (a base it builds on, or nothing to
+            # rewrite), an aborted one was already removed by the cleaner before its txn went.
+            gone = f" (its transaction {entry.txn_id} ended and was housekept)"
+        else:
+            gone = ""
         try:
             table = metastore.get_table(entry.table)
             check_compaction_target(metastore, table, entry.partition)
@@ -965,7 +592,7 @@ def recover_abandoned_compactions(
         for child in io.list_dir(root) if io.info(root) is not None else []:
             if child.name.startswith(prefix):
                 io.delete_dir(child.path)
-        metastore.mark_failed(entry.id, f"{why}; compaction queued again")
+        metastore.mark_failed(entry.id, f"{why}; compaction queued again{gone}")
         metastore.enqueue_compaction(
             entry.table,
             entry.partition,

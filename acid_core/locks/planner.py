@@ -14,6 +14,8 @@ The per-statement table of Hive's concurrency design (HIVE-1293), with ``T1.P1``
         FILEFORMAT                                       S T1
     ALTER TABLE T1 SET TBLPROPERTIES                     X T1
     ALTER TABLE T1 PARTITION P1 CONCATENATE              X T1.P1
+    ALTER TABLE T1 [PARTITION P1] SET LOCATION           X T1 [X T1.P1] (Hive's DDL_EXCLUSIVE
+                                                         for ALTERLOCATION)
     DROP TABLE T1                                        X T1
     non-ACID write with dynamic partitions               X on the table, or on the known prefix
     INSERT / UPDATE / DELETE / MERGE on an ACID table    S on the target (DbTxnManager: MVCC
@@ -64,6 +66,7 @@ class StatementKind(StrEnum):
     ALTER_TABLE_SET_SERDE = "alter_table_set_serde"
     ALTER_TABLE_SET_FILEFORMAT = "alter_table_set_fileformat"
     ALTER_TABLE_SET_TBLPROPERTIES = "alter_table_set_tblproperties"
+    ALTER_TABLE_SET_LOCATION = "alter_table_set_location"
     DROP_TABLE = "drop_table"
     COMPACT = "compact"
 
@@ -159,8 +162,8 @@ def _target_mode(statement: StatementLocks, target: LockObject) -> LockMode:
         if not target.partition:
             raise _bad(statement, f"{kind.value} needs a partition", "db.table/k=v")
         return LockMode.EXCLUSIVE
-    if kind is StatementKind.ALTER_TABLE_CONCATENATE:
-        return LockMode.EXCLUSIVE  # the table, or T1.P1 for ALTER TABLE T1 PARTITION P1 CONCATENATE
+    if kind in (StatementKind.ALTER_TABLE_CONCATENATE, StatementKind.ALTER_TABLE_SET_LOCATION):
+        return LockMode.EXCLUSIVE  # the table, or T1.P1 for ALTER TABLE T1 PARTITION P1 ..
     if kind in _SHARED_TARGET:
         return LockMode.SHARED
     raise _bad(statement, f"no lock rule for {kind.value}", "a statement kind with a rule")

@@ -2,8 +2,11 @@
 
 ``open_metastore(None, warehouse)`` is the embedded default, ``<warehouse>/.acidflow/metastore.sqlite``;
 ``thrift://host:9083[,thrift://host2:9083]`` is a Hive Metastore (``hive.HiveMetastore``), with
-Hive 2.3's compaction queue reached through ``ACIDFLOW_HMS_DB`` (a SQLAlchemy URL of the HMS
-backend database) when the server has no compactor-worker calls.
+Hive 2.3's/3.1's compaction queue reached through ``ACIDFLOW_HMS_DB`` (a SQLAlchemy URL of the HMS
+backend database) when the server has no compactor-worker calls, and acidflow's side store (reader
+lease records, backlog history) at ``ACIDFLOW_LEASE_STORE``: a SQLAlchemy URL of acidflow's own
+store, ``none`` to switch it off, or (unset) the embedded SQLite file next to the warehouse,
+opened only when first needed.
 
 Not here: the adapters themselves (``sql``, ``hive``), configuration parsing (the command line).
 Errors: whatever the adapter raises on open (``MetastoreError`` for an unreachable database,
@@ -20,14 +23,26 @@ from acid_core.metastore.hive_thrift import is_thrift_url
 from acid_core.metastore.port import METASTORE_DIR_NAME
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from acid_core.metastore.hive import HiveMetastore
     from acid_core.metastore.sql import SqlMetastore
 
-__all__ = ["HMS_DB_ENV", "HMS_TIMEOUT_ENV", "default_metastore_url", "open_metastore"]
+__all__ = [
+    "HMS_DB_ENV",
+    "HMS_SASL_ENV",
+    "HMS_SASL_SERVICE_ENV",
+    "HMS_TIMEOUT_ENV",
+    "LEASE_STORE_ENV",
+    "default_metastore_url",
+    "open_metastore",
+]
 
 HMS_DB_ENV: Final = "ACIDFLOW_HMS_DB"
 HMS_TIMEOUT_ENV: Final = "ACIDFLOW_HMS_TIMEOUT"
 HMS_SASL_ENV: Final = "ACIDFLOW_HMS_SASL"
+HMS_SASL_SERVICE_ENV: Final = "ACIDFLOW_HMS_SASL_SERVICE"
+LEASE_STORE_ENV: Final = "ACIDFLOW_LEASE_STORE"
 
 
 def default_metastore_url(warehouse: str) -> str:
@@ -49,6 +64,10 @@ def open_metastore(
     """
     if url is not None and is_thrift_url(url):
         return _open_hive(url, warehouse, hms_db if hms_db is not None else os.environ.get(HMS_DB_ENV))
+    return _open_sql(url, warehouse)
+
+
+def _open_sql(url: str | None, warehouse: str) -> SqlMetastore:
     from acid_core.metastore.sql import SqlMetastore
 
     if url is None:
@@ -76,10 +95,31 @@ def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
         parse_metastore_uris(url),
         timeout_seconds=timeout,
         sasl_mechanism=os.environ.get(HMS_SASL_ENV) or None,
+        sasl_service=os.environ.get(HMS_SASL_SERVICE_ENV) or "hive",
     )
     queue = None
     if hms_db:
         from acid_core.metastore.hive_queue_sql import HiveQueueSql
 
         queue = HiveQueueSql(hms_db)
-    return HiveMetastore(connection, queue_sql=queue, warehouse=str(Path(warehouse).resolve()))
+    return HiveMetastore(
+        connection,
+        queue_sql=queue,
+        lease_store=_side_store(os.environ.get(LEASE_STORE_ENV), warehouse),
+        warehouse=str(Path(warehouse).resolve()),
+    )
+
+
+def _side_store(setting: str | None, warehouse: str) -> Callable[[], SqlMetastore] | None:
+    """The opener of a Hive Metastore's side store (``ACIDFLOW_LEASE_STORE``), or None for ``none``."""
+    text = (setting or "").strip()
+    if text.lower() == "none":
+        return None
+    if is_thrift_url(text):
+        from acid_core.errors import InvalidMetastoreRequestError
+
+        raise InvalidMetastoreRequestError(
+            LEASE_STORE_ENV, text, "a SQLAlchemy URL of acidflow's own store, 'none', or unset"
+        )
+
+    return lambda: _open_sql(text or None, warehouse)

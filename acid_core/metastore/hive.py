@@ -31,9 +31,9 @@ claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs 
 readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
-reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. The HMS has no reader leases:
-``take_lease``/``release_lease`` raise ``HiveMetastoreCapabilityError`` (an open HMS transaction
-holds a snapshot instead); ``list_leases`` reads ``lease_store`` when one is given, else is empty.
+reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
+transaction holding a SHARED_READ lock, with its snapshot recorded in acidflow's side store
+(``hive_leases``); the side store also keeps the backlog history.
 
 Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
 Queue transitions on 2.3 are guarded UPDATEs (``hive_queue_sql``), so concurrent compactors,
@@ -41,7 +41,8 @@ acidflow's or Hive's, never claim one entry twice.
 
 Invariants: every value returned is a port value (no Thrift object leaks); table names are
 lower-cased as Hive normalizes; locations ``file:/x`` are returned as ``file:///x``.
-Not here: the socket, retries and failover (``hive_thrift``), the 2.3 queue SQL (``hive_queue_sql``).
+Not here: the socket, retries and failover (``hive_thrift``), the 2.3 queue SQL (``hive_queue_sql``),
+converting Thrift values and exceptions (``hive_values``), reader leases (``hive_leases``).
 Errors: Thrift exceptions are translated (``NoSuchObjectException`` -> ``NoSuchTableError`` /
 ``NoSuchDatabaseError``, ``NoSuchTxnException`` -> ``NoSuchTxnError``, ``TxnAbortedException`` ->
 ``TxnNotOpenError`` or ``CommitConflictError`` for a write conflict, ``MetaException`` ->
@@ -50,41 +51,65 @@ Errors: Thrift exceptions are translated (``NoSuchObjectException`` -> ``NoSuchT
 
 from __future__ import annotations
 
-import getpass
-import json
 import logging
 import socket
 import time
-from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Final, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
 
 from acid_core.errors import (
-    AcidError,
-    CommitConflictError,
     CompactionStateError,
     DatabaseAlreadyExistsError,
     HiveMetastoreCapabilityError,
+    InvalidMetastoreRequestError,
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
-    NoSuchLeaseError,
     NoSuchPartitionError,
-    NoSuchTableError,
     NoSuchTxnError,
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
     TxnNotOpenError,
 )
+from acid_core.metastore.hive_leases import HiveLeases
 from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
+from acid_core.metastore.hive_values import (
+    COMPACT_MAJOR,
+    COMPACT_MINOR,
+    LOCK_ACQUIRED,
+    LOCK_LEVEL_PARTITION,
+    LOCK_LEVEL_TABLE,
+    LOCK_SHARED_READ,
+    LOCK_SHARED_WRITE,
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    ORC_INPUT,
+    ORC_OUTPUT,
+    ORC_SERDE,
+    TXN_ABORTED,
+    TXN_OPEN,
+    TXN_TYPE_COMPACTION,
+    TXN_TYPE_DEFAULT,
+    TXN_TYPE_READ_ONLY,
+    ThriftErrors,
+    bitset_has,
+    compaction_from_queue_row,
+    compaction_from_show_element,
+    compaction_from_struct,
+    current_user,
+    hadoop_location,
+    table_from_thrift,
+    thrift_types,
+    txn_from_thrift,
+)
 from acid_core.metastore.port import (
     DEFAULT_DATABASE,
     DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
     BacklogSample,
     Clock,
-    Column,
     CompactionInfo,
-    CompactionState,
     CompactionType,
     Database,
     HousekeepingResult,
@@ -100,7 +125,6 @@ from acid_core.metastore.port import (
     _valid_read_txn_list,
     format_partition_name,
     split_table_name,
-    table_type_from_properties,
 )
 from acid_core.types import TxnId, WriteId
 from acid_core.writeids import (
@@ -111,90 +135,16 @@ from acid_core.writeids import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
     from acid_core.metastore.hive_queue_sql import HiveQueueRow, HiveQueueSql
+    from acid_core.metastore.sql import SqlMetastore
 
 __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 
 _LOG = logging.getLogger(__name__)
 
 HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
-_ORC_INPUT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
-_ORC_OUTPUT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
-_ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
-
-# Thrift enums (hive_metastore.ttypes), by value: the IDL fixes them.
-_TXN_ABORTED, _TXN_OPEN = 2, 3
-_LOCK_SHARED_READ, _LOCK_SHARED_WRITE = 1, 2
-_LOCK_LEVEL_TABLE, _LOCK_LEVEL_PARTITION = 2, 3
-_LOCK_ACQUIRED = 1
-_OP_INSERT, _OP_UPDATE, _OP_DELETE = 2, 3, 4
-_TXN_TYPE_DEFAULT, _TXN_TYPE_READ_ONLY, _TXN_TYPE_COMPACTION = 0, 2, 3
-_MINOR, _MAJOR = 1, 2
-
-_STATE_BY_HIVE_NAME: Final = {
-    "initiated": CompactionState.INITIATED,
-    "working": CompactionState.WORKING,
-    "ready for cleaning": CompactionState.READY_FOR_CLEANING,
-    "cleaning": CompactionState.READY_FOR_CLEANING,
-    "succeeded": CompactionState.SUCCEEDED,
-    "failed": CompactionState.FAILED,
-    "attempted": CompactionState.DID_NOT_INITIATE,
-    "did not initiate": CompactionState.DID_NOT_INITIATE,
-    "refused": CompactionState.REFUSED,
-    "aborted": CompactionState.ABORTED,
-}
-_STATE_BY_CODE: Final = {
-    "i": CompactionState.INITIATED,
-    "w": CompactionState.WORKING,
-    "r": CompactionState.READY_FOR_CLEANING,
-    "s": CompactionState.SUCCEEDED,
-    "f": CompactionState.FAILED,
-    "a": CompactionState.DID_NOT_INITIATE,
-    "c": CompactionState.REFUSED,
-    "x": CompactionState.ABORTED,
-}
-_TYPE_BY_CODE: Final = {"a": CompactionType.MAJOR, "i": CompactionType.MINOR}
-
-
-def _ttypes() -> ThriftValue:
-    from hive_metastore import ttypes
-
-    return ttypes
-
-
-def _location(location: str | None) -> str:
-    # Hive stores file:/x (Hadoop's Path.toString); acidflow's file_io_for expects file:///x.
-    if location is None:
-        return ""
-    if location.startswith("file:") and not location.startswith("file://"):
-        return "file://" + location[len("file:") :]
-    return location
-
-
-def _table_value(t: ThriftValue) -> Table:
-    sd = t.sd
-    properties = dict(t.parameters or {})
-    return Table(
-        database=str(t.dbName).lower(),
-        name=str(t.tableName).lower(),
-        location=_location(sd.location if sd is not None else None),
-        columns=tuple(Column(c.name, c.type) for c in (sd.cols or ())) if sd is not None else (),
-        partition_keys=tuple(Column(c.name, c.type) for c in (t.partitionKeys or ())),
-        bucket_columns=tuple(sd.bucketCols or ()) if sd is not None else (),
-        num_buckets=int(sd.numBuckets) if sd is not None and sd.numBuckets is not None else -1,
-        properties=properties,
-        table_type=table_type_from_properties(properties),
-        external=str(t.tableType or "").upper() == "EXTERNAL_TABLE",
-        owner=t.owner,
-        create_time=float(t.createTime or 0),
-    )
-
-
-def _bits(raw: bytes | None, index: int) -> bool:
-    # java.util.BitSet.toByteArray: little-endian, bit i in byte i // 8.
-    if not raw or index // 8 >= len(raw):
-        return False
-    return bool(raw[index // 8] >> (index % 8) & 1)
 
 
 class HiveMetastore(Metastore):
@@ -205,7 +155,8 @@ class HiveMetastore(Metastore):
         queue_sql: the HMS backend database, for the compaction queue on servers without the
             Hive 4 worker calls (``ACIDFLOW_HMS_DB``); None: those calls raise
             ``HiveMetastoreCapabilityError``.
-        lease_store: where acidflow keeps reader leases (its own SQL store), or None.
+        lease_store: acidflow's own SQL store for lease records, backlog history and (with
+            nothing better) nothing else: a store, a function opening it on first use, or None.
         warehouse: the warehouse directory of tables created through this adapter (default: the
             server's ``hive.metastore.warehouse.dir``).
         user: the user recorded on transactions and locks.
@@ -217,18 +168,18 @@ class HiveMetastore(Metastore):
         connection: HmsConnection,
         *,
         queue_sql: HiveQueueSql | None = None,
-        lease_store: Metastore | None = None,
+        lease_store: SqlMetastore | Callable[[], SqlMetastore] | None = None,
         warehouse: str | None = None,
         user: str | None = None,
         clock: Clock = time.time,
     ) -> None:
         self._hms = connection
         self._queue = queue_sql
-        self._leases = lease_store
         self._warehouse = warehouse
-        self._user = user or _current_user()
+        self._user = user or current_user()
         self._host = socket.gethostname()
         self._clock = clock
+        self._leases = HiveLeases(self, connection, lease_store, clock=clock)
         self._write_ids_supported: bool | None = None
         self._worker_calls_supported: bool | None = None
 
@@ -244,23 +195,32 @@ class HiveMetastore(Metastore):
         """The metastore URIs."""
         return self._hms.description
 
+    @property
+    def user(self) -> str:
+        """The user recorded on transactions and locks."""
+        return self._user
+
+    @property
+    def host(self) -> str:
+        """The host name recorded on transactions and locks."""
+        return self._host
+
     def close(self) -> None:
         """See ``Metastore.close``."""
         self._hms.close()
         if self._queue is not None:
             self._queue.close()
-        if self._leases is not None:
-            self._leases.close()
+        self._leases.close()
 
     def _errors(
         self, operation: str, subject: str = "", *, txn_id: int | None = None, txn_operation: str = ""
-    ) -> _ThriftErrors:
-        return _ThriftErrors(self.description, operation, subject, txn_id, txn_operation or operation)
+    ) -> ThriftErrors:
+        return ThriftErrors(self.description, operation, subject, txn_id, txn_operation or operation)
 
     def is_hive2(self) -> bool:
         """Whether the server predates write IDs (Hive 2.x: ``get_valid_write_ids`` is unknown)."""
         if self._write_ids_supported is None:
-            t = _ttypes()
+            t = thrift_types()
             probe = t.GetValidWriteIdsRequest(
                 fullTableNames=["acidflow_probe.no_such_table"], validTxnList="0:9223372036854775807::"
             )
@@ -278,7 +238,7 @@ class HiveMetastore(Metastore):
         changes nothing), never with ``find_next_compact2`` (which would claim an entry).
         """
         if self._worker_calls_supported is None:
-            t = _ttypes()
+            t = thrift_types()
             request = t.GetLatestCommittedCompactionInfoRequest(
                 dbname="acidflow_probe", tablename="no_such_table"
             )
@@ -294,7 +254,7 @@ class HiveMetastore(Metastore):
         self, name: str, location: str | None = None, description: str | None = None, owner: str | None = None
     ) -> Database:
         """See ``Metastore.create_database`` (``create_database`` over Thrift)."""
-        t = _ttypes()
+        t = thrift_types()
         database = name.strip().lower()
         if location is None and self._warehouse is not None:
             location = f"{self._warehouse.rstrip('/')}/{database}.db"
@@ -310,13 +270,13 @@ class HiveMetastore(Metastore):
 
     def get_database(self, name: str) -> Database:
         """See ``Metastore.get_database``."""
-        t = _ttypes()
+        t = thrift_types()
         with self._errors("get_database", name):
             try:
                 d = self._hms.call("get_database", name.strip().lower())
             except t.NoSuchObjectException as e:
                 raise NoSuchDatabaseError(name) from e
-        return Database(d.name, _location(d.locationUri), d.description, d.ownerName)
+        return Database(d.name, hadoop_location(d.locationUri), d.description, d.ownerName)
 
     def list_databases(self) -> list[str]:
         """See ``Metastore.list_databases``."""
@@ -325,7 +285,7 @@ class HiveMetastore(Metastore):
 
     def drop_database(self, name: str, cascade: bool = False) -> None:
         """See ``Metastore.drop_database`` (the HMS deletes managed data, as Hive does)."""
-        t = _ttypes()
+        t = thrift_types()
         with self._errors("drop_database", name):
             try:
                 self._hms.call("drop_database", name.strip().lower(), True, cascade)
@@ -334,16 +294,16 @@ class HiveMetastore(Metastore):
 
     def create_table(self, definition: TableDefinition) -> Table:
         """See ``Metastore.create_table``: an ORC table (Hive 2.3 needs ACID tables bucketed)."""
-        t = _ttypes()
+        t = thrift_types()
         database, name = split_table_name(definition.name)
         sd = t.StorageDescriptor(
             cols=[t.FieldSchema(c.name, c.type, "") for c in definition.columns],
             location=definition.location,
-            inputFormat=_ORC_INPUT,
-            outputFormat=_ORC_OUTPUT,
+            inputFormat=ORC_INPUT,
+            outputFormat=ORC_OUTPUT,
             compressed=False,
             numBuckets=definition.num_buckets,
-            serdeInfo=t.SerDeInfo(name=name, serializationLib=_ORC_SERDE, parameters={}),
+            serdeInfo=t.SerDeInfo(name=name, serializationLib=ORC_SERDE, parameters={}),
             bucketCols=list(definition.bucket_columns),
             sortCols=[],
             parameters={},
@@ -375,11 +335,11 @@ class HiveMetastore(Metastore):
         """See ``Metastore.get_table``."""
         database, table = split_table_name(name)
         with self._errors("get_table", f"{database}.{table}"):
-            return _table_value(self._hms.call("get_table", database, table))
+            return table_from_thrift(self._hms.call("get_table", database, table))
 
     def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
         """See ``Metastore.list_tables``."""
-        t = _ttypes()
+        t = thrift_types()
         with self._errors("list_tables", database):
             try:
                 self._hms.call("get_database", database.strip().lower())
@@ -397,7 +357,7 @@ class HiveMetastore(Metastore):
         self, table: str, values: Mapping[str, str | None], location: str | None = None
     ) -> Partition:
         """See ``Metastore.add_partition``."""
-        t = _ttypes()
+        t = thrift_types()
         definition = self.get_table(table)
         keys = [k.name for k in definition.partition_keys]
         ordered = [values[k] if values.get(k) is not None else "" for k in keys]
@@ -423,7 +383,7 @@ class HiveMetastore(Metastore):
 
     def drop_partition(self, table: str, values: Mapping[str, str | None]) -> None:
         """See ``Metastore.drop_partition``."""
-        t = _ttypes()
+        t = thrift_types()
         definition = self.get_table(table)
         keys = [k.name for k in definition.partition_keys]
         name = format_partition_name(keys, [values.get(k) for k in keys])
@@ -432,6 +392,23 @@ class HiveMetastore(Metastore):
                 self._hms.call("drop_partition_by_name", definition.database, definition.name, name, True)
             except t.NoSuchObjectException as e:
                 raise NoSuchPartitionError(definition.full_name, name) from e
+
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """See ``Metastore.set_location``: ``alter_table`` / ``alter_partition`` with the new ``sd.location``."""
+        t = thrift_types()
+        database, name = split_table_name(table)
+        with self._errors("set_location", f"{database}.{name}"):
+            if partition is None:
+                raw = self._hms.call("get_table", database, name)
+                raw.sd.location = location
+                self._hms.call("alter_table", database, name, raw)
+                return
+            try:
+                raw_partition = self._hms.call("get_partition_by_name", database, name, partition)
+            except t.NoSuchObjectException as e:
+                raise NoSuchPartitionError(f"{database}.{name}", partition) from e
+            raw_partition.sd.location = location
+            self._hms.call("alter_partition", database, name, raw_partition)
 
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
@@ -447,7 +424,7 @@ class HiveMetastore(Metastore):
                 table=f"{database}.{name}",
                 name=format_partition_name(keys, list(p.values)),
                 values=tuple(p.values),
-                location=_location(p.sd.location if p.sd is not None else None),
+                location=hadoop_location(p.sd.location if p.sd is not None else None),
                 create_time=float(p.createTime or 0),
             )
             for p in rows
@@ -457,18 +434,20 @@ class HiveMetastore(Metastore):
     # -- transactions ------------------------------------------------------------------------------
     def _open_and_aborted(self) -> tuple[int, list[tuple[int, bool]], list[Any]]:
         """(high watermark, [(txn, aborted)], TxnInfo structs or []) from the best call the server has."""
-        t = _ttypes()
+        t = thrift_types()
         response = self._hms.call_optional(
-            "get_open_txns_req", t.GetOpenTxnsRequest(excludeTxnTypes=[_TXN_TYPE_READ_ONLY])
+            "get_open_txns_req", t.GetOpenTxnsRequest(excludeTxnTypes=[TXN_TYPE_READ_ONLY])
         )
         if response is not UNSUPPORTED and response.open_txns is not None:
-            pairs = [(int(txn), _bits(response.abortedBits, i)) for i, txn in enumerate(response.open_txns)]
+            pairs = [
+                (int(txn), bitset_has(response.abortedBits, i)) for i, txn in enumerate(response.open_txns)
+            ]
             return int(response.txn_high_water_mark), sorted(pairs), []
         # Hive 2.x/3.x: get_open_txns_info lists open and aborted txns with their state (2.3's
         # get_open_txns sends a set<i64> the Hive 4 IDL does not decode, and cannot tell them apart).
         info = self._hms.call("get_open_txns_info")
         infos = list(info.open_txns or ())
-        pairs = sorted((int(i.id), int(i.state) == _TXN_ABORTED) for i in infos)
+        pairs = sorted((int(i.id), int(i.state) == TXN_ABORTED) for i in infos)
         return int(info.txn_high_water_mark), pairs, infos
 
     def open_txn(
@@ -479,11 +458,11 @@ class HiveMetastore(Metastore):
         now: float | None = None,
     ) -> TxnId:
         """See ``Metastore.open_txn`` (``open_txns``; the type is sent, old servers ignore it)."""
-        t = _ttypes()
+        t = thrift_types()
         code = {
-            TxnType.DEFAULT: _TXN_TYPE_DEFAULT,
-            TxnType.READ_ONLY: _TXN_TYPE_READ_ONLY,
-            TxnType.COMPACTION: _TXN_TYPE_COMPACTION,
+            TxnType.DEFAULT: TXN_TYPE_DEFAULT,
+            TxnType.READ_ONLY: TXN_TYPE_READ_ONLY,
+            TxnType.COMPACTION: TXN_TYPE_COMPACTION,
         }[TxnType(txn_type)]
         request = t.OpenTxnRequest(
             num_txns=1,
@@ -504,7 +483,7 @@ class HiveMetastore(Metastore):
             info = self._hms.call("get_open_txns_info")
         for i in info.open_txns or ():
             if int(i.id) == txn_id:
-                return _txn_info(i)
+                return txn_from_thrift(i)
         if 0 < txn_id <= int(info.txn_high_water_mark):
             return TxnInfo(TxnId(txn_id), TxnState.COMMITTED, TxnType.DEFAULT, "", "", 0.0, 0.0)
         raise NoSuchTxnError(txn_id)
@@ -523,7 +502,7 @@ class HiveMetastore(Metastore):
             if state is not TxnState.OPEN:
                 raise TxnNotOpenError(txn_id, state.value, "allocate a write ID in")
             return WriteId(txn_id)
-        t = _ttypes()
+        t = thrift_types()
         request = t.AllocateTableWriteIdsRequest(dbName=database, tableName=name, txnIds=[txn_id])
         with self._errors("allocate_write_id", table, txn_id=txn_id, txn_operation="allocate a write ID in"):
             response = self._hms.call("allocate_table_write_ids", request)
@@ -541,13 +520,13 @@ class HiveMetastore(Metastore):
                 min_open_id=valid_txns.min_open_id,
                 table_name=full,
             )
-        t = _ttypes()
+        t = thrift_types()
         request = t.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=valid_txns.to_string())
         with self._errors("get_valid_write_ids", full):
             response = self._hms.call("get_valid_write_ids", request)
         entry = response.tblValidWriteIds[0]
         invalid = [int(w) for w in entry.invalidWriteIds or ()]
-        aborted = [w for i, w in enumerate(invalid) if _bits(entry.abortedBits, i)]
+        aborted = [w for i, w in enumerate(invalid) if bitset_has(entry.abortedBits, i)]
         return ValidWriteIdList(
             high_watermark=int(entry.writeIdHighWaterMark),
             open_ids=tuple(w for w in invalid if w not in set(aborted)),
@@ -570,15 +549,15 @@ class HiveMetastore(Metastore):
         self, txn_id: int, table: str, partition: str | None, operation: WriteOperation
     ) -> WriteId:
         """See ``Metastore.add_write_component``: an ACID lock, which records TXN_COMPONENTS."""
-        t = _ttypes()
+        t = thrift_types()
         database, name = split_table_name(table)
         write_id = self.allocate_write_id(txn_id, table)
-        op = {WriteOperation.INSERT: _OP_INSERT, WriteOperation.UPDATE: _OP_UPDATE}.get(
-            WriteOperation(operation), _OP_DELETE
+        op = {WriteOperation.INSERT: OP_INSERT, WriteOperation.UPDATE: OP_UPDATE}.get(
+            WriteOperation(operation), OP_DELETE
         )
         component = t.LockComponent(
-            type=_LOCK_SHARED_READ if op == _OP_INSERT else _LOCK_SHARED_WRITE,
-            level=_LOCK_LEVEL_TABLE if partition is None else _LOCK_LEVEL_PARTITION,
+            type=LOCK_SHARED_READ if op == OP_INSERT else LOCK_SHARED_WRITE,
+            level=LOCK_LEVEL_TABLE if partition is None else LOCK_LEVEL_PARTITION,
             dbname=database,
             tablename=name,
             partitionname=partition,
@@ -590,7 +569,7 @@ class HiveMetastore(Metastore):
         )
         with self._errors("lock", table, txn_id=txn_id, txn_operation="record a write in"):
             response = self._hms.call("lock", request)
-        if int(response.state) != _LOCK_ACQUIRED:
+        if int(response.state) != LOCK_ACQUIRED:
             _LOG.info(
                 "lock %s of txn %d is %s; it is granted when the holders finish",
                 response.lockid,
@@ -601,7 +580,7 @@ class HiveMetastore(Metastore):
 
     def commit_txn(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.commit_txn``; committing a committed txn is a no-op (Hive's retries)."""
-        t = _ttypes()
+        t = thrift_types()
         try:
             with self._errors("commit_txn", txn_id=txn_id, txn_operation="commit"):
                 self._hms.call("commit_txn", t.CommitTxnRequest(txnid=txn_id))
@@ -611,7 +590,7 @@ class HiveMetastore(Metastore):
 
     def abort_txn(self, txn_id: int) -> None:
         """See ``Metastore.abort_txn``; aborting an aborted txn is a no-op."""
-        t = _ttypes()
+        t = thrift_types()
         try:
             with self._errors("abort_txn", txn_id=txn_id, txn_operation="abort"):
                 self._hms.call("abort_txn", t.AbortTxnRequest(txnid=txn_id))
@@ -624,7 +603,7 @@ class HiveMetastore(Metastore):
 
     def heartbeat(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.heartbeat`` (``heartbeat(txnid)``)."""
-        t = _ttypes()
+        t = thrift_types()
         # a txn without locks answers NoSuchLockException after the txn itself was heartbeaten
         with (
             self._errors("heartbeat", txn_id=txn_id, txn_operation="heartbeat"),
@@ -640,13 +619,13 @@ class HiveMetastore(Metastore):
         """See ``Metastore.show_transactions`` (``get_open_txns_info``)."""
         with self._errors("show_transactions"):
             info = self._hms.call("get_open_txns_info")
-        return sorted((_txn_info(i) for i in info.open_txns or ()), key=lambda i: i.txn_id)
+        return sorted((txn_from_thrift(i) for i in info.open_txns or ()), key=lambda i: i.txn_id)
 
     def min_open_txn_id(self) -> TxnId:
         """See ``Metastore.min_open_txn_id``."""
         with self._errors("min_open_txn_id"):
             info = self._hms.call("get_open_txns_info")
-        open_ids = [int(i.id) for i in info.open_txns or () if int(i.state) == _TXN_OPEN]
+        open_ids = [int(i.id) for i in info.open_txns or () if int(i.state) == TXN_OPEN]
         return TxnId(min(open_ids) if open_ids else int(info.txn_high_water_mark) + 1)
 
     # -- compaction queue ------------------------------------------------------------------------
@@ -683,13 +662,13 @@ class HiveMetastore(Metastore):
         now: float | None = None,
     ) -> int:
         """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused)."""
-        t = _ttypes()
+        t = thrift_types()
         database, name = split_table_name(table)
         request = t.CompactionRequest(
             dbname=database,
             tablename=name,
             partitionname=partition,
-            type=_MAJOR if CompactionType(compaction_type) is CompactionType.MAJOR else _MINOR,
+            type=COMPACT_MAJOR if CompactionType(compaction_type) is CompactionType.MAJOR else COMPACT_MINOR,
             runas=run_as,
             properties=dict(properties or {}),
             initiatorId=initiator_id,
@@ -712,7 +691,7 @@ class HiveMetastore(Metastore):
         if self._use_sql_queue():
             row = self._require_queue("claim a compaction").claim(worker_id)
             return None if row is None else self._info_from_row(row)
-        t = _ttypes()
+        t = thrift_types()
         request = t.FindNextCompactRequest(workerId=worker_id, workerVersion=worker_version)
         with self._errors("find_next_compact2"):
             response = self._hms.call("find_next_compact2", request)
@@ -731,7 +710,7 @@ class HiveMetastore(Metastore):
         return self._info_from_row(row)
 
     def _struct(self, compaction_id: int, **fields: ThriftValue) -> ThriftValue:
-        t = _ttypes()
+        t = thrift_types()
         info = self.get_compaction(compaction_id)
         database, name = split_table_name(info.table)
         return t.CompactionInfoStruct(
@@ -739,9 +718,20 @@ class HiveMetastore(Metastore):
             dbname=database,
             tablename=name,
             partitionname=info.partition,
-            type=_MAJOR if info.compaction_type is CompactionType.MAJOR else _MINOR,
+            type=COMPACT_MAJOR if info.compaction_type is CompactionType.MAJOR else COMPACT_MINOR,
             **fields,
         )
+
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """See ``Metastore.open_compaction_txn``: ``open_txns``, then the queue learns it.
+
+        The HMS has no call that opens a transaction and names it on a queue entry at once (Hive's
+        own Worker opens it, then calls ``update_compactor_state``); a worker killed in between
+        leaves a transaction that the HMS's reaper aborts after ``hive.txn.timeout``.
+        """
+        return self.open_txn(user, host, TxnType.COMPACTION, now)
 
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """See ``Metastore.update_compactor_state``."""
@@ -769,16 +759,20 @@ class HiveMetastore(Metastore):
     def set_cleaner_retry_retention(
         self, compaction_id: int, retry_retention_seconds: float, error_message: str
     ) -> None:
-        """Hive 2.3's queue has no ``CQ_RETRY_RETENTION``: the entry stays ready and is retried next run.
+        """See ``Metastore.set_cleaner_retry_retention``; kept in CQ_META_INFO on 2.3/3.1 (no column).
 
-        The reason is logged; Hive 4's own cleaner keeps its retry bookkeeping on its side.
+        Hive 4 without a backend database cleans with its own cleaner (``find_ready_to_clean``
+        returns nothing), which keeps its own back-off: there the reason is only logged.
         """
-        _LOG.warning(
-            "cleaning compaction %s failed (retried on the next run; this Hive Metastore keeps no retry "
-            "retention): %s",
-            compaction_id,
-            error_message,
-        )
+        if not retry_retention_seconds >= 0:
+            raise InvalidMetastoreRequestError(
+                "cleaner retry retention", retry_retention_seconds, "a number of seconds >= 0"
+            )
+        queue = self._sql_queue()
+        if queue is None:
+            _LOG.warning("cleaning compaction %s failed: %s", compaction_id, error_message)
+            return
+        queue.set_retry_retention(compaction_id, round(retry_retention_seconds * 1000), error_message)
 
     def find_ready_to_clean(
         self, min_open_txn_id: int | None = None, retention_seconds: float = 0, now: float | None = None
@@ -804,7 +798,11 @@ class HiveMetastore(Metastore):
             info = self._info_from_row(row)
             if info.next_txn_id is None or info.next_txn_id > water_mark:
                 continue
-            if info.commit_time is not None and info.commit_time > now_s - retention_seconds:
+            # Hive 4's rule: CQ_COMMIT_TIME < now - retention - CQ_RETRY_RETENTION
+            if (
+                info.commit_time is not None
+                and info.commit_time > now_s - retention_seconds - info.retry_retention
+            ):
                 continue
             if self._blocking_locks(info):
                 continue
@@ -820,7 +818,7 @@ class HiveMetastore(Metastore):
         ]
 
     def _blocking_locks(self, info: CompactionInfo) -> list[int]:
-        t = _ttypes()
+        t = thrift_types()
         database, name = split_table_name(info.table)
         with self._errors("show_locks", info.table):
             response = self._hms.call("show_locks", t.ShowLocksRequest(dbname=database, tablename=name))
@@ -833,7 +831,7 @@ class HiveMetastore(Metastore):
             if txn > 0:
                 if info.next_txn_id is not None and txn < info.next_txn_id:
                     blocking.append(int(lock.lockid))
-            elif int(lock.state) == _LOCK_ACQUIRED and (
+            elif int(lock.state) == LOCK_ACQUIRED and (
                 commit_ms is None or lock.acquiredat is None or int(lock.acquiredat) <= commit_ms
             ):
                 blocking.append(int(lock.lockid))
@@ -908,222 +906,77 @@ class HiveMetastore(Metastore):
         if queue is not None:
             infos = [self._info_from_row(r) for r in queue.list_all()]
         else:
-            t = _ttypes()
+            t = thrift_types()
             with self._errors("show_compact"):
                 response = self._hms.call("show_compact", t.ShowCompactRequest())
-            infos = [_info_from_element(e) for e in response.compacts or ()]
+            infos = [compaction_from_show_element(e) for e in response.compacts or ()]
         return sorted((i for i in infos if wanted is None or i.table == wanted), key=lambda i: i.id)
 
     def _info_from_row(self, row: HiveQueueRow) -> CompactionInfo:
-        meta = row.meta
-        properties = _parse_properties(row.properties)
+        info = compaction_from_queue_row(row)
         if row.state in ("i", "w"):
-            properties = self._hive31_names(properties)
-        commit_ms = meta.get("commit_time_ms")
-        return CompactionInfo(
-            id=row.id,
-            table=f"{row.database}.{row.table}",
-            partition=row.partition,
-            state=_STATE_BY_CODE.get(row.state, CompactionState.FAILED),
-            compaction_type=_TYPE_BY_CODE.get(row.type, CompactionType.MAJOR),
-            properties=properties,
-            enqueue_time=None,
-            worker_id=row.worker_id,
-            start_time=None if row.start_ms is None else row.start_ms / 1000,
-            end_time=None if row.end_ms is None else row.end_ms / 1000,
-            highest_write_id=None if row.highest_txn_id is None else WriteId(row.highest_txn_id),
-            next_txn_id=None if meta.get("next_txn_id") is None else TxnId(int(meta["next_txn_id"])),
-            txn_id=None if meta.get("txn_id") is None else TxnId(int(meta["txn_id"])),
-            commit_time=None if commit_ms is None else int(commit_ms) / 1000,
-            error_message=meta.get("error_message"),
-            run_as=row.run_as,
-        )
+            return replace(info, properties=self._hive31_names(info.properties))
+        return info
 
     def _info_from_struct(self, ci: ThriftValue) -> CompactionInfo:
-        return CompactionInfo(
-            id=int(ci.id),
-            table=f"{str(ci.dbname).lower()}.{str(ci.tablename).lower()}",
-            partition=ci.partitionname,
-            state=CompactionState.WORKING,
-            compaction_type=CompactionType.MAJOR if ci.type == _MAJOR else CompactionType.MINOR,
-            properties=self._hive31_names(_parse_properties(ci.properties)),
-            enqueue_time=None if ci.enqueueTime is None else int(ci.enqueueTime) / 1000,
-            worker_id=ci.workerId,
-            start_time=None if ci.start is None else int(ci.start) / 1000,
-            highest_write_id=None if ci.highestWriteId is None else WriteId(int(ci.highestWriteId)),
-            error_message=ci.errorMessage,
-            run_as=ci.runas,
-        )
+        info = compaction_from_struct(ci)
+        return replace(info, properties=self._hive31_names(info.properties))
 
     # -- leases and housekeeping -------------------------------------------------------------------
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
-        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
-        raise HiveMetastoreCapabilityError(
-            self.description,
-            "take a reader lease",
-            "the Hive Metastore has no reader leases; an open HMS transaction holds a snapshot instead",
-            "open a transaction (its snapshot keeps every file it reads until it ends)",
-        )
+        """See ``Metastore.take_lease``: an open HMS transaction with a read lock (``hive_leases``)."""
+        return self._leases.take(table, ttl_seconds, owner, now)
 
     def get_lease(self, lease_id: int) -> Lease:
-        """A lease of ``lease_store``; without one there are none (``NoSuchLeaseError``)."""
-        if self._leases is None:
-            raise NoSuchLeaseError(lease_id)
-        return self._leases.get_lease(lease_id)
+        """See ``Metastore.get_lease`` (the side store's record)."""
+        return self._leases.get(lease_id)
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """See ``Metastore.renew_lease``: heartbeat the lease's transaction and move its expiry."""
+        return self._leases.renew(lease_id, ttl_seconds, now)
 
     def release_lease(self, lease_id: int) -> None:
-        """Not available on a Hive Metastore: raises ``HiveMetastoreCapabilityError``."""
-        raise HiveMetastoreCapabilityError(
-            self.description,
-            "release a reader lease",
-            "the Hive Metastore has no reader leases",
-            "end the transaction that holds the snapshot instead",
-        )
+        """See ``Metastore.release_lease``: commit the lease's transaction and drop its record."""
+        self._leases.release(lease_id)
 
     def list_leases(self, table: str | None = None) -> list[Lease]:
-        """Acidflow's leases from ``lease_store``, else none."""
-        return [] if self._leases is None else self._leases.list_leases(table)
+        """See ``Metastore.list_leases`` (the side store's records; none without one)."""
+        return self._leases.list_all(table)
 
     def expire_leases(self, now: float | None = None) -> list[int]:
-        """Expire leases of ``lease_store``, else nothing."""
-        return [] if self._leases is None else self._leases.expire_leases(now)
+        """See ``Metastore.expire_leases``: drop expired records and abort their transactions."""
+        return self._leases.expire(now)
 
     def record_backlog_samples(
         self, samples: Sequence[BacklogSample], prune_before: float | None = None
     ) -> None:
-        """Keep the sensor's backlog history in ``lease_store`` (acidflow's own SQL store), else drop it.
+        """Keep the sensor's backlog history in the side store (acidflow's own SQL store).
 
-        The Hive Metastore has no table for it; without a side store the backlog page shows no trend.
+        On by default (``<warehouse>/.acidflow/metastore.sqlite``, or ``ACIDFLOW_LEASE_STORE``); the
+        Hive Metastore has no table for it, so with ``ACIDFLOW_LEASE_STORE=none`` it is dropped
+        (logged) and the backlog page shows no trend.
         """
-        if self._leases is not None:
-            self._leases.record_backlog_samples(samples, prune_before)
+        store = self._leases.store()
+        if store is None:
+            _LOG.info("no side store (ACIDFLOW_LEASE_STORE=none): %d backlog sample(s) dropped", len(samples))
+            return
+        store.record_backlog_samples(samples, prune_before)
 
     def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
-        """The history kept in ``lease_store``, else none."""
-        return [] if self._leases is None else self._leases.list_backlog_samples(since, table)
+        """The history kept in the side store, else none."""
+        store = self._leases.store()
+        return [] if store is None else store.list_backlog_samples(since, table)
 
     def housekeeping(
         self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS
     ) -> HousekeepingResult:
-        """Nothing: the HMS's AcidHouseKeeperService (and ``mark_cleaned``) own txn housekeeping."""
+        """Expire acidflow's leases (their records, and their transactions are aborted); nothing else.
+
+        The HMS's AcidHouseKeeperService (and ``mark_cleaned``) own the transaction tables.
+        """
+        expired = self._leases.expire(now)
+        if expired:
+            _LOG.info("expired reader lease(s) %s", ", ".join(map(str, expired)))
         return HousekeepingResult((), 0, self.min_open_txn_id())
-
-
-class _ThriftErrors:
-    """Translates the server's Thrift exceptions into ``AcidError``.
-
-    A class, not a ``contextlib`` generator: the generated exceptions are immutable, and
-    ``contextlib`` would set their ``__traceback__`` (a TypeError instead of the real error).
-    """
-
-    def __init__(
-        self, where: str, operation: str, subject: str, txn_id: int | None, txn_operation: str
-    ) -> None:
-        self.where, self.operation, self.subject = where, operation, subject
-        self.txn_id, self.txn_operation = txn_id, txn_operation
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
-    ) -> Literal[False]:
-        if exc is None or isinstance(exc, AcidError):
-            return False
-        t = _ttypes()
-        from thrift.Thrift import TException
-
-        message = str(getattr(exc, "message", "") or exc)
-        if self.txn_id is not None and isinstance(exc, t.NoSuchTxnException):
-            raise NoSuchTxnError(self.txn_id) from exc
-        if self.txn_id is not None and isinstance(exc, t.TxnAbortedException):
-            if "conflict" in message.lower():
-                raise CommitConflictError(
-                    f"Transaction {self.txn_id} lost a write conflict in the Hive Metastore: {message}; "
-                    "expected no concurrent update of the same table/partition; hint: retry in a new transaction"
-                ) from exc
-            raise TxnNotOpenError(self.txn_id, "aborted", self.txn_operation) from exc
-        if isinstance(exc, t.NoSuchObjectException):
-            if "database" in message.lower() and "table" not in message.lower():
-                raise NoSuchDatabaseError(self.subject.split(".")[0]) from exc
-            raise NoSuchTableError(
-                f"No such table {self.subject!r} in the Hive Metastore {self.where!r}; expected an existing "
-                f"table; hint: SHOW TABLES in Hive lists them ({message})"
-            ) from exc
-        if isinstance(exc, TException):
-            raise MetastoreError(self.operation, self.where, f"{type(exc).__name__}: {message}") from exc
-        return False
-
-
-def _info_from_element(e: ThriftValue) -> CompactionInfo:
-    return CompactionInfo(
-        id=int(e.id or 0),
-        table=f"{str(e.dbname).lower()}.{str(e.tablename).lower()}",
-        partition=e.partitionname,
-        state=_STATE_BY_HIVE_NAME.get(str(e.state).lower(), CompactionState.FAILED),
-        compaction_type=CompactionType.MAJOR if e.type == _MAJOR else CompactionType.MINOR,
-        properties={},
-        enqueue_time=None if e.enqueueTime is None else int(e.enqueueTime) / 1000,
-        worker_id=e.workerid,
-        start_time=None if e.start is None else int(e.start) / 1000,
-        end_time=None if e.endTime is None else int(e.endTime) / 1000,
-        highest_write_id=None if e.hightestTxnId is None else WriteId(int(e.hightestTxnId)),
-        error_message=e.errorMessage,
-        initiator_id=e.initiatorId,
-        initiator_version=e.initiatorVersion,
-        worker_version=e.workerVersion,
-        run_as=e.runAs,
-    )
-
-
-def _parse_properties(text: str | Mapping[str, str] | None) -> dict[str, str]:
-    # Hive stores CQ_TBLPROPERTIES as StringableMap ("k=v" pairs with lengths); acidflow only needs
-    # its own keys, so anything it cannot parse is kept out rather than guessed.
-    if text is None:
-        return {}
-    if isinstance(text, Mapping):
-        return {str(k): str(v) for k, v in text.items()}
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return _parse_stringable_map(text)
-    return {str(k): str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
-
-
-def _parse_stringable_map(text: str) -> dict[str, str]:
-    # org.apache.hadoop.hive.common.StringableMap: "<n>:" then per entry "<len>:<key><len>:<value>".
-    result: dict[str, str] = {}
-    try:
-        count_text, rest = text.split(":", 1)
-        for _ in range(int(count_text)):
-            pair: list[str] = []
-            for _part in range(2):
-                length_text, rest = rest.split(":", 1)
-                length = int(length_text)
-                pair.append(rest[:length])
-                rest = rest[length:]
-            result[pair[0]] = pair[1]
-    except ValueError:
-        return {}
-    return result
-
-
-def _txn_info(i: ThriftValue) -> TxnInfo:
-    return TxnInfo(
-        txn_id=TxnId(int(i.id)),
-        state=TxnState.ABORTED if int(i.state) == _TXN_ABORTED else TxnState.OPEN,
-        txn_type=TxnType.DEFAULT,
-        user=str(i.user or ""),
-        host=str(i.hostname or ""),
-        started=int(i.startedTime or 0) / 1000,
-        last_heartbeat=int(i.lastHeartbeatTime or 0) / 1000,
-    )
-
-
-def _current_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "acidflow"

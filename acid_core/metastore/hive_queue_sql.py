@@ -1,8 +1,8 @@
-"""Hive 2.3's compaction queue by SQL on the metastore's backend database (``ACIDFLOW_HMS_DB``).
+"""Hive 2.3's and 3.1's compaction queue by SQL on the metastore's backend database (``ACIDFLOW_HMS_DB``).
 
-Hive 2.3 exposes ``compact2`` and ``show_compact`` over Thrift, but the worker's and cleaner's
-steps (``findNextToCompact``, ``setCompactionHighestTxnId``, ``markCompacted``, ``markCleaned``,
-``markFailed``) live only inside ``CompactionTxnHandler``. An external compactor does what that
+Hive 2.3 and 3.1 expose ``compact2`` and ``show_compact`` over Thrift, but the worker's and
+cleaner's steps (``findNextToCompact``, ``setCompactionHighestWriteId``, ``markCompacted``,
+``markCleaned``, ``markFailed``) live only inside ``CompactionTxnHandler``. An external compactor does what that
 class does, on the same tables, so Hive's own compactor and ``SHOW COMPACTIONS`` see its work::
 
     COMPACTION_QUEUE        'i' --claim (guarded UPDATE)--> 'w' --mark_compacted--> 'r'
@@ -12,49 +12,143 @@ class does, on the same tables, so Hive's own compactor and ``SHOW COMPACTIONS``
 TXN_COMPONENTS of aborted txns up to it, and aborted TXNS rows left without components
 (``cleanEmptyAbortedTxns``), as Hive 2.3's ``markCleaned`` does.
 
-Hive 2.3 has no column for the compaction transaction, its commit time or the next txn ID at
-commit (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID); acidflow keeps them as JSON in
-CQ_META_INFO (a bytea Hive's compactor does not use), so the cleaner's rule (wait for every
-transaction that started before the compaction committed) works on 2.3 as on Hive 4.
+Hive 2.3 has no column for the compaction transaction, its commit time, the next txn ID at
+commit or the cleaner's retry back-off (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID,
+CQ_RETRY_RETENTION); acidflow keeps them as JSON in CQ_META_INFO (a bytea Hive's compactor does not
+use), so the cleaner's rules (wait for every transaction that started before the compaction
+committed; back off after a failed cleaning) work on 2.3 as on Hive 4, for every acidflow process
+that shares the HMS, and they leave with the entry.
+
+The schema is detected once per connection, from the ``VERSION`` row (``SCHEMA_VERSION``) and the
+queue's columns, and every statement is written for it::
+
+    2.3.x   CQ_/CC_HIGHEST_TXN_ID; TXN_COMPONENTS / COMPLETED_TXN_COMPONENTS by txn ID
+    3.1.x   CQ_/CC_HIGHEST_WRITE_ID; TC_WRITEID / CTC_WRITEID <= it (Hive 3's markCleaned);
+            *_CATALOG NOT NULL (copied from the queue row; 'hive' for new history rows)
+    no VERSION row      told by the columns (a 2.3 server that never recorded its version)
+    4.x, 1.x, unknown   refused (``HiveMetastoreCapabilityError``): Hive 4 has Thrift worker calls
 
 Table names are unquoted upper case, which matches the PostgreSQL DDL (folded to lower case),
-MySQL and Derby; only PostgreSQL is tested.
+MySQL and Derby; only PostgreSQL is tested (3.1 against its schema's tables, not a server).
 
 Invariants: every transition is one database transaction with a guarded UPDATE (the row must still
 be in the expected state), so two compactors never claim one entry.
 Not here: Thrift calls (``hive``), deciding anything.
 Errors: ``MetastoreError`` (database errors, chained); ``NoSuchCompactionError``;
-``CompactionStateError`` for a transition from the wrong state.
+``CompactionStateError`` for a transition from the wrong state; ``HiveMetastoreCapabilityError`` for
+a schema version other than 2.x/3.x.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
+import sqlalchemy as sa
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from acid_core.errors import CompactionStateError, MetastoreError, NoSuchCompactionError
+from acid_core.errors import (
+    CompactionStateError,
+    HiveMetastoreCapabilityError,
+    MetastoreError,
+    NoSuchCompactionError,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from sqlalchemy.engine import URL, Connection
 
-__all__ = ["HiveQueueRow", "HiveQueueSql"]
+__all__ = ["HiveQueueRow", "HiveQueueSchema", "HiveQueueSql", "queue_schema_for"]
 
-_QUEUE_COLUMNS: Final = (
-    "CQ_ID, CQ_DATABASE, CQ_TABLE, CQ_PARTITION, CQ_STATE, CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, "
-    "CQ_START, CQ_RUN_AS, CQ_HIGHEST_TXN_ID, CQ_META_INFO"
-)
-_HISTORY_COLUMNS: Final = (
-    "CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, "
-    "CC_START, CC_RUN_AS, CC_HIGHEST_TXN_ID, CC_META_INFO, CC_END"
-)
+_LOG = logging.getLogger(__name__)
+_DEFAULT_CATALOG: Final = "hive"  # Hive 3's default catalog (metastore.catalog.default)
+
+
+@dataclass(frozen=True, slots=True)
+class HiveQueueSchema:
+    """The layout of a backend database's queue tables (see the module docstring).
+
+    Attributes:
+        version: ``SCHEMA_VERSION`` of the ``VERSION`` row, or None when there is none.
+        write_ids: Hive 3: the highest ID is a write ID (CQ_HIGHEST_WRITE_ID, TC_/CTC_WRITEID);
+            Hive 2: a txn ID (CQ_HIGHEST_TXN_ID).
+        catalog: the tables have Hive 3's NOT NULL catalog columns.
+    """
+
+    version: str | None
+    write_ids: bool
+    catalog: bool
+
+    @property
+    def queue_columns(self) -> str:
+        """The COMPACTION_QUEUE columns a ``HiveQueueRow`` is read from."""
+        return (
+            "CQ_ID, CQ_DATABASE, CQ_TABLE, CQ_PARTITION, CQ_STATE, CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, "
+            f"CQ_START, CQ_RUN_AS, CQ_{self._highest}, CQ_META_INFO"
+        )
+
+    @property
+    def history_columns(self) -> str:
+        """The COMPLETED_COMPACTIONS columns a ``HiveQueueRow`` is read from."""
+        return (
+            "CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, "
+            f"CC_START, CC_RUN_AS, CC_{self._highest}, CC_META_INFO, CC_END"
+        )
+
+    @property
+    def _highest(self) -> str:
+        return "HIGHEST_WRITE_ID" if self.write_ids else "HIGHEST_TXN_ID"
+
+
+def queue_schema_for(version: str | None, queue_columns: Iterable[str], where: str) -> HiveQueueSchema:
+    """The queue layout of a backend whose VERSION row says ``version`` and whose queue has ``queue_columns``.
+
+    Raises:
+        HiveMetastoreCapabilityError: a version other than 2.x/3.x, or columns that do not match it.
+
+    >>> queue_schema_for("3.1.0", ["cq_id", "cq_catalog", "cq_highest_write_id"], "db")
+    HiveQueueSchema(version='3.1.0', write_ids=True, catalog=True)
+    >>> queue_schema_for(None, ["CQ_ID", "CQ_HIGHEST_TXN_ID"], "db")
+    HiveQueueSchema(version=None, write_ids=False, catalog=False)
+    """
+    columns = {c.lower() for c in queue_columns}
+    has_write_ids, has_txn_ids = "cq_highest_write_id" in columns, "cq_highest_txn_id" in columns
+    major = version.strip().split(".")[0] if version else None
+    operation = "use the compaction queue of the backend database"
+    hint = "set ACIDFLOW_HMS_DB to the backend database of a Hive 2.3 or 3.1 metastore, or unset it"
+    if major is None:
+        if has_write_ids == has_txn_ids:
+            raise HiveMetastoreCapabilityError(
+                where,
+                operation,
+                "it has no VERSION row and COMPACTION_QUEUE is not Hive 2.3's or 3.1's",
+                hint,
+            )
+        _LOG.info(
+            "%s has no VERSION row; its queue columns say Hive %s", where, "3" if has_write_ids else "2"
+        )
+    elif major in ("2", "3"):
+        expected = "cq_highest_write_id" if major == "3" else "cq_highest_txn_id"
+        if expected not in columns:
+            raise HiveMetastoreCapabilityError(
+                where, operation, f"VERSION says {version!r} but COMPACTION_QUEUE has no {expected}", hint
+            )
+        has_write_ids = major == "3"
+    else:
+        raise HiveMetastoreCapabilityError(
+            where,
+            operation,
+            f"schema version {version!r} is not supported by the SQL queue (expected 2.3.x or 3.1.x; Hive 4 "
+            "has the compactor-worker Thrift calls, which acidflow uses instead)",
+            hint,
+        )
+    return HiveQueueSchema(version, has_write_ids, "cq_catalog" in columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +213,7 @@ def _with_driver(url: str) -> URL:
 
 
 class HiveQueueSql:
-    """COMPACTION_QUEUE / COMPLETED_COMPACTIONS of a Hive 2.3 backend database (see module doc).
+    """COMPACTION_QUEUE / COMPLETED_COMPACTIONS of a Hive 2.3 or 3.1 backend database (see module doc).
 
     Args:
         url: a SQLAlchemy URL of the HMS backend database (``postgresql://user@host/db``).
@@ -135,6 +229,39 @@ class HiveQueueSql:
             )
         except (SQLAlchemyError, ImportError, ValueError) as e:
             raise MetastoreError("open", url, f"{type(e).__name__}: {e}") from e
+        self._layout: HiveQueueSchema | None = None
+
+    @property
+    def schema(self) -> HiveQueueSchema:
+        """The backend's queue layout, detected on first use (``queue_schema_for``)."""
+        if self._layout is None:
+            try:
+                inspector = sa.inspect(self._engine)
+                tables = {name.lower(): name for name in inspector.get_table_names()}
+                if "compaction_queue" not in tables:
+                    raise HiveMetastoreCapabilityError(
+                        self.url,
+                        "use the compaction queue of the backend database",
+                        "it has no COMPACTION_QUEUE table (not a Hive metastore database with ACID tables)",
+                        "set ACIDFLOW_HMS_DB to the database named by the HMS's javax.jdo.option.ConnectionURL",
+                    )
+                columns = [c["name"] for c in inspector.get_columns(tables["compaction_queue"])]
+                version = self._schema_version(tables.get("version"), inspector)
+            except SQLAlchemyError as e:
+                raise MetastoreError("detect the schema", self.url, f"{type(e).__name__}: {e}") from e
+            self._layout = queue_schema_for(version, columns, self.url)
+        return self._layout
+
+    def _schema_version(self, table_name: str | None, inspector: sa.Inspector) -> str | None:
+        if table_name is None:
+            return None
+        names = {c["name"].lower(): c["name"] for c in inspector.get_columns(table_name)}
+        if "schema_version" not in names:
+            return None
+        version_table = sa.table(table_name, sa.column(names["schema_version"]))
+        with self._engine.connect() as c:
+            value = c.execute(sa.select(version_table.c[names["schema_version"]])).scalars().first()
+        return None if value is None else str(value)
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
@@ -154,14 +281,15 @@ class HiveQueueSql:
     # Reads ---------------------------------------------------------------------------------------
     def get(self, compaction_id: int) -> HiveQueueRow:
         """A queued or historical row. Raises ``NoSuchCompactionError``."""
+        layout = self.schema
         with self._tx("get_compaction") as c:
             row = c.execute(
-                text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id"),
+                text(f"SELECT {layout.queue_columns} FROM COMPACTION_QUEUE WHERE CQ_ID = :id"),
                 {"id": compaction_id},
             ).first()
             if row is None:
                 row = c.execute(
-                    text(f"SELECT {_HISTORY_COLUMNS} FROM COMPLETED_COMPACTIONS WHERE CC_ID = :id"),
+                    text(f"SELECT {layout.history_columns} FROM COMPLETED_COMPACTIONS WHERE CC_ID = :id"),
                     {"id": compaction_id},
                 ).first()
         if row is None:
@@ -170,21 +298,24 @@ class HiveQueueSql:
 
     def list_all(self) -> list[HiveQueueRow]:
         """Queue and history, by ID."""
+        layout = self.schema
         with self._tx("show_compactions") as c:
             queued = [
-                _row(tuple(r)) for r in c.execute(text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE"))
+                _row(tuple(r))
+                for r in c.execute(text(f"SELECT {layout.queue_columns} FROM COMPACTION_QUEUE"))
             ]
             done = [
                 _row(tuple(r))
-                for r in c.execute(text(f"SELECT {_HISTORY_COLUMNS} FROM COMPLETED_COMPACTIONS"))
+                for r in c.execute(text(f"SELECT {layout.history_columns} FROM COMPLETED_COMPACTIONS"))
             ]
         return sorted([*queued, *done], key=lambda r: r.id)
 
     # Transitions ------------------------------------------------------------------------------------
     def claim(self, worker_id: str, compaction_id: int | None = None) -> HiveQueueRow | None:
         """``findNextToCompact``: 'i' -> 'w' for the oldest (or the given) initiated entry."""
+        layout = self.schema
         with self._tx("find_next_to_compact") as c:
-            query = f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_STATE = 'i'"
+            query = f"SELECT {layout.queue_columns} FROM COMPACTION_QUEUE WHERE CQ_STATE = 'i'"
             params: dict[str, Any] = {}
             if compaction_id is not None:
                 query += " AND CQ_ID = :id"
@@ -204,7 +335,7 @@ class HiveQueueSql:
 
     def _update_meta(self, c: Connection, compaction_id: int, **values: object) -> HiveQueueRow:
         values_row = c.execute(
-            text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
+            text(f"SELECT {self.schema.queue_columns} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
             {"id": compaction_id},
         ).first()
         if values_row is None:
@@ -218,11 +349,12 @@ class HiveQueueSql:
         return row
 
     def set_compactor_state(self, compaction_id: int, txn_id: int, highest_txn_id: int) -> None:
-        """``setCompactionHighestTxnId``, plus the compaction txn in CQ_META_INFO."""
+        """``setCompactionHighestTxnId`` (3.1: ``...WriteId``), plus the compaction txn in CQ_META_INFO."""
+        column = "CQ_HIGHEST_WRITE_ID" if self.schema.write_ids else "CQ_HIGHEST_TXN_ID"
         with self._tx("update_compactor_state") as c:
             self._update_meta(c, compaction_id, txn_id=txn_id)
             c.execute(
-                text("UPDATE COMPACTION_QUEUE SET CQ_HIGHEST_TXN_ID = :hi WHERE CQ_ID = :id"),
+                text(f"UPDATE COMPACTION_QUEUE SET {column} = :hi WHERE CQ_ID = :id"),
                 {"hi": highest_txn_id, "id": compaction_id},
             )
 
@@ -237,9 +369,23 @@ class HiveQueueSql:
                 {"id": compaction_id},
             )
 
+    def set_retry_retention(self, compaction_id: int, retry_retention_ms: int, error_message: str) -> None:
+        """Hive 4's ``setCleanerRetryRetentionTimeOnError`` (CQ_RETRY_RETENTION), in CQ_META_INFO.
+
+        The entry must be 'r' (ready for cleaning); the reason is kept as the entry's error message.
+        """
+        with self._tx("set_cleaner_retry_retention") as c:
+            row = self._update_meta(
+                c, compaction_id, retry_retention_ms=retry_retention_ms, error_message=error_message[:1000]
+            )
+            if row.state != "r":
+                raise CompactionStateError(
+                    compaction_id, row.state, "retry cleaning", "'r' (ready for cleaning)"
+                )
+
     def _to_history(self, c: Connection, compaction_id: int, state: str, allowed: str) -> HiveQueueRow:
         values = c.execute(
-            text(f"SELECT {_QUEUE_COLUMNS} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
+            text(f"SELECT {self.schema.queue_columns} FROM COMPACTION_QUEUE WHERE CQ_ID = :id FOR UPDATE"),
             {"id": compaction_id},
         ).first()
         if values is None:
@@ -247,12 +393,15 @@ class HiveQueueSql:
         row = _row(tuple(values))
         if row.state not in allowed:
             raise CompactionStateError(compaction_id, row.state, f"move to '{state}'", " or ".join(allowed))
+        layout = self.schema
+        highest = "HIGHEST_WRITE_ID" if layout.write_ids else "HIGHEST_TXN_ID"
+        catalog = ("CC_CATALOG, ", "CQ_CATALOG, ") if layout.catalog else ("", "")
         c.execute(
             text(
-                "INSERT INTO COMPLETED_COMPACTIONS (CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, "
-                "CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, CC_START, CC_END, CC_RUN_AS, CC_HIGHEST_TXN_ID, "
-                "CC_META_INFO, CC_HADOOP_JOB_ID) SELECT CQ_ID, CQ_DATABASE, CQ_TABLE, CQ_PARTITION, :state, "
-                "CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, CQ_START, :end_ms, CQ_RUN_AS, CQ_HIGHEST_TXN_ID, "
+                f"INSERT INTO COMPLETED_COMPACTIONS (CC_ID, {catalog[0]}CC_DATABASE, CC_TABLE, CC_PARTITION, "
+                f"CC_STATE, CC_TYPE, CC_TBLPROPERTIES, CC_WORKER_ID, CC_START, CC_END, CC_RUN_AS, CC_{highest}, "
+                f"CC_META_INFO, CC_HADOOP_JOB_ID) SELECT CQ_ID, {catalog[1]}CQ_DATABASE, CQ_TABLE, CQ_PARTITION, "
+                f":state, CQ_TYPE, CQ_TBLPROPERTIES, CQ_WORKER_ID, CQ_START, :end_ms, CQ_RUN_AS, CQ_{highest}, "
                 "CQ_META_INFO, CQ_HADOOP_JOB_ID FROM COMPACTION_QUEUE WHERE CQ_ID = :id"
             ),
             {"state": state, "end_ms": self._now_ms(), "id": compaction_id},
@@ -277,18 +426,23 @@ class HiveQueueSql:
                 "hi": row.highest_txn_id if row.highest_txn_id is not None else -1,
             }
             part = "IS NULL" if row.partition is None else "= :part"
+            # 2.3 compares txn IDs; 3.1 write IDs (CTC_WRITEID / TC_WRITEID), as its markCleaned does.
+            write_ids = self.schema.write_ids
+            completed = "CTC_WRITEID" if write_ids else "CTC_TXNID"
+            aborted = "" if write_ids else " AND TXN_ID <= :hi"
+            covered = " AND TC_WRITEID <= :hi" if write_ids else ""
             c.execute(
                 text(
                     "DELETE FROM COMPLETED_TXN_COMPONENTS WHERE CTC_DATABASE = :db AND CTC_TABLE = :tbl "
-                    f"AND CTC_PARTITION {part} AND CTC_TXNID <= :hi"
+                    f"AND CTC_PARTITION {part} AND {completed} <= :hi"
                 ),
                 params,
             )
             c.execute(
                 text(
                     "DELETE FROM TXN_COMPONENTS WHERE TC_TXNID IN (SELECT TXN_ID FROM TXNS WHERE "
-                    "TXN_STATE = 'a' AND TXN_ID <= :hi) AND TC_DATABASE = :db AND TC_TABLE = :tbl "
-                    f"AND TC_PARTITION {part}"
+                    f"TXN_STATE = 'a'{aborted}) AND TC_DATABASE = :db AND TC_TABLE = :tbl "
+                    f"AND TC_PARTITION {part}{covered}"
                 ),
                 params,
             )
@@ -308,12 +462,15 @@ class HiveQueueSql:
             )
             c.execute(text("UPDATE NEXT_COMPACTION_QUEUE_ID SET NCQ_NEXT = :n"), {"n": next_id + 1})
             now = self._now_ms()
+            catalog = ("CC_CATALOG, ", ":catalog, ") if self.schema.catalog else ("", "")
             c.execute(
                 text(
-                    "INSERT INTO COMPLETED_COMPACTIONS (CC_ID, CC_DATABASE, CC_TABLE, CC_PARTITION, CC_STATE, "
-                    "CC_TYPE, CC_START, CC_END) VALUES (:id, :db, :tbl, :part, 'a', :type, :now, :now)"
+                    f"INSERT INTO COMPLETED_COMPACTIONS (CC_ID, {catalog[0]}CC_DATABASE, CC_TABLE, CC_PARTITION, "
+                    f"CC_STATE, CC_TYPE, CC_START, CC_END) VALUES (:id, {catalog[1]}:db, :tbl, :part, 'a', :type, "
+                    ":now, :now)"
                 ),
                 {
+                    "catalog": _DEFAULT_CATALOG,
                     "id": next_id,
                     "db": database,
                     "tbl": table,

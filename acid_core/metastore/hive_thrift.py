@@ -28,7 +28,10 @@ Capabilities: the bindings speak Hive 4's IDL. An older server answers a call it
 connection; the adapter degrades explicitly (see ``acid_core.metastore.hive``).
 
 SASL/Kerberos: ``sasl_mechanism="GSSAPI"`` wraps the socket in Thrift's ``TSaslClientTransport``
-(needs ``pure-sasl`` and a Kerberos ticket, ``kinit``), as ``hive.metastore.sasl.enabled=true``;
+(needs ``pure-sasl`` and, for GSSAPI, ``kerberos`` -- the ``kerberos`` extra -- and a Kerberos
+ticket, ``kinit``), as ``hive.metastore.sasl.enabled=true``; ``sasl_service`` is the first part of
+``hive.metastore.kerberos.principal`` (``hive``/_HOST@REALM). The mechanism and the packages are
+checked when the connection is built, so a missing package is one clear error before any call;
 not exercised by the tests (no KDC on the test machines).
 
 Not here: what the calls mean (the adapter), SQL on the metastore's backend database.
@@ -40,6 +43,7 @@ adapter to translate.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import time
 from dataclasses import dataclass
@@ -58,6 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 __all__ = [
+    "SASL_MECHANISMS",
     "ThriftValue",
     "DEFAULT_RETRIES",
     "DEFAULT_RETRY_DELAY_SECONDS",
@@ -202,6 +207,27 @@ def _bindings() -> tuple[Any, Any, Any, Any]:
     return ThriftHiveMetastore, (TBinaryProtocol, TSocket, TTransport), TApplicationException, None
 
 
+SASL_MECHANISMS: Final = ("GSSAPI", "DIGEST-MD5", "PLAIN")
+"""The SASL mechanisms pure-sasl offers (Hive's metastore speaks GSSAPI; DIGEST-MD5 for tokens)."""
+
+
+def _check_sasl(mechanism: str) -> str:
+    """The upper-cased mechanism, once its packages import (``MissingDependencyError`` otherwise)."""
+    name = mechanism.strip().upper()
+    if name not in SASL_MECHANISMS:
+        raise InvalidMetastoreRequestError(
+            "SASL mechanism", mechanism, "one of " + ", ".join(SASL_MECHANISMS)
+        )
+    needed = ["puresasl", *(["kerberos"] if name == "GSSAPI" else [])]
+    for module in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            package = "pure-sasl" if module == "puresasl" else module
+            raise MissingDependencyError(package, f"SASL {name} to the Hive Metastore", "kerberos") from e
+    return name
+
+
 class ThriftHmsConnection:
     """A Thrift client of ``ThriftHiveMetastore`` with failover, retries and timeouts (see module doc).
 
@@ -231,6 +257,8 @@ class ThriftHmsConnection:
         self._module, self._thrift, self._app_error, _ = _bindings()
         self._endpoints = tuple(endpoints)
         self._timeout, self._retries, self._delay = timeout_seconds, retries, retry_delay_seconds
+        if sasl_mechanism is not None:
+            sasl_mechanism = _check_sasl(sasl_mechanism)
         self._sasl_mechanism, self._sasl_service, self._sleep = sasl_mechanism, sasl_service, sleep
         self._index = 0
         self._client: Any = None
@@ -253,12 +281,6 @@ class ThriftHmsConnection:
         sock = socket_module.TSocket(endpoint.host, endpoint.port)
         sock.setTimeout(int(self._timeout * 1000))
         if self._sasl_mechanism is not None:
-            try:
-                import puresasl  # noqa: F401  (TSaslClientTransport imports it)
-            except ImportError as e:
-                raise MissingDependencyError(
-                    "pure-sasl", "SASL/Kerberos to the Hive Metastore", "hive"
-                ) from e
             transport = transport_module.TSaslClientTransport(
                 sock, endpoint.host, self._sasl_service, self._sasl_mechanism
             )

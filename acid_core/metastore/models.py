@@ -206,7 +206,10 @@ class TxnToWriteId(Base):
     database: Mapped[str] = mapped_column("T2W_DATABASE", String(128), primary_key=True)
     table: Mapped[str] = mapped_column("T2W_TABLE", String(256), primary_key=True)
     write_id: Mapped[int] = mapped_column("T2W_WRITEID", BigInteger, primary_key=True, autoincrement=False)
-    txn_id: Mapped[int] = mapped_column("T2W_TXNID", ForeignKey("TXNS.TXN_ID"))
+    # No foreign key to TXNS, as in Hive: housekeeping deletes an empty aborted txn's TXNS row
+    # first and its write-ID row only below the low water mark (cleanTxnToWriteIdTable), so the
+    # write-ID high watermark never drops (alembic 0007).
+    txn_id: Mapped[int] = mapped_column("T2W_TXNID", BigInteger)
 
 
 class TxnComponent(Base):

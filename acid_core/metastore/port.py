@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from acid_core.errors import InvalidTableNameError
+from acid_core.errors import InvalidMetastoreRequestError, InvalidTableNameError
 from acid_core.writeids import (
     LONG_MAX,
     ValidCompactorWriteIdList,
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DATABASE",
+    "MAX_LEASE_TTL_SECONDS",
     "DEFAULT_OPEN_TXN_TIMEOUT_SECONDS",
     "METASTORE_DIR_NAME",
     "BacklogSample",
@@ -76,6 +77,7 @@ __all__ = [
     "TxnType",
     "WriteOperation",
     "format_partition_name",
+    "check_lease_ttl",
     "split_table_name",
     "table_type_from_properties",
 ]
@@ -338,6 +340,22 @@ class BacklogSample:
 # --------------------------------------------------------------------------------------------
 
 
+MAX_LEASE_TTL_SECONDS = 100 * 365 * 86400.0
+"""The longest lease: a century (finite, and its milliseconds fit a BIGINT)."""
+
+
+def check_lease_ttl(ttl_seconds: float) -> None:
+    """Refuse a lease TTL that is not a positive number of seconds below ``MAX_LEASE_TTL_SECONDS``.
+
+    Raises:
+        InvalidMetastoreRequestError: naming the TTL.
+    """
+    if not 0 < ttl_seconds < MAX_LEASE_TTL_SECONDS:
+        raise InvalidMetastoreRequestError(
+            "lease TTL", ttl_seconds, f"a positive number of seconds below {MAX_LEASE_TTL_SECONDS:.0f}"
+        )
+
+
 def split_table_name(name: str) -> tuple[str, str]:
     """Split ``db.table`` (or ``table``, in ``default``) into lower-cased parts, as Hive normalizes.
 
@@ -534,6 +552,15 @@ class Metastore(Protocol):
         """Partitions of a table, sorted by name."""
         ...
 
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """Point a table (or one partition) at another directory: metadata only, no file moves.
+
+        Hive's ``ALTER TABLE t [PARTITION (..)] SET LOCATION``: the table's existing partitions
+        keep their own locations. The caller validates ``location`` (``acid_core.locations``).
+        Raises ``NoSuchTableError`` / ``NoSuchPartitionError``.
+        """
+        ...
+
     # Transactions ----------------------------------------------------------------------------
     def open_txn(
         self,
@@ -639,6 +666,18 @@ class Metastore(Protocol):
         """Claim one given initiated compaction ('i' -> 'w'); ``CompactionStateError`` otherwise."""
         ...
 
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """Open a COMPACTION transaction for a claimed ('working') entry and record it there.
+
+        Opening and recording are one step where the store allows it, so a worker killed right
+        after leaves no transaction that no queue entry names: ``recover_abandoned_compactions``
+        aborts it at once instead of the reaper after ``hive.txn.timeout``. Raises
+        ``CompactionStateError`` when the entry is not 'working'.
+        """
+        ...
+
     def update_compactor_state(self, compaction_id: int, txn_id: int, highest_write_id: int) -> None:
         """Attach the worker's compaction transaction and highest write ID (Hive's same name)."""
         ...
@@ -739,6 +778,18 @@ class Metastore(Protocol):
 
     def get_lease(self, lease_id: int) -> Lease:
         """One lease, live or expired but not yet deleted. Raises ``NoSuchLeaseError``."""
+        ...
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """Keep a lease's snapshot for ``ttl_seconds`` more from ``now``.
+
+        On a Hive Metastore this also heartbeats the lease's transaction (``hive.txn.timeout``).
+
+        Raises:
+            NoSuchLeaseError: no such lease, or it has expired (the cleaner may have deleted what it read).
+            LeaseLostError: (Hive Metastore) its transaction was aborted or ended.
+            InvalidMetastoreRequestError: ``ttl_seconds`` is not positive.
+        """
         ...
 
     def release_lease(self, lease_id: int) -> None:

@@ -32,6 +32,7 @@ import socket
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import delete, event, exists, func, insert, or_, select, update
+from sqlalchemy import and_, delete, event, exists, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.pool import StaticPool
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from sqlalchemy.engine import Engine
+    from sqlalchemy.sql.elements import ColumnElement
 
 from acid_core.metastore.port import (
     DEFAULT_DATABASE,
@@ -131,6 +133,7 @@ from acid_core.metastore.port import (
     WriteOperation,
     _valid_read_txn_list,
     _valid_write_id_list,
+    check_lease_ttl,
     format_partition_name,
     split_table_name,
     table_type_from_properties,
@@ -745,6 +748,21 @@ class SqlMetastore:
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 raise NoSuchPartitionError(f"{database}.{name}", part_name)
 
+    def set_location(self, table: str, partition: str | None, location: str) -> None:
+        """See ``Metastore.set_location``."""
+        database, name = split_table_name(table)
+        with self._transaction("set_location") as s:
+            row = self._table_row(s, database, name)
+            if partition is None:
+                row.location = location
+                return
+            part = s.scalars(
+                select(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id, PartitionRow.name == partition)
+            ).one_or_none()
+            if part is None:
+                raise NoSuchPartitionError(f"{database}.{name}", partition)
+            part.location = location
+
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions``."""
         database, name = split_table_name(table)
@@ -771,23 +789,40 @@ class SqlMetastore:
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
         with self._transaction("open_txn") as s:
-            txn_id = self._next_txn_id_locked(s)
-            s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
-            s.execute(
-                insert(Txn).values(
-                    txn_id=txn_id,
-                    state=_OPEN,
-                    started=now_ms,
-                    last_heartbeat=now_ms,
-                    user=user if user is not None else _current_user(),
-                    host=host if host is not None else socket.gethostname(),
-                    txn_type=_TXN_TYPE_CODE[kind],
-                )
+            return self._open_txn_in(s, user, host, kind, now_ms)
+
+    def open_compaction_txn(
+        self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
+    ) -> TxnId:
+        """See ``Metastore.open_compaction_txn``: one database transaction opens and records it."""
+        now_ms = self._now_ms(now)
+        with self._transaction("open_compaction_txn") as s:
+            row = self._queue_row(s, compaction_id)
+            self._require_state(row, "open a compaction transaction for", (CompactionState.WORKING,))
+            txn_id = self._open_txn_in(s, user, host, TxnType.COMPACTION, now_ms)
+            row.txn_id = txn_id
+            return txn_id
+
+    def _open_txn_in(
+        self, s: Session, user: str | None, host: str | None, kind: TxnType, now_ms: int
+    ) -> TxnId:
+        txn_id = self._next_txn_id_locked(s)
+        s.execute(update(NextTxnId).values(next_txn_id=txn_id + 1))
+        s.execute(
+            insert(Txn).values(
+                txn_id=txn_id,
+                state=_OPEN,
+                started=now_ms,
+                last_heartbeat=now_ms,
+                user=user if user is not None else _current_user(),
+                host=host if host is not None else socket.gethostname(),
+                txn_type=_TXN_TYPE_CODE[kind],
             )
-            # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
-            # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
-            lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
-            s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
+        )
+        # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
+        # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
+        lowest_open = s.scalar(select(func.min(Txn.txn_id)).where(Txn.state == _OPEN))
+        s.add(MinHistoryLevel(txn_id=txn_id, min_open_txn_id=min(txn_id, int(lowest_open or txn_id))))
         return TxnId(txn_id)
 
     def get_txn(self, txn_id: int) -> TxnInfo:
@@ -1100,10 +1135,12 @@ class SqlMetastore:
         Hive's AcidHouseKeeperService, in one database transaction:
 
         1. ``cleanEmptyAbortedAndCommittedTxns``: an aborted transaction with no
-           ``TXN_COMPONENTS`` left is deleted (it wrote nothing, or ``mark_cleaned`` forgot its
-           writes once the cleaner had removed them), with its ``TXN_TO_WRITE_ID`` rows: no file
-           can hold its events, so its write IDs may turn valid. Only transactions below the
-           newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
+           ``TXN_COMPONENTS`` left is deleted from ``TXNS`` (it wrote nothing, or
+           ``mark_cleaned`` forgot its writes once the cleaner had removed them): no file can hold
+           its events, so its write IDs turn valid. Its ``TXN_TO_WRITE_ID`` rows stay, as in
+           Hive, until step 2 reaches them: deleting the row of a table's highest write ID would
+           lower the high watermark readers compute below the newest base. Only transactions
+           below the newest one started more than ``open_txn_timeout_seconds`` ago (Hive's
            ``getOpenTxnTimeoutLowBoundaryTxnId``), which also keeps a just-finished
            transaction's record for its client's retry.
         2. ``cleanTxnToWriteIdTable``: ``TXN_TO_WRITE_ID`` rows of transactions below the low water
@@ -1112,7 +1149,9 @@ class SqlMetastore:
            committed writes every snapshot an open transaction can take sees as valid. Unlike
            Hive, per table only the rows below every kept row are deleted: write IDs are not
            allocated in txn order, and deleting a row above a kept one would lower the write-ID
-           high watermark readers compute (``GetValidWriteIdsForTableFunction``).
+           high watermark readers compute (``GetValidWriteIdsForTableFunction``). For the same
+           reason, when every row a table keeps is open or aborted, its newest deleted row is
+           spared (``_newest_rows_to_spare``).
         3. Committed transactions below the boundary of step 1 that no write-ID row refers to.
 
         Idempotent: a second run with the same ``now`` deletes nothing. Snapshots held inside an
@@ -1149,10 +1188,7 @@ class SqlMetastore:
                     .with_for_update()
                 )
             )
-            deleted_rows = 0
             if empty_aborted:
-                result = s.execute(delete(TxnToWriteId).where(TxnToWriteId.txn_id.in_(empty_aborted)))
-                deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
                 s.execute(delete(Txn).where(Txn.txn_id.in_(empty_aborted), no_components))
             # A MIN_HISTORY_LEVEL row whose txn has ended protects nothing (commit/abort delete it;
             # this only catches rows left by a crash between statements of another client).
@@ -1171,10 +1207,24 @@ class SqlMetastore:
                 kept.txn_id >= low_water_mark,
                 kept.write_id < TxnToWriteId.write_id,
             )
-            result = s.execute(
-                delete(TxnToWriteId).where(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
-            )
-            deleted_rows += int(result.rowcount)  # type: ignore[attr-defined]
+            goes = and_(TxnToWriteId.txn_id < low_water_mark, ~below_a_kept_row)
+            spared = self._newest_rows_to_spare(s, goes)
+            if spared:
+                goes = and_(
+                    goes,
+                    ~or_(
+                        *(
+                            and_(
+                                TxnToWriteId.database == database,
+                                TxnToWriteId.table == table,
+                                TxnToWriteId.write_id == write_id,
+                            )
+                            for database, table, write_id in spared
+                        )
+                    ),
+                )
+            result = s.execute(delete(TxnToWriteId).where(goes))
+            deleted_rows = int(result.rowcount)  # type: ignore[attr-defined]
             no_write_ids = ~exists().where(TxnToWriteId.txn_id == Txn.txn_id)
             done_committed = list(
                 s.scalars(
@@ -1194,6 +1244,35 @@ class SqlMetastore:
                 low_water_mark,
             )
         return HousekeepingResult(tuple(TxnId(t) for t in deleted), deleted_rows, TxnId(low_water_mark))
+
+    @staticmethod
+    def _newest_rows_to_spare(s: Session, goes: ColumnElement[bool]) -> list[tuple[str, str, int]]:
+        """Per table, the newest going write-ID row when rows stay and all are open or aborted.
+
+        ``GetValidWriteIdsForTableFunction`` reports the lowest invalid write ID as the high
+        watermark when no row under it reads as committed ("compacted writes"); with only aborted
+        rows left above the deleted ones, readers' hwm would drop below a base the compactor wrote
+        over those aborted writes. One committed row left per table keeps the hwm where it was.
+        """
+        invalid_txns = select(Txn.txn_id).where(Txn.state.in_((_OPEN, _ABORTED)))
+        spared: list[tuple[str, str, int]] = []
+        newest_going = s.execute(
+            select(TxnToWriteId.database, TxnToWriteId.table, func.max(TxnToWriteId.write_id))
+            .where(goes)
+            .group_by(TxnToWriteId.database, TxnToWriteId.table)
+        ).all()
+        for database, table, write_id in newest_going:
+            same_table = (TxnToWriteId.database == database, TxnToWriteId.table == table, ~goes)
+            stays = s.scalar(select(TxnToWriteId.write_id).where(*same_table).limit(1))
+            stays_valid = s.scalar(
+                select(TxnToWriteId.write_id)
+                .where(*same_table, TxnToWriteId.txn_id.not_in(invalid_txns))
+                .limit(1)
+            )
+            # With no row left at all, NEXT_WRITE_ID gives the same hwm (every write ID is done).
+            if stays is not None and stays_valid is None:
+                spared.append((str(database), str(table), int(write_id)))
+        return spared
 
     @staticmethod
     def _min_open_txn_id(s: Session) -> int:
@@ -1605,10 +1684,7 @@ class SqlMetastore:
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
         """See ``Metastore.take_lease``."""
-        if not 0 < ttl_seconds < _MAX_TTL_SECONDS:
-            raise InvalidMetastoreRequestError(
-                "lease TTL", ttl_seconds, f"a positive number of seconds below {_MAX_TTL_SECONDS:.0f}"
-            )
+        check_lease_ttl(ttl_seconds)
         database, name = split_table_name(table)
         now_ms = self._now_ms(now)
         with self._transaction("take_lease") as s:
@@ -1628,6 +1704,35 @@ class SqlMetastore:
             s.add(row)
             s.flush()
             return _lease(row)
+
+    def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
+        """See ``Metastore.renew_lease``: the same snapshot, expiring ``ttl_seconds`` from now."""
+        check_lease_ttl(ttl_seconds)
+        lease, now_s = self.get_lease(lease_id), self._now_ms(now) / 1000
+        if lease.expires <= now_s:  # the cleaner may already have deleted what it read
+            raise NoSuchLeaseError(lease_id)
+        return self.put_lease(replace(lease, expires=now_s + ttl_seconds))
+
+    def put_lease(self, lease: Lease) -> Lease:
+        """Insert or replace a lease record as given (its ID included), without checking the catalog.
+
+        For a Hive Metastore's side store (``hive_leases``): there the lease ID is the HMS
+        transaction that holds the snapshot, and the table lives in the HMS, not here.
+        """
+        _check_id("lease ID", lease.lease_id)
+        database, name = split_table_name(lease.table)
+        with self._transaction("put_lease") as s:
+            row = ReaderLease(
+                id=lease.lease_id,
+                database=database,
+                table=name,
+                write_id_list=lease.write_ids.to_string(),
+                txn_list=None if lease.txns is None else lease.txns.to_string(),
+                owner=lease.owner,
+                created=_ms(lease.created),
+                expires=_ms(lease.expires),
+            )
+            return _lease(s.merge(row))
 
     def get_lease(self, lease_id: int) -> Lease:
         """See ``Metastore.get_lease``."""
@@ -1751,7 +1856,6 @@ def _table_exists_error(full_name: str) -> AcidError:
     )
 
 
-_MAX_TTL_SECONDS = 100 * 365 * 86400.0  # a century: finite, and its milliseconds fit a BIGINT
 _LONG_MAX = 2**63 - 1  # IDs are BIGINT columns (Hive: long); a larger one must not reach the driver
 
 

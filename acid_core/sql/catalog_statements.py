@@ -9,15 +9,16 @@
     CREATE DATABASE [IF NOT EXISTS] db | DROP DATABASE [IF EXISTS] db [CASCADE] | SHOW DATABASES
     DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
     ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [LOCATION '..'] [PARTITION (..) [LOCATION '..']]
-        | DROP [IF EXISTS] PARTITION (..)
+        | DROP [IF EXISTS] PARTITION (..) | [PARTITION (k='v', ..)] SET LOCATION '..'   (metadata only)
     SHOW TRANSACTIONS | ABORT TRANSACTIONS id [id ..]
 
 Locks: every statement takes exactly the locks EXPLAIN LOCKS prints for it
 (``statement_support.locked``).
 
-Locations (``acid_core.locations``): a CREATE TABLE / CREATE DATABASE / ADD PARTITION location,
-given or default, is validated before anything is created (also where its symbolic links lead;
-a managed table's or partition's directory must be empty or new, since its DROP deletes it all);
+Locations (``acid_core.locations``): a CREATE TABLE / CREATE DATABASE / ADD PARTITION / SET
+LOCATION location, given or default, is validated before anything is created or changed (also
+where its symbolic links lead; a managed table's or partition's directory must be empty or new,
+since its DROP deletes it all);
 a DROP validates every directory it will delete before the metadata goes, deletes a managed
 table's data only (Hive's rule: EXTERNAL tables keep their files), and removes a dropped database's
 directory only once it is empty. ``DROP DATABASE default`` is refused, as in Hive.
@@ -306,9 +307,9 @@ def create_table(context: StatementContext, statement: ParsedStatement) -> State
     if not _table_exists(metastore, name):
         # The default location is checked too: an earlier LOCATION may have taken it.
         default = f"{metastore.get_database(database_name).location.rstrip('/')}/{table_name}"
-        checked = _checked_location(context, location or default, _occupants(metastore))
+        checked = _checked_location(context, default if location is None else location, _occupants(metastore))
         if not external:
-            _check_unowned_files(context, location or default, checked)
+            _check_unowned_files(context, default if location is None else location, checked)
         location = checked if location is not None else None
     definition = TableDefinition(
         name=name,
@@ -384,7 +385,7 @@ def create_database(context: StatementContext, statement: ParsedStatement) -> St
     validate_object_name("database", name)
     if name not in metastore.list_databases():
         default = f"{context.warehouse.location.rstrip('/')}/{name}.db"
-        checked = _checked_location(context, location or default, _occupants(metastore))
+        checked = _checked_location(context, default if location is None else location, _occupants(metastore))
         location = checked if location is not None else None
     try:
         database = metastore.create_database(name, location, description, context.warehouse.user)
@@ -643,12 +644,12 @@ def _add_partition(
         raise PartitionAlreadyExistsError(table.full_name, name)
     default = f"{table.location.rstrip('/')}/{name}"
     checked = _checked_location(
-        context, location or default, _occupants(metastore, container=table.full_name)
+        context, default if location is None else location, _occupants(metastore, container=table.full_name)
     )
     if location is not None:
         _check_not_another_partitions_default(table, location, checked, default)
     if not table.external:
-        _check_unowned_files(context, location or default, checked)
+        _check_unowned_files(context, default if location is None else location, checked)
     partition = metastore.add_partition(table.full_name, values, checked if location is not None else None)
     file_io, path = context.warehouse.table_dir(partition.location)
     file_io.mkdirs(path)
@@ -669,6 +670,83 @@ def _check_not_another_partitions_default(table: Table, candidate: str, checked:
             f"it is inside the location of table {table.full_name} but not the partition's own directory",
             f"{default!r} or a directory outside the table",
         )
+
+
+@register_statement(
+    "alter_table_set_location",
+    pattern=r"ALTER\s+TABLE\s+(?P<table>[\w.`]+)(?:\s+(?P<spec>PARTITION\s*\(.*\)))?\s+SET\s+LOCATION\s+(?P<location>\S.*?)\s*;?",
+)
+def alter_table_set_location(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """ALTER TABLE t [PARTITION (k='v', ..)] SET LOCATION '..': metadata only, no file moves (Hive).
+
+    The new location is validated exactly like CREATE TABLE / ADD PARTITION .. LOCATION (every
+    refused case of ``acid_core.locations``, symbolic links, and for a managed table an empty or
+    new directory, since its DROP deletes it all), under an exclusive lock on the table or
+    partition. The table's partitions keep their own locations, and its files stay where they are.
+    """
+    match = statement.match
+    assert match is not None  # noqa: S101 - pattern-registered
+    tokens = HIVE_DIALECT.tokenize(match.group("location"))
+    if len(tokens) != 1 or tokens[0].token_type is not TokenType.STRING:
+        raise SqlSyntaxError(statement.text, "SET LOCATION without a quoted path")
+    location = tokens[0].text
+    metastore = context.warehouse.metastore
+    table = metastore.get_table(match.group("table").replace("`", ""))
+    with locked(context, statement):
+        if match.group("spec") is None:
+            partition, current = None, table.location
+            own = f"{table.full_name}/"
+            occupants = [
+                o
+                for o in _occupants(metastore)
+                if not (o.kind == "table" and o.name == table.full_name) and not o.name.startswith(own)
+            ]
+        else:
+            partition = _partition_to_alter(context, table, match.group("spec"))
+            current = next(
+                p.location for p in metastore.list_partitions(table.full_name) if p.name == partition
+            )
+            mine = f"{table.full_name}/{partition}"
+            occupants = [
+                o
+                for o in _occupants(metastore, container=table.full_name)
+                if o.name != mine or o.kind != "partition"
+            ]
+        checked = _checked_location(context, location, occupants)
+        shown = table.full_name if partition is None else f"{table.full_name} partition {partition}"
+        if checked == current:
+            return StatementResult(
+                "alter_table_set_location", message=f"OK: {shown} is already at {checked!r}"
+            )
+        if partition is not None:
+            default = f"{table.location.rstrip('/')}/{partition}"
+            _check_not_another_partitions_default(table, location, checked, default)
+        if not table.external:
+            _check_unowned_files(context, location, checked)
+        metastore.set_location(table.full_name, partition, checked)
+    return StatementResult(
+        "alter_table_set_location",
+        message=f"OK: location of {shown} set to {checked!r} (no files moved: {current!r} keeps them)",
+    )
+
+
+def _partition_to_alter(context: StatementContext, table: Table, spec_text: str) -> str:
+    """The existing partition a full ``PARTITION (k='v', ..)`` spec names (Hive's partition name).
+
+    Raises:
+        InvalidPartitionError: not exactly the table's partition keys.
+        NoSuchPartitionError: no such partition.
+    """
+    specs = _partition_specs(spec_text)
+    keys = [k.name for k in table.partition_keys]
+    given = dict(specs[0][0])
+    if len(specs) != 1 or specs[0][1] is not None or not keys or sorted(given) != sorted(keys):
+        expected = f"one spec with exactly the partition keys {keys!r}" if keys else "no partition spec"
+        raise InvalidPartitionError(table.full_name, given, expected)
+    name = format_partition_name(keys, [given[k] for k in keys])
+    if name not in {p.name for p in context.warehouse.metastore.list_partitions(table.full_name)}:
+        raise NoSuchPartitionError(table.full_name, name)
+    return name
 
 
 def _drop_partition(

@@ -4,7 +4,11 @@
 
     ALTER TABLE t [PARTITION (k='v', ..)] COMPACT 'minor'|'major' [AND WAIT]
         [WITH OVERWRITE TBLPROPERTIES ('k'='v', ..)]     queue (Hive's TxnHandler.compact); AND WAIT
-                                                        runs the worker until it is done
+                                                        runs the worker until it is done and
+                                                        reports the final state; as Hive 4's
+                                                        AlterTableCompactOperation, a failed or
+                                                        refused compaction is reported, and the
+                                                        statement still succeeds (exit 0)
     SHOW COMPACTIONS [[db.]t [PARTITION (k='v')]] [TYPE 'minor'|'major'] [STATE 'failed'|..]
     ABORT COMPACTIONS id [id ..]                        initiated ones only, as Hive 4
 

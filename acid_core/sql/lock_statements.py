@@ -26,7 +26,8 @@ The mapping follows the design's table (see ``acid_core.locks.planner``):
     DROP TABLE t                                    target: t
     ALTER TABLE t [PARTITION (..)] RENAME TO / ADD / REPLACE COLUMNS / CHANGE [COLUMN] /
         CONCATENATE / ADD / DROP / TOUCH PARTITION / SET SERDEPROPERTIES / SET SERDE /
-        SET FILEFORMAT / SET|UNSET TBLPROPERTIES / COMPACT '..'   (the compaction worker's locks)
+        SET FILEFORMAT / SET|UNSET TBLPROPERTIES / SET LOCATION / COMPACT '..'   (the compaction
+        worker's locks)
     CREATE TABLE, CREATE/DROP DATABASE, SHOW .., DESCRIBE, ABORT ..   no table or partition locks
 
 Table names resolve as the other statements resolve them (``db.t``, or ``t`` in ``default``).
@@ -115,6 +116,7 @@ _ALTER_ACTIONS: Final[tuple[tuple[str, StatementKind], ...]] = (
     (r"SET\s+SERDE\b", StatementKind.ALTER_TABLE_SET_SERDE),
     (r"SET\s+FILEFORMAT\b", StatementKind.ALTER_TABLE_SET_FILEFORMAT),
     (r"(?:SET|UNSET)\s+TBLPROPERTIES\b", StatementKind.ALTER_TABLE_SET_TBLPROPERTIES),
+    (r"SET\s+LOCATION\b", StatementKind.ALTER_TABLE_SET_LOCATION),
     (r"COMPACT\s+'(?:minor|major)'", StatementKind.COMPACT),
 )
 _ALTER_KINDS: Final = ", ".join(
@@ -124,7 +126,7 @@ _ALTER_KINDS: Final = ", ".join(
         "CHANGE COLUMN",
         "CONCATENATE",
         "ADD/DROP/TOUCH PARTITION",
-        "SET SERDEPROPERTIES/SERDE/FILEFORMAT/TBLPROPERTIES",
+        "SET SERDEPROPERTIES/SERDE/FILEFORMAT/TBLPROPERTIES/LOCATION",
         "COMPACT",
     ]
 )
@@ -469,7 +471,7 @@ def _alter_table_locks(
     target = _table_object(table)
     if partition_text is not None:
         (spec,) = _parse_partition_specs(partition_text, statement)
-        full = kind is StatementKind.COMPACT
+        full = kind in (StatementKind.COMPACT, StatementKind.ALTER_TABLE_SET_LOCATION)
         target = _partition_object(table, spec, full=full, shown=_spec_text(spec))
     elif kind is StatementKind.COMPACT and table.partition_keys:
         keys = [k.name for k in table.partition_keys]

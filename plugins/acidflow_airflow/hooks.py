@@ -33,6 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["AcidMetastoreHook", "AcidWarehouseHook"]
 
 
+# Connection extras of a Hive Metastore and the acidflow variables they set (acid_core.metastore.factory).
+_CONNECTION_EXTRAS = {
+    "hms_db": "ACIDFLOW_HMS_DB",
+    "lease_store": "ACIDFLOW_LEASE_STORE",
+    "sasl": "ACIDFLOW_HMS_SASL",
+}
+
+
 class AcidMetastoreHook(BaseHook):
     """Opens the acidflow transaction metastore named by the configuration."""
 
@@ -52,8 +60,11 @@ class AcidMetastoreHook(BaseHook):
         Without a metastore in the configuration (``ACIDFLOW_METASTORE`` / ``metastore:``), the
         Airflow Connection ``acid_metastore_default`` names it when defined: type
         ``hive_metastore`` with host ``hms1[,hms2]`` and port (9083) is a Hive Metastore
-        (extra ``hms_db``: its backend database, for Hive 2.3's queue, exported as
-        ``ACIDFLOW_HMS_DB``); any type with extra ``url`` is that metastore URL.
+        (extras, each exported unless that variable is set: ``hms_db``, its backend database for
+        the 2.3/3.1 queue, as ``ACIDFLOW_HMS_DB``; ``lease_store``, acidflow's side store for
+        leases and backlog history -- one database every worker shares -- as
+        ``ACIDFLOW_LEASE_STORE``; ``sasl``, e.g. ``GSSAPI``, as ``ACIDFLOW_HMS_SASL``); any type with
+        extra ``url`` is that metastore URL.
         """
         if self._config is None:
             config = load_config_for_task()
@@ -72,8 +83,9 @@ class AcidMetastoreHook(BaseHook):
         except AirflowNotFoundException:
             return None
         extra = conn.extra_dejson
-        if extra.get("hms_db"):
-            os.environ.setdefault("ACIDFLOW_HMS_DB", str(extra["hms_db"]))
+        for key, variable in _CONNECTION_EXTRAS.items():
+            if extra.get(key):
+                os.environ.setdefault(variable, str(extra[key]))
         if extra.get("url"):
             return str(extra["url"])
         if conn.conn_type in ("hive_metastore", "hive-metastore") and conn.host:

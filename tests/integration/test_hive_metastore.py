@@ -66,7 +66,7 @@ def _thrift_client(port):
     return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), transport
 
 
-def _make_table(hms, name, partition_keys=()):
+def _make_table(hms, name, partition_keys=(), properties=None):
     return hms.create_table(
         TableDefinition(
             f"{DB}.{name}",
@@ -74,7 +74,7 @@ def _make_table(hms, name, partition_keys=()):
             partition_keys=partition_keys,
             bucket_columns=("id",),
             num_buckets=1,
-            properties={"transactional": "true", "transactional_properties": "default"},
+            properties={"transactional": "true", "transactional_properties": "default", **(properties or {})},
         )
     )
 
@@ -166,10 +166,20 @@ def test_hive_metastore_unknown_table_raises_no_such_table(hms):
         hms.get_table("acid_it.nope")
 
 
-def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms):
+def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms, hive_metastore_server):
     # Hive 2.3: no get_valid_write_ids (write IDs are txn IDs) and no compactor-worker calls.
     assert hms.is_hive2()
     assert not hms.has_worker_calls()
+    # Its backend database: the 2.3 queue layout (the VERSION row, if DataNucleus wrote one, says 2.x).
+    from acid_core.metastore.hive_queue_sql import HiveQueueSql
+
+    queue = HiveQueueSql(hive_metastore_server.backend_url)
+    try:
+        schema = queue.schema
+    finally:
+        queue.close()
+    assert (schema.write_ids, schema.catalog) == (False, False)
+    assert schema.version is None or schema.version.startswith("2."), schema
 
 
 def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive):
@@ -403,3 +413,106 @@ def test_acidflow_adopts_a_converted_hive_table_with_original_files(
     assert t1 < int(outcome["outputs"][0].removeprefix("base_"))
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+
+def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
+    hms, hive, hive_metastore_server, capsys, monkeypatch, tmp_path
+):
+    """A lease is an open HMS transaction holding a SHARED_READ lock, its snapshot in the side store:
+    the compaction runs, the cleaner (acidflow's, and Hive's by the same rules) keeps what the lease
+    reads, ``read --lease`` returns the lease-time rows; after ``lease release`` the clean goes on."""
+    from hive_metastore import ttypes
+
+    table = _make_table(hms, "lease_t")
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    monkeypatch.setenv("ACIDFLOW_LEASE_STORE", f"sqlite:///{tmp_path / 'side.sqlite'}")
+    common = ["--metastore", uri, "--warehouse", warehouse]
+    capsys.readouterr()
+
+    assert acidflow(["lease", "take", table.full_name, *common, "--ttl", "600", "--json"]) == 0
+    lease = json.loads(capsys.readouterr().out)
+    lease_id = lease["lease_id"]
+    assert lease["txns"].startswith(f"{lease_id}:")  # the lease txn's own snapshot: nothing above it
+    assert lease_id in [t.txn_id for t in hms.show_transactions()]  # SHOW TRANSACTIONS lists it
+    client, transport = _thrift_client(hive_metastore_server.port)
+    try:
+        locks = client.show_locks(ttypes.ShowLocksRequest(dbname=DB, tablename="lease_t")).locks
+        assert [(lock.txnid, lock.type, lock.state) for lock in locks] == [
+            (lease_id, ttypes.LockType.SHARED_READ, ttypes.LockState.ACQUIRED)
+        ]
+    finally:
+        transport.close()
+
+    _hive_write(hms, hive, table, lambda t: [Insert(t, (4, "dee", 40))])  # after the lease
+    at_lease = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
+    location = Path(table.location.removeprefix("file://"))
+    assert acidflow(["compact", *common, "--table", table.full_name, "--type", "major",
+                     "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["status"] == "compacted"
+    deltas_before = sorted(p.name for p in location.iterdir() if p.name.startswith("delta_"))
+
+    assert acidflow(["lease", "renew", str(lease_id), *common, "--ttl", "600"]) == 0
+    assert acidflow(["clean", *common, "--json"]) == 0
+    assert "lease_t" not in capsys.readouterr().out  # the lease txn is older than the compaction's commit
+    assert sorted(p.name for p in location.iterdir() if p.name.startswith("delta_")) == deltas_before
+
+    capsys.readouterr()
+    assert acidflow(["read", table.full_name, *common, "--lease", str(lease_id), "--format", "jsonl"]) == 0
+    rows = sorted(
+        (r["id"], r["name"], r["salary"]) for r in map(json.loads, capsys.readouterr().out.splitlines())
+    )
+    assert rows == at_lease
+
+    assert acidflow(["lease", "release", str(lease_id), *common]) == 0
+    assert lease_id not in [t.txn_id for t in hms.show_transactions()]
+    capsys.readouterr()
+    assert acidflow(["clean", *common, "--json"]) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["status"] for r in results if "lease_t" in json.dumps(r)] == ["cleaned"]
+    assert _acidflow_rows(capsys, uri, table.full_name) == [*at_lease, (4, "dee", 40)]
+    assert acidflow(["read", table.full_name, *common, "--lease", str(lease_id)]) == 1
+    assert f"No such reader lease {lease_id}" in capsys.readouterr().err
+
+
+def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
+    hms, hive, hive_metastore_server, capsys
+):
+    """TBLPROPERTIES set in the HMS steer the initiator as they steer Hive's: NO_AUTO_COMPACTION (any
+    case) and ``compactorthreshold.*`` overrides; aborted transactions are the HMS's own."""
+    noauto = _make_table(hms, "noauto_t", properties={"NO_AUTO_COMPACTION": "TRUE"})
+    override = _make_table(
+        hms, "override_t", properties={"compactorthreshold.hive.compactor.delta.num.threshold": "2"}
+    )
+    plain = _make_table(hms, "plain_t")
+    aborts = _make_table(
+        hms, "aborts_t", properties={"compactorthreshold.hive.compactor.abortedtxn.threshold": "1"}
+    )
+    for i in range(11):
+        _hive_write(hms, hive, noauto, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    for table in (override, plain):
+        for i in range(3):
+            _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    _hive_write(hms, hive, aborts, lambda t: [Insert(t, (1, "kept", 1))])
+    for i in range(2):  # aborted in the HMS: TXNS state 'a', their deltas stay on disk
+        _hive_write(hms, hive, aborts, lambda t, i=i: [Insert(t, (9 + i, "ghost", 0))], outcome="abort")
+    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    tables = [noauto, override, plain, aborts]
+    argv = ["initiate", "--metastore", uri, "--warehouse", warehouse, "--json"]
+    for table in tables:
+        argv += ["--table", table.full_name]
+    capsys.readouterr()
+
+    assert acidflow(argv) == 0
+
+    decisions = {d["table"]: d for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert {name: (d["reason"], d["compaction_id"] is not None) for name, d in decisions.items()} == {
+        noauto.full_name: ("no_auto_compaction", False),
+        override.full_name: ("no_base_and_delta_num_over_threshold", True),
+        plain.full_name: ("below_thresholds", False),
+        aborts.full_name: ("too_many_aborts", True),
+    }
+    queued = {(e.table, e.state.value) for e in hms.show_compactions() if e.table in decisions}
+    assert queued == {(override.full_name, "initiated"), (aborts.full_name, "initiated")}

@@ -186,18 +186,22 @@ def test_metastore_hook_without_configured_metastore_uses_the_hive_metastore_con
     from acidflow_airflow.hooks import AcidMetastoreHook
 
     monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", "")  # recorded, so the hook's export is undone after the test
-    monkeypatch.delenv("ACIDFLOW_HMS_DB")
+    for variable in ("ACIDFLOW_HMS_DB", "ACIDFLOW_LEASE_STORE", "ACIDFLOW_HMS_SASL"):
+        monkeypatch.setenv(variable, "")  # recorded, so the hook's export is undone after the test
+        monkeypatch.delenv(variable)
     monkeypatch.setenv(
         "AIRFLOW_CONN_ACID_METASTORE_DEFAULT",
         '{"conn_type": "hive_metastore", "host": "hms1,hms2:9084", "port": 9083, '
-        '"extra": {"hms_db": "postgresql://hive@db/metastore"}}',
+        '"extra": {"hms_db": "postgresql://hive@db/metastore", "lease_store": "postgresql://af@db/acidflow", '
+        '"sasl": "GSSAPI"}}',
     )
     hook = AcidMetastoreHook()
     assert hook.config.metastore == "thrift://hms1:9083,thrift://hms2:9084"
     import os
 
     assert os.environ["ACIDFLOW_HMS_DB"] == "postgresql://hive@db/metastore"
+    assert os.environ["ACIDFLOW_LEASE_STORE"] == "postgresql://af@db/acidflow"
+    assert os.environ["ACIDFLOW_HMS_SASL"] == "GSSAPI"
 
 
 def test_metastore_hook_configured_metastore_wins_over_the_connection(monkeypatch):

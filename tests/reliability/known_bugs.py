@@ -91,33 +91,3 @@ def blocked_compaction(metastore: Metastore, kind: str, now: float | None = None
             if uncleaned:
                 return f"compaction(s) {uncleaned} not cleaned yet under a live lease (KNOWN_BUG_LEASE_TXN_SNAPSHOT)"
     return None
-
-
-KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING = True
-"""When the table's highest write ID is an aborted one and the cleaner (markCleaned + housekeeping)
-forgets it, ``housekeeping`` deletes its TXN_TO_WRITE_ID row while an older aborted transaction
-keeps the rows below it: every reader's high watermark drops below the newest compacted base and
-the table is unreadable (NotEnoughHistoryError) until the next write. Hive deletes
-TXN_TO_WRITE_ID rows only below the lowest open or aborted txn (``cleanTxnToWriteIdTable``), so its
-high watermark never drops. With the flag on, the final phase commits one more insert before the
-final major compaction. Not in the issue's list (metastore ``housekeeping``, issues 4/6).
-"""
-
-KNOWN_BUG_RECOVERY_NO_SUCH_TXN = True
-"""A worker SIGKILLed after its compaction txn committed but before ``mark_compacted`` leaves the
-entry 'working'; once the cleaner's housekeeping has deleted that committed txn,
-``recover_abandoned_compactions`` raises NoSuchTxnError (``get_txn``) and every later ``acidflow
-compact`` exits 1 before compacting anything. With the flag on, the soak reports those runs as notes
-and the final phase marks such entries failed (an operator's workaround) before recovering; off,
-they are failures. Found by the long PostgreSQL soak; for "crash" (issue 11 part 4).
-"""
-
-KNOWN_BUG_ORPHAN_COMPACTION_TXN = True
-"""A worker SIGKILLed between ``open_txn(COMPACTION)`` and ``update_compactor_state`` leaves an open
-compaction transaction that no queue entry names: ``recover_abandoned_compactions`` cannot abort it,
-so it holds the cleaner's "lowest open txn" until the reaper's timeout (300 s, Hive's
-``hive.txn.timeout``; Hive has the same window and relies on the same reaper). With the flag on,
-the final phase lets the reaper's timeout pass (aborts every open transaction: no process is alive)
-before it converges; off, no transaction may be open once ``acidflow compact`` has recovered.
-Reported to "crash" (issue 11 part 4: kill -9 recovery of the worker).
-"""

@@ -40,9 +40,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from acid_core.cli import main as acidflow
-from acid_core.compaction.cleaner import DEFAULT_TXN_TIMEOUT_SECONDS, reap_timed_out_transactions
 from acid_core.compaction.worker import recover_abandoned_compactions
-from acid_core.errors import NoSuchTxnError
 from acid_core.metastore import CompactionState, CompactionType, TxnState, open_metastore
 from acid_core.paths import try_parse_acid_dir
 from tests.reliability import known_bugs
@@ -227,10 +225,7 @@ def _count_events(report: SoakReport, run_dir: str) -> None:
             report.compactor_runs += 1
             output = str(record["output"])
             if "acidflow: error:" in output:
-                known = "No such transaction" in output and known_bugs.KNOWN_BUG_RECOVERY_NO_SUCH_TXN
-                (report.notes if known else report.failures).append(
-                    f"acidflow {record['action']}: {output.strip()}"
-                )
+                report.failures.append(f"acidflow {record['action']}: {output.strip()}")
             report.compactions_succeeded += output.count(": compacted:") + output.count(
                 ": nothing_to_rewrite:"
             )
@@ -367,33 +362,15 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     # Recovery first, as ``acidflow compact`` starts: the killed workers' compactions are finished
     # or undone and queued again; the queued ones are then aborted (Hive's ABORT COMPACTIONS) so
     # that the final major compaction is the next one to run.
-    if known_bugs.KNOWN_BUG_RECOVERY_NO_SUCH_TXN:
-        for entry in metastore.show_compactions(TABLE):
-            if entry.state is CompactionState.WORKING and entry.txn_id is not None:
-                try:
-                    metastore.get_txn(entry.txn_id)
-                except NoSuchTxnError:
-                    report.notes.append(
-                        f"compaction {entry.id}: its txn {entry.txn_id} is gone; marked failed"
-                    )
-                    metastore.mark_failed(entry.id, "KNOWN_BUG_RECOVERY_NO_SUCH_TXN workaround")
     recover_abandoned_compactions(metastore)
     for entry in metastore.show_compactions(TABLE):
         if entry.state is CompactionState.INITIATED:
             metastore.abort_compaction(entry.id)
     still_open = [t.txn_id for t in metastore.show_transactions() if t.state is TxnState.OPEN]
     if still_open:
-        message = f"open transactions {still_open} left after recovery (no process alive)"
-        if known_bugs.KNOWN_BUG_ORPHAN_COMPACTION_TXN:
-            report.notes.append(f"{message}: the reaper's timeout made to pass")
-            later = time.time() + DEFAULT_TXN_TIMEOUT_SECONDS + 1
-            reap_timed_out_transactions(metastore, DEFAULT_TXN_TIMEOUT_SECONDS, later)
-        else:
-            report.failures.append(message)
+        report.failures.append(f"open transactions {still_open} left after recovery (no process alive)")
     if known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR:
         _clean_until_done(config, report, metastore, only_minor=True)
-    if known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING:
-        writer.step("sql_insert", random.Random(config.seed))  # the highest write ID is a committed one
     deadline = time.monotonic() + (45.0 if known_bugs.KNOWN_BUG_DEAD_WORKER_LOCK_SESSION else 0.0)
     while True:
         code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")

@@ -184,17 +184,12 @@ def _kill_worker_at(writer, method):
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_ORPHAN_COMPACTION_TXN,
-    reason="KNOWN_BUG_ORPHAN_COMPACTION_TXN: a compaction txn no queue entry names stays open",
-    strict=True,
-)
 def test_worker_killed_before_update_compactor_state_leaves_no_open_txn(writer):
     """kill -9 between the worker's open_txn and update_compactor_state: recovery ends the txn.
 
-    Today: ``recover_abandoned_compactions`` re-queues the compaction but cannot abort its
-    transaction (the entry has no txn_id), which then holds the cleaner's lowest open txn for the
-    reaper's 300 s.
+    Was: ``recover_abandoned_compactions`` re-queued the compaction but could not abort its
+    transaction (the entry had no txn_id), which then held the cleaner's lowest open txn for the
+    reaper's 300 s. Now ``open_compaction_txn`` names the txn on the entry as it opens it.
     """
     _run(writer, ["sql_insert", "sql_insert"])
     _kill_worker_at(writer, "update_compactor_state")
@@ -233,17 +228,13 @@ def test_worker_killed_holding_the_maintenance_lock_next_compact_compacts(writer
     assert CompactionState.READY_FOR_CLEANING in states, states
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING,
-    reason="KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING: NotEnoughHistoryError reading the table after clean",
-    strict=True,
-)
 def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(writer):
     """Streaming batch (commit, abort, commit), insert, aborted insert, major, clean: SELECT works.
 
-    Today: the cleaner's housekeeping deletes the aborted highest write's TXN_TO_WRITE_ID row (6)
-    but keeps those above the still-aborted streaming txn (3), so the readers' high watermark drops
-    to 5 < base_6: ``SELECT`` raises NotEnoughHistoryError (5,3) until the next write. Found by the
+    Was: the cleaner's housekeeping deleted the aborted highest write's TXN_TO_WRITE_ID row (6)
+    but kept those above the still-aborted streaming txn (3), so the readers' high watermark dropped
+    to 5 < base_6: ``SELECT`` raised NotEnoughHistoryError (5,3) until the next write. Now, as in
+    Hive, housekeeping deletes only the TXNS row and the write-ID rows below the low water mark. Found by the
     long SQLite soak (hwm 92 < base_0000093_v0000205 after the final clean; its seed was not printed
     because the failure raised before the report, which ``test_soak`` now prints first).
     """
@@ -287,17 +278,12 @@ def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(w
     assert sorted(result.rows.column("id").to_pylist()) == sorted([*writer.state.rows, 100, 102])
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_RECOVERY_NO_SUCH_TXN,
-    reason="KNOWN_BUG_RECOVERY_NO_SUCH_TXN: recovery raises NoSuchTxnError for a housekept compaction txn",
-    strict=True,
-)
 def test_worker_killed_before_mark_compacted_then_housekeeping_recovery_compacts(writer):
     """kill -9 after the compaction txn committed, housekeeping, then ``acidflow compact``: it recovers.
 
-    Today: the housekeeping deletes the committed txn, ``recover_abandoned_compactions`` calls
-    ``get_txn`` on it and raises NoSuchTxnError: ``acidflow compact`` exits 1 before compacting,
-    at every run.
+    Was: the housekeeping deleted the committed txn, ``recover_abandoned_compactions`` called
+    ``get_txn`` on it and raised NoSuchTxnError: ``acidflow compact`` exited 1 before compacting,
+    at every run. Now the compaction is queued again (Hive's ``revokeFromLocalWorkers``).
     """
     _run(writer, ["sql_insert", "sql_insert"])
     _kill_worker_at(writer, "mark_compacted")

@@ -29,14 +29,13 @@ import contextlib
 import io
 import json
 import os
-import random
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import AcidError, NoSuchTxnError, NotEnoughHistoryError
+from acid_core.errors import AcidError, NoSuchTxnError
 from acid_core.fs import file_io_for
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
@@ -46,10 +45,10 @@ from acid_core.sql.engine import SqlSession
 from acid_core.writeids import parse_valid_txn_list
 from acid_core.writes.streaming import StreamingConnection
 from acid_core.writes.transaction import Warehouse
-from tests.reliability import known_bugs
 from tests.reliability.model import Changes, Journal, diff_rows, replay
 
 if TYPE_CHECKING:
+    import random
     from collections.abc import Iterator
 
     from acid_core.writes.transaction import Transaction
@@ -207,14 +206,6 @@ class SoakWriter:
         compared = 0
         try:
             actual = self.select_rows()
-        except NotEnoughHistoryError as error:
-            if not known_bugs.KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING:
-                raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
-            # The table's high watermark dropped below its base; a committed write heals it.
-            self.journal.append(
-                {"t": "known_bug", "name": "KNOWN_BUG_HWM_DROPS_AFTER_HOUSEKEEPING", "what": what}
-            )
-            return self.step("sql_insert", random.Random(state.next_op))
         except AcidError as error:
             raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
         _compare(f"SELECT after {what}", state.rows, actual)

@@ -89,3 +89,60 @@ def test_bad_arguments_exit_2(warehouse, argv, capsys):
         _run(argv)
     assert exit_info.value.code == 2
     assert "expected a positive" in capsys.readouterr().err
+
+
+def test_renew_moves_the_expiry_and_keeps_the_snapshot(warehouse, capsys):
+    with open_metastore(None, str(warehouse)) as store:
+        taken = store.take_lease("t", 60)
+    capsys.readouterr()
+    assert _run(["lease", "renew", str(taken.lease_id), "--ttl", "7200", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["lease_id"] == taken.lease_id
+    with open_metastore(None, str(warehouse)) as store:
+        renewed = store.get_lease(taken.lease_id)
+    assert (renewed.write_ids, renewed.txns, renewed.created) == (taken.write_ids, taken.txns, taken.created)
+    assert renewed.expires >= taken.created + 7200
+
+
+def test_renew_unknown_lease_raises_no_such_lease(warehouse):
+    with pytest.raises(NoSuchLeaseError, match=r"No such reader lease 42"):
+        _run(["lease", "renew", "42"])
+
+
+def test_renew_rejects_a_non_positive_ttl(warehouse, capsys):
+    with pytest.raises(SystemExit):
+        _run(["lease", "renew", "1", "--ttl", "0"])
+    assert "invalid TTL '0': expected a positive number of seconds" in capsys.readouterr().err
+
+
+def test_renew_of_an_expired_lease_raises_no_such_lease(warehouse):
+    with open_metastore(None, str(warehouse)) as store:
+        taken = store.take_lease("t", 60, now=1_000.0)
+        with pytest.raises(NoSuchLeaseError, match=rf"No such reader lease {taken.lease_id}"):
+            store.renew_lease(taken.lease_id, 60, now=1_060.0)
+        assert store.get_lease(taken.lease_id).expires == 1_060.0  # not revived
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            "none",
+            "Cannot take a reader lease on the Hive Metastore 'thrift://127.0.0.1:1': reader leases need ",
+        ),
+        ("thrift://h:9083", "Invalid ACIDFLOW_LEASE_STORE 'thrift://h:9083': expected a SQLAlchemy URL"),
+    ],
+    ids=["side-store-off", "side-store-is-an-hms"],
+)
+def test_take_on_an_hms_without_a_usable_side_store_is_one_line_and_exit_1(
+    monkeypatch, capsys, tmp_path, setting, message
+):
+    from acid_core.cli import main
+
+    monkeypatch.setenv("ACIDFLOW_LEASE_STORE", setting)
+    argv = ["lease", "take", "db.t", "--metastore", "thrift://127.0.0.1:1", "--warehouse", str(tmp_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert message in err
+    assert list(tmp_path.iterdir()) == []  # nothing created

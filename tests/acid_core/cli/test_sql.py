@@ -158,6 +158,7 @@ HELP_NAMES = {
     "show_transactions": "SHOW TRANSACTIONS",
     "abort_transactions": "ABORT TRANSACTIONS",
     "alter_table_partition": "ADD/DROP PARTITION",
+    "alter_table_set_location": "SET LOCATION '..'",
     "select": "SELECT",
     "insert": "INSERT INTO",
     "update": "UPDATE",

@@ -21,8 +21,13 @@ from acid_core.compaction.worker import (
     execute_compaction,
     recover_abandoned_compactions,
 )
-from acid_core.errors import InvalidPartitionError, InvalidPlatformConfigError, NoSuchPartitionError
-from acid_core.metastore import CompactionState, CompactionType
+from acid_core.errors import (
+    InvalidPartitionError,
+    InvalidPlatformConfigError,
+    NoSuchPartitionError,
+    NoSuchTxnError,
+)
+from acid_core.metastore import CompactionState, CompactionType, TxnState
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history, read_rows
 
@@ -186,3 +191,52 @@ def test_recover_dead_local_worker_with_role_suffix_is_recovered(wh, suffix):
     claimed = metastore.find_next_to_compact(_dead_worker_id() + suffix)
     assert recover_abandoned_compactions(metastore) == [claimed.id]
     assert metastore.get_compaction(claimed.id).state is CompactionState.FAILED
+
+
+def test_recover_dead_worker_right_after_open_compaction_txn_aborts_it(wh):
+    # Killed between open_compaction_txn and update_compactor_state: the txn is named on the entry
+    # from the start, so recovery aborts it at once (no orphan txn waiting for the reaper).
+    warehouse, _ = wh
+    metastore = warehouse.metastore
+    partition = metastore.list_partitions("default.t")[0].name
+    metastore.enqueue_compaction("default.t", partition, CompactionType.MAJOR)
+    claimed = metastore.find_next_to_compact(_dead_worker_id())
+    txn_id = metastore.open_compaction_txn(claimed.id)
+    assert metastore.get_compaction(claimed.id).txn_id == txn_id
+
+    assert recover_abandoned_compactions(metastore) == [claimed.id]
+
+    assert metastore.get_txn(txn_id).state is TxnState.ABORTED
+    assert [t.txn_id for t in metastore.show_transactions() if t.state is TxnState.OPEN] == []
+    assert metastore.get_compaction(claimed.id).state is CompactionState.FAILED
+
+
+def test_recover_entry_whose_committed_txn_was_housekept_queues_it_again(wh):
+    # Killed after commit_txn, before mark_compacted; housekeeping then deleted the committed txn.
+    # Recovery used to raise NoSuchTxnError (at every run); Hive's revokeFromLocalWorkers
+    # queues the compaction again, which finds the committed output and makes it cleanable.
+    warehouse, history = wh
+    metastore = warehouse.metastore
+    expected = read_rows(history)
+    partition = metastore.list_partitions("default.t")[0].name
+    metastore.enqueue_compaction("default.t", partition, CompactionType.MAJOR)
+    claimed = metastore.find_next_to_compact(_dead_worker_id())
+    txn_id = metastore.open_compaction_txn(claimed.id)
+    metastore.update_compactor_state(claimed.id, txn_id, 1)
+    metastore.commit_txn(txn_id)
+    metastore.open_txn()  # newer than the compaction txn: housekeeping may delete it
+    metastore.housekeeping(now=metastore.get_txn(txn_id).started + 3600)
+    with pytest.raises(NoSuchTxnError):
+        metastore.get_txn(txn_id)
+
+    assert recover_abandoned_compactions(metastore) == [claimed.id]
+
+    entries = {c.id: c for c in metastore.show_compactions()}
+    assert entries[claimed.id].state is CompactionState.FAILED
+    assert entries[claimed.id].error_message.endswith(
+        f"died; compaction queued again (its transaction {txn_id} ended and was housekept)"
+    )
+    [queued] = [c for c in entries.values() if c.id != claimed.id]
+    assert (queued.state, queued.partition) == (CompactionState.INITIATED, partition)
+    assert recover_abandoned_compactions(metastore) == []  # recovered once, not at every run
+    assert read_rows(history) == expected

@@ -1,8 +1,10 @@
-"""Hive 2.3's compaction queue by SQL (``HiveQueueSql``) on a real PostgreSQL with Hive 2.3's tables.
+"""Hive 2.3's and 3.1's compaction queue by SQL (``HiveQueueSql``) on a real PostgreSQL with their tables.
 
 Each test gets a fresh schema holding the ACID tables of ``tests/fixtures/hms23`` (TXNS,
-TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS, ...), filled as
-Hive 2.3's TxnHandler fills them (``compact2`` inserts an 'i' row with an ID from
+TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS, ...) or of
+``tests/fixtures/hms31`` (Hive 3.1.0's: catalog columns, write IDs, a VERSION row; no Hive 3.1
+server can run here, so its queue path is tested against its schema only), filled as
+Hive's TxnHandler fills them (``compact2`` inserts an 'i' row with an ID from
 NEXT_COMPACTION_QUEUE_ID). The cleaner's readiness rule (``HiveMetastore.find_ready_to_clean``) runs
 over this queue with the HMS's answers (open transactions, locks) given as Thrift structs.
 """
@@ -16,27 +18,54 @@ import pytest
 from hive_metastore import ttypes as T
 from sqlalchemy import create_engine, text
 
-from acid_core.errors import CompactionStateError, NoSuchCompactionError
+from acid_core.errors import CompactionStateError, HiveMetastoreCapabilityError, NoSuchCompactionError
 from acid_core.metastore import CompactionState
 from acid_core.metastore.hive import HIVE31_NAMES_PROPERTY, HiveMetastore
-from acid_core.metastore.hive_queue_sql import HiveQueueSql
+from acid_core.metastore.hive_queue_sql import HiveQueueSchema, HiveQueueSql, queue_schema_for
 from tests.acid_core.metastore.test_hive_shapes import HIVE3_AND_LATER, HIVE4_ONLY, RecordedHmsConnection
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]
 
-_DDL = Path(__file__).resolve().parents[2] / "fixtures" / "hms23" / "hive-txn-schema-2.3.0.postgres.sql"
+_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+_DDL = {
+    "2.3": _FIXTURES / "hms23" / "hive-txn-schema-2.3.0.postgres.sql",
+    "3.1": _FIXTURES / "hms31" / "hive-txn-tables-3.1.0.postgres.sql",
+}
 
 
-@pytest.fixture
-def backend(postgres_schema_url):
-    engine = create_engine(postgres_schema_url)
+def _load(url, version):
+    engine = create_engine(url)
     with engine.begin() as c:
-        for statement in _DDL.read_text().split(";"):
+        for statement in _DDL[version].read_text().split(";"):
             lines = [line for line in statement.splitlines() if not line.strip().startswith("--")]
             if "".join(lines).strip():
                 c.execute(text("\n".join(lines)))
+    return engine
+
+
+@pytest.fixture(params=["2.3", "3.1"], ids=["hive-2.3", "hive-3.1"])
+def backend(request, postgres_schema_url):
+    engine = _load(postgres_schema_url, request.param)
     yield postgres_schema_url, engine
     engine.dispose()
+
+
+@pytest.fixture
+def backend23(postgres_schema_url):
+    engine = _load(postgres_schema_url, "2.3")
+    yield postgres_schema_url, engine
+    engine.dispose()
+
+
+@pytest.fixture
+def backend31(postgres_schema_url):
+    engine = _load(postgres_schema_url, "3.1")
+    yield postgres_schema_url, engine
+    engine.dispose()
+
+
+def _is_hive3(engine):
+    return bool(_sql(engine, "SELECT 1 FROM information_schema.columns WHERE column_name = 'cq_catalog'"))
 
 
 def _sql(engine, statement, **params):
@@ -46,14 +75,19 @@ def _sql(engine, statement, **params):
 
 
 def _compact2(engine, table="t", partition=None, kind="a"):
-    """What Hive 2.3's TxnHandler.compact does: an 'i' row with the next queue ID."""
+    """What Hive's TxnHandler.compact does: an 'i' row with the next queue ID (3.1: and its catalog)."""
+    hive3 = _is_hive3(engine)
     with engine.begin() as c:
         next_id = c.execute(text("SELECT ncq_next FROM next_compaction_queue_id FOR UPDATE")).scalar_one()
         c.execute(text("UPDATE next_compaction_queue_id SET ncq_next = :n"), {"n": next_id + 1})
         c.execute(
             text(
-                "INSERT INTO compaction_queue (cq_id, cq_database, cq_table, cq_partition, cq_state, cq_type) "
-                "VALUES (:id, 'db', :t, :p, 'i', :k)"
+                "INSERT INTO compaction_queue (cq_id, cq_database, cq_table, cq_partition, cq_state, cq_type"
+                + (
+                    ", cq_catalog) VALUES (:id, 'db', :t, :p, 'i', :k, 'hive')"
+                    if hive3
+                    else ") VALUES (:id, 'db', :t, :p, 'i', :k)"
+                )
             ),
             {"id": next_id, "t": table, "p": partition, "k": kind},
         )
@@ -63,7 +97,8 @@ def _compact2(engine, table="t", partition=None, kind="a"):
 def _txn(engine, txn_id, state):
     _sql(
         engine,
-        "INSERT INTO txns VALUES (:id, :s, 0, 0, 'hive', 'h', NULL, NULL, 0)",
+        "INSERT INTO txns (txn_id, txn_state, txn_started, txn_last_heartbeat, txn_user, txn_host) "
+        "VALUES (:id, :s, 0, 0, 'hive', 'h')",
         id=txn_id,
         s=state,
     )
@@ -119,10 +154,10 @@ def test_hive_queue_sql_mark_compacted_of_an_initiated_entry_raises_and_changes_
     queue.close()
 
 
-def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(backend):
+def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(backend23):
     """markCleaned: history 's'; COMPLETED_TXN_COMPONENTS <= highest of that partition; aborted
     TXN_COMPONENTS <= highest of that partition; aborted txns left without components."""
-    url, engine = backend
+    url, engine = backend23
     for txn_id, state in [(3, "a"), (4, "a"), (11, "a")]:
         _txn(engine, txn_id, state)
     for txn, part in [(3, "p=1"), (4, "p=2"), (11, "p=1")]:
@@ -268,4 +303,147 @@ def test_hive_claimed_compaction_on_hive2_carries_hive31_names(backend):
     )
     assert claimed.properties == {HIVE31_NAMES_PROPERTY: "true"}
     assert store.find_next_to_compact("w-2") is None
+    store.close()
+
+
+def test_hive_ready_to_clean_backs_off_after_a_failed_cleaning(backend):
+    """Hive 2.3 has no CQ_RETRY_RETENTION: the back-off is kept in CQ_META_INFO and honoured."""
+    url, engine = backend
+    compaction_id = _ready_entry(url, engine, commit_s=1000.0)
+    store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url), clock=lambda: 1400.0)
+    assert [c.id for c in store.find_ready_to_clean()] == [compaction_id]
+
+    store.set_cleaner_retry_retention(compaction_id, 500, "disk full")
+
+    info = store.get_compaction(compaction_id)
+    assert (info.state, info.retry_retention, info.error_message) == (
+        CompactionState.READY_FOR_CLEANING,
+        500.0,
+        "disk full",
+    )
+    assert store.find_ready_to_clean() == []  # 1400 < 1000 + 500
+    assert [c.id for c in store.find_ready_to_clean(now=1501.0)] == [compaction_id]
+    store.close()
+
+
+def test_hive_retry_retention_of_an_entry_not_ready_for_cleaning_raises_and_changes_nothing(backend):
+    url, engine = backend
+    compaction_id = _compact2(engine)
+    store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url))
+    with pytest.raises(CompactionStateError, match=r"Cannot retry cleaning compaction 1 in state 'i'"):
+        store.set_cleaner_retry_retention(compaction_id, 300, "boom")
+    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM compaction_queue") == [("i", None)]
+    store.close()
+
+
+# --- Hive 3.1: write IDs, catalogs, the VERSION row -------------------------------------------------
+
+
+def test_hive_queue_sql_detects_the_schema_from_the_version_row(backend31):
+    assert HiveQueueSql(backend31[0]).schema == HiveQueueSchema("3.1.0", write_ids=True, catalog=True)
+
+
+def test_hive_queue_sql_without_a_version_row_is_told_by_its_columns(backend23):
+    # The 2.3 fixture has no VERSION table (a 2.3 HMS with autoCreateAll may never record one).
+    assert HiveQueueSql(backend23[0]).schema == HiveQueueSchema(None, write_ids=False, catalog=False)
+
+
+@pytest.mark.parametrize(
+    ("version", "columns", "problem"),
+    [
+        ("4.0.0", ["cq_highest_write_id"], r"schema version '4.0.0' is not supported by the SQL queue"),
+        ("1.2.1", ["cq_highest_txn_id"], r"schema version '1.2.1' is not supported"),
+        (
+            "3.1.0",
+            ["cq_highest_txn_id"],
+            r"VERSION says '3.1.0' but COMPACTION_QUEUE has no cq_highest_write_id",
+        ),
+        (None, ["cq_id"], r"no VERSION row and COMPACTION_QUEUE is not Hive 2.3's or 3.1's"),
+    ],
+    ids=["hive-4", "hive-1", "version-and-columns-disagree", "neither"],
+)
+def test_queue_schema_for_unsupported_layouts_raises_naming_the_version(version, columns, problem):
+    with pytest.raises(HiveMetastoreCapabilityError, match=problem):
+        queue_schema_for(version, columns, "postgresql://h/metastore")
+
+
+def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
+    """Hive 3.1's markCleaned compares write IDs: CTC_WRITEID <= highest, aborted TC_WRITEID <= highest."""
+    url, engine = backend31
+    for txn_id, state in [(30, "a"), (31, "a"), (40, "a")]:
+        _txn(engine, txn_id, state)
+    # txn -> write ID of db.t: 30 -> 3, 31 -> 4 (other partition), 40 -> 11 (above the compaction)
+    for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (40, "p=1", 11)]:
+        _sql(
+            engine,
+            "INSERT INTO txn_components (tc_txnid, tc_catalog, tc_database, tc_table, tc_partition, "
+            "tc_operation_type, tc_writeid) VALUES (:t, 'hive', 'db', 't', :p, 'i', :w)",
+            t=txn,
+            p=part,
+            w=write_id,
+        )
+    for txn, part, write_id in [(20, "p=1", 1), (21, "p=1", 2), (21, "p=2", 2), (50, "p=1", 12)]:
+        _sql(
+            engine,
+            "INSERT INTO completed_txn_components (ctc_txnid, ctc_catalog, ctc_database, ctc_table, "
+            "ctc_partition, ctc_writeid) VALUES (:t, 'hive', 'db', 't', :p, :w)",
+            t=txn,
+            p=part,
+            w=write_id,
+        )
+    compaction_id = _compact2(engine, partition="p=1")
+    queue = HiveQueueSql(url)
+    queue.claim("w-1")
+    queue.set_compactor_state(compaction_id, txn_id=60, highest_txn_id=10)  # write ID 10 of db.t
+    queue.mark_compacted(compaction_id, next_txn_id=61)
+    queue.mark_cleaned(compaction_id)
+
+    assert _sql(
+        engine, "SELECT cc_id, cc_catalog, cc_state, cc_highest_write_id FROM completed_compactions"
+    ) == [(compaction_id, "hive", "s", 10)]
+    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM completed_txn_components")) == [
+        (21, "p=2"),
+        (50, "p=1"),
+    ]
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM txn_components")) == [
+        (31, "p=2"),
+        (40, "p=1"),
+    ]
+    assert sorted(_sql(engine, "SELECT txn_id FROM txns")) == [(31,), (40,)]
+    queue.close()
+
+
+def test_hive31_attempted_history_row_has_the_default_catalog(backend31):
+    url, engine = backend31
+    queue = HiveQueueSql(url)
+    attempted = queue.record_attempted("db", "t", None, "a")
+    assert _sql(engine, "SELECT cc_id, cc_catalog, cc_state FROM completed_compactions") == [
+        (attempted, "hive", "a")
+    ]
+    queue.close()
+
+
+def test_hive31_compaction_round_trip_through_the_adapter(backend31):
+    """The adapter on a Hive 3 server (write IDs, no worker calls) drives the 3.1 queue by SQL."""
+    url, engine = backend31
+    compaction_id = _compact2(engine)
+    info = T.GetOpenTxnsInfoResponse(txn_high_water_mark=60, open_txns=[])
+    connection = RecordedHmsConnection(
+        {
+            "get_valid_write_ids": T.NoSuchObjectException("acidflow_probe.no_such_table"),
+            "get_open_txns_info": info,
+            "show_locks": T.ShowLocksResponse(locks=[]),
+        },
+        unknown=HIVE4_ONLY,
+    )
+    store = HiveMetastore(connection, queue_sql=HiveQueueSql(url, clock=lambda: 2000.0), clock=lambda: 2000.0)
+    claimed = store.find_next_to_compact("w-1")
+    assert (claimed.id, claimed.properties) == (compaction_id, {HIVE31_NAMES_PROPERTY: "true"})
+    store.update_compactor_state(compaction_id, txn_id=60, highest_write_id=9)
+    store.mark_compacted(compaction_id)
+    assert _sql(engine, "SELECT cq_state, cq_highest_write_id FROM compaction_queue") == [("r", 9)]
+    [ready] = store.find_ready_to_clean(now=2000.0)
+    assert (ready.id, ready.highest_write_id, ready.next_txn_id) == (compaction_id, 9, 61)
+    store.mark_cleaned(compaction_id)
+    assert store.get_compaction(compaction_id).state is CompactionState.SUCCEEDED
     store.close()

@@ -343,8 +343,8 @@ def test_hive_shapes_hive4_without_backend_db_leaves_cleaning_to_hive():
     assert HiveMetastore(_hive4()).find_ready_to_clean() == []
 
 
-def test_hive_shapes_leases_are_refused_with_a_hint():
-    with pytest.raises(HiveMetastoreCapabilityError, match=r"has no reader leases"):
+def test_hive_shapes_leases_without_a_side_store_are_refused_with_a_hint():
+    with pytest.raises(HiveMetastoreCapabilityError, match=r"side store and it is switched off"):
         HiveMetastore(_hive4()).take_lease("db.t", 60)
 
 

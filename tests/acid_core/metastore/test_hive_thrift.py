@@ -9,8 +9,10 @@ for broken ones. The real Hive 2.3 server is exercised in tests/integration/test
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
+import types
 
 import pytest
 from hive_metastore import ThriftHiveMetastore
@@ -20,7 +22,13 @@ from thrift.server import TServer
 from thrift.transport import TSocket, TTransport
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import CommitStateUnknownError, HiveMetastoreUnavailableError, MetastoreError
+from acid_core.errors import (
+    CommitStateUnknownError,
+    HiveMetastoreUnavailableError,
+    InvalidMetastoreRequestError,
+    MetastoreError,
+    MissingDependencyError,
+)
 from acid_core.metastore.hive_thrift import (
     UNSUPPORTED,
     HmsEndpoint,
@@ -198,3 +206,39 @@ def test_thrift_connection_does_not_resend_a_commit_after_a_broken_connection():
         connection.close()
         server.close()
     assert len(received) == 1  # sent once, never re-sent
+
+
+# --- SASL/Kerberos: options and their errors (no KDC here: the handshake itself is not tested) --------
+
+
+def test_thrift_connection_gssapi_without_pure_sasl_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "puresasl", None)  # import fails as if not installed
+    with pytest.raises(
+        MissingDependencyError,
+        match=r"^pure-sasl is required for SASL GSSAPI to the Hive Metastore: pip install 'acidflow\[kerberos\]'$",
+    ):
+        ThriftHmsConnection([HmsEndpoint("127.0.0.1", 1)], sasl_mechanism="gssapi")
+
+
+def test_thrift_connection_gssapi_without_kerberos_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "puresasl", types.ModuleType("puresasl"))
+    monkeypatch.setitem(sys.modules, "kerberos", None)
+    with pytest.raises(MissingDependencyError, match=r"^kerberos is required for SASL GSSAPI"):
+        ThriftHmsConnection([HmsEndpoint("127.0.0.1", 1)], sasl_mechanism="GSSAPI")
+
+
+def test_thrift_connection_unknown_sasl_mechanism_raises_naming_it():
+    with pytest.raises(
+        InvalidMetastoreRequestError,
+        match=r"^Invalid SASL mechanism 'KERBEROS': expected one of GSSAPI, DIGEST-MD5, PLAIN$",
+    ):
+        ThriftHmsConnection([HmsEndpoint("127.0.0.1", 1)], sasl_mechanism="KERBEROS")
+
+
+def test_acidflow_with_sasl_and_no_package_prints_one_line_and_exits_1(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "puresasl", None)
+    monkeypatch.setenv("ACIDFLOW_HMS_SASL", "GSSAPI")
+    assert acidflow(["state", "db.t", "--metastore", "thrift://127.0.0.1:1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "pure-sasl is required for SASL GSSAPI to the Hive Metastore" in err

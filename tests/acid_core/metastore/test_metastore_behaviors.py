@@ -617,6 +617,22 @@ class TestCompactionQueue:
         )
         assert [c.id for c in store.show_compactions("t")] == [cq]
 
+    def test_open_compaction_txn_names_the_txn_on_the_working_entry(self, store, table):
+        # One metastore transaction: no moment where the COMPACTION txn is open and unnamed.
+        cq = store.enqueue_compaction("t", None, CompactionType.MAJOR)
+        with pytest.raises(CompactionStateError, match=r"compaction 1 in state 'initiated'"):
+            store.open_compaction_txn(cq)
+        assert store.show_transactions() == []
+        store.find_next_to_compact("w")
+
+        txn = store.open_compaction_txn(cq)
+
+        assert store.get_compaction(cq).txn_id == txn
+        info = store.get_txn(txn)
+        assert (info.state, info.txn_type) == (TxnState.OPEN, TxnType.COMPACTION)
+        store.update_compactor_state(cq, txn, 0)
+        assert store.get_compaction(cq).txn_id == txn
+
     def test_failure_states(self, store, table):
         failed = store.enqueue_compaction("t", None, CompactionType.MINOR)
         store.find_next_to_compact("w")
@@ -904,8 +920,36 @@ class TestHousekeeping:
 
         assert result.deleted_txn_ids[0] == 1
         assert _aborted_ids(store) == ((), ())
-        # With its TXN_TO_WRITE_ID row gone too, write ID 1 reads as committed: no file holds it.
+        # With its TXNS row gone, write ID 1 reads as committed: no file holds it.
         assert store.get_valid_write_ids("t", store.get_valid_txns()).is_write_id_valid(1)
+
+    def test_forgetting_the_aborted_highest_write_keeps_the_high_watermark(self, store, table, clock):
+        # cleanEmptyAbortedAndCommittedTxns deletes from TXNS only; the TXN_TO_WRITE_ID row of the
+        # highest write ID stays while an older aborted txn (3) holds the low water mark
+        # (cleanTxnToWriteIdTable), so GetValidWriteIdsForTableFunction's hwm stays 4. Deleting
+        # that row with its txn dropped the hwm to 3, below a base_4 the compactor had written.
+        for _ in range(2):
+            txn, _ = _write(store)  # txns 1, 2 -> write IDs 1, 2
+            store.commit_txn(txn)
+        kept, _ = _write(store)  # txn 3 -> write ID 3: its delta is not cleaned yet
+        store.add_write_component(kept, "t", None, WriteOperation.INSERT)
+        store.abort_txn(kept)
+        highest = store.open_txn()  # txn 4 -> write ID 4
+        store.add_write_component(highest, "t", None, WriteOperation.INSERT)
+        store.abort_txn(highest)
+        _compact_and_clean(store, "t", None, has_uncompacted_aborts=True, aborted_write_ids=[4])
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert highest in result.deleted_txn_ids
+        assert result.low_water_mark == kept
+        after = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert (after.high_watermark, after.aborted_ids, after.is_write_id_valid(4)) == (4, (3,), True)
+        # Once txn 3 is forgotten too, every row goes and NEXT_WRITE_ID gives the same hwm.
+        _compact_and_clean(store, "t", None, has_uncompacted_aborts=False)
+        store.housekeeping(now=clock.now + 10)
+        final = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert (final.high_watermark, final.aborted_ids) == (4, ())
 
     def test_an_aborted_write_in_an_uncompacted_partition_keeps_its_txn(self, store, clock):
         # MarkCleanedFunction filters TXN_COMPONENTS by table *and* partition.
@@ -1061,6 +1105,27 @@ class TestHousekeeping:
         after = store.get_valid_write_ids("t", store.get_valid_txns())
         assert after == before
         assert (after.high_watermark, after.aborted_ids, after.is_write_id_valid(2)) == (2, (1,), True)
+
+    def test_the_newest_committed_row_stays_when_only_aborted_rows_are_kept(self, store, table, clock):
+        # Beyond Hive: with rows 1, 2 (committed) gone and only aborted 3, 4 kept,
+        # GetValidWriteIdsForTableFunction finds no committed write and reports the lowest invalid
+        # one as the hwm (3) -- below the base_4 a major compaction writes over aborted 3 and 4.
+        # The newest committed row (2) is spared so every reader keeps hwm 4.
+        for _ in range(2):
+            txn, _ = _write(store)
+            store.commit_txn(txn)
+        for _ in range(2):
+            txn = store.open_txn()
+            store.add_write_component(txn, "t", None, WriteOperation.INSERT)
+            store.abort_txn(txn)
+        before = store.get_valid_write_ids("t", store.get_valid_txns())
+
+        result = store.housekeeping(now=clock.now + 10)
+
+        assert (result.low_water_mark, result.deleted_write_id_rows) == (3, 1)
+        after = store.get_valid_write_ids("t", store.get_valid_txns())
+        assert after == before
+        assert (after.high_watermark, after.aborted_ids) == (4, (3, 4))
 
     def test_housekeeping_is_idempotent(self, store, table, clock):
         writer, _ = _write(store)

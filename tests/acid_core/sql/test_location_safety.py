@@ -22,7 +22,10 @@ from acid_core.errors import (
     DropDefaultDatabaseError,
     InvalidLocationError,
     InvalidObjectNameError,
+    InvalidPartitionError,
     InvalidTableNameError,
+    NoSuchPartitionError,
+    SqlSyntaxError,
     UnsafeDeleteError,
 )
 from acid_core.metastore import Column, InMemoryMetastore, TableDefinition
@@ -109,6 +112,24 @@ def test_create_table_unsafe_location_refused_and_nothing_changes(world, clause,
 
 
 @pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE u (a int) STORED AS ORC LOCATION ''",
+        "CREATE DATABASE d LOCATION ''",
+        "ALTER TABLE part ADD PARTITION (p='x') LOCATION ''",
+        "ALTER TABLE keep SET LOCATION ''",
+    ],
+    ids=["create-table", "create-database", "add-partition", "set-location"],
+)
+def test_empty_location_refused_not_taken_as_the_default(world, sql):
+    """Hive: "Can not create a Path from an empty string". It used to be silently the default."""
+    session, tmp_path = world
+    assert_refused(session, tmp_path, sql, InvalidLocationError, "Refusing location '': it is empty")
+    assert session.warehouse.metastore.list_databases() == ["default"]
+    assert session.warehouse.metastore.list_partitions("part") == []
+
+
+@pytest.mark.parametrize(
     ("clause", "message"),
     [
         ("LOCATION '{wh}'", "it is the warehouse root"),
@@ -127,14 +148,19 @@ def test_create_database_unsafe_location_refused(world, clause, message):
     assert session.warehouse.metastore.list_databases() == ["default"]
 
 
-def test_create_table_through_a_symlink_to_another_table_refused(world):
+@pytest.mark.parametrize(
+    "statement",
+    [f"CREATE TABLE x (a int) {ACID} LOCATION '{{link}}'", "ALTER TABLE part SET LOCATION '{link}'"],
+    ids=["create-table", "set-location"],
+)
+def test_location_through_a_symlink_to_another_table_refused(world, statement):
     session, tmp_path = world
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "wh" / "keep")
     assert_refused(
         session,
         tmp_path,
-        f"CREATE TABLE x (a int) {ACID} LOCATION '{link}'",
+        statement.format(link=link),
         InvalidLocationError,
         f"it leads (through a symbolic link) to '{tmp_path / 'wh' / 'keep'}', and it is the location of table "
         "default.keep",
@@ -291,6 +317,155 @@ def test_add_partition_location_of_another_partition_refused(world):
         InvalidLocationError,
         f"it contains the location '{tmp_path / 'ext' / 'px'}' of partition default.part/p=x",
     )
+
+
+# -- ALTER TABLE .. [PARTITION (..)] SET LOCATION: validated like CREATE/ADD, metadata only ----------
+
+
+def _location_of(session, table, partition=None):
+    if partition is None:
+        return session.warehouse.metastore.get_table(table).location
+    return next(p.location for p in session.warehouse.metastore.list_partitions(table) if p.name == partition)
+
+
+@pytest.mark.parametrize(("clause", "message"), CREATE_REFUSED, ids=[c for c, _ in CREATE_REFUSED])
+@pytest.mark.parametrize("kind", ["managed", "external"])
+def test_set_table_location_unsafe_refused_and_nothing_changes(world, clause, message, kind):
+    session, tmp_path = world
+    values = {"wh": str(tmp_path / "wh"), "tmp": str(tmp_path)}
+    external = "EXTERNAL " if kind == "external" else ""
+    properties = "STORED AS ORC" if kind == "external" else ACID
+    session.execute(f"CREATE {external}TABLE x (a int) {properties} LOCATION '{tmp_path / 'xdata'}'")
+    sql = f"ALTER TABLE x SET {clause.format(**values)}"
+    assert_refused(session, tmp_path, sql, InvalidLocationError, message.format(**values))
+    assert _location_of(session, "x") == str(tmp_path / "xdata")
+
+
+def test_set_table_location_moves_no_file_and_reads_the_new_directory(world):
+    """Hive: metadata only. The old files stay; the table reads (and writes, and drops) the new one."""
+    session, tmp_path = world
+    old = tmp_path / "wh" / "keep"
+    new = tmp_path / "moved" / "keep"
+    before = tree(old)
+    (result,) = session.execute(f"ALTER TABLE keep SET LOCATION '{new}'")
+    assert (
+        result.message == f"OK: location of default.keep set to '{new}' (no files moved: '{old}' keeps them)"
+    )
+    assert _location_of(session, "keep") == str(new)
+    assert tree(old) == before
+    assert not new.exists()
+    session.execute("INSERT INTO keep VALUES (3, 'c')")
+    (rows,) = session.execute("SELECT id FROM keep")
+    assert rows.rows.to_pylist() == [{"id": 3}]
+    session.execute("DROP TABLE keep")
+    assert not new.exists()
+    assert tree(old) == before  # the managed table's DROP deletes its own (new) location only
+
+
+def test_set_table_location_to_its_own_location_changes_nothing(world):
+    session, tmp_path = world
+    before = tree(tmp_path)
+    (result,) = session.execute(f"ALTER TABLE keep SET LOCATION '{tmp_path / 'wh' / 'keep'}/'")
+    assert result.message == f"OK: default.keep is already at '{tmp_path / 'wh' / 'keep'}'"
+    assert tree(tmp_path) == before
+
+
+def test_set_managed_table_location_holding_foreign_files_refused(world):
+    session, tmp_path = world
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "data.csv").write_text("1,2\n")
+    assert_refused(
+        session,
+        tmp_path,
+        f"ALTER TABLE keep SET LOCATION '{foreign}'",
+        InvalidLocationError,
+        f"Refusing location '{foreign}': it already holds 1 entries acidflow did not write (first 'data.csv')",
+    )
+    session.execute(f"CREATE EXTERNAL TABLE e (a int) STORED AS ORC LOCATION '{tmp_path / 'edata'}'")
+    session.execute(f"ALTER TABLE e SET LOCATION '{foreign}'")  # an EXTERNAL table's DROP keeps them
+    assert _location_of(session, "e") == str(foreign)
+
+
+@pytest.mark.parametrize(("location", "message"), ADD_REFUSED, ids=[m for m, _ in ADD_REFUSED])
+def test_set_partition_location_unsafe_refused(world, location, message):
+    session, tmp_path = world
+    session.execute("ALTER TABLE part ADD PARTITION (p='x')")
+    values = {"wh": str(tmp_path / "wh"), "tmp": str(tmp_path)}
+    sql = f"ALTER TABLE part PARTITION (p='x') SET LOCATION '{location.format(**values)}'"
+    assert_refused(session, tmp_path, sql, InvalidLocationError, message.format(**values))
+    assert _location_of(session, "part", "p=x") == str(tmp_path / "wh" / "part" / "p=x")
+
+
+def test_set_partition_location_at_another_partitions_default_directory_refused(world):
+    session, tmp_path = world
+    session.execute("ALTER TABLE part ADD PARTITION (p='x')")
+    part = tmp_path / "wh" / "part"
+    assert_refused(
+        session,
+        tmp_path,
+        f"ALTER TABLE part PARTITION (p='x') SET LOCATION '{part / 'p=y'}'",
+        InvalidLocationError,
+        "it is inside the location of table default.part but not the partition's own directory",
+    )
+
+
+def test_set_partition_location_is_honoured_and_moves_no_file(world):
+    session, tmp_path = world
+    session.execute("INSERT INTO part PARTITION (p='x') VALUES (7)")
+    old = tmp_path / "wh" / "part" / "p=x"
+    new = tmp_path / "ext" / "px"
+    before = tree(old)
+    session.execute(f"ALTER TABLE part PARTITION (p='x') SET LOCATION '{new}'")
+    assert _location_of(session, "part", "p=x") == str(new)
+    assert tree(old) == before
+    session.execute("INSERT INTO part PARTITION (p='x') VALUES (8)")
+    assert [n for n in os.listdir(new) if n.startswith("delta_")]
+    (result,) = session.execute("SELECT id FROM part")
+    assert result.rows.to_pylist() == [{"id": 8}]
+
+
+@pytest.mark.parametrize(
+    ("spec", "error", "message"),
+    [
+        ("PARTITION (p='nope')", NoSuchPartitionError, "No such partition 'p=nope' in table 'default.part'"),
+        (
+            "PARTITION (q='x')",
+            InvalidPartitionError,
+            "Invalid partition 'q=x' of table 'default.part': expected keys of ['p']",
+        ),
+    ],
+    ids=["missing", "wrong-key"],
+)
+def test_set_partition_location_of_a_bad_spec_refused(world, spec, error, message):
+    session, tmp_path = world
+    session.execute("ALTER TABLE part ADD PARTITION (p='x')")
+    assert_refused(
+        session, tmp_path, f"ALTER TABLE part {spec} SET LOCATION '{tmp_path / 'ext'}'", error, message
+    )
+
+
+def test_set_location_without_a_quoted_path_is_a_syntax_error(world):
+    session, tmp_path = world
+    assert_refused(
+        session,
+        tmp_path,
+        "ALTER TABLE keep SET LOCATION /tmp/x",
+        SqlSyntaxError,
+        "SET LOCATION without a quoted path",
+    )
+
+
+def test_explain_locks_set_location_takes_x_on_the_table_or_partition(world):
+    session, _ = world
+    session.execute("ALTER TABLE part ADD PARTITION (p='x')")
+    (table,) = session.execute("EXPLAIN LOCKS ALTER TABLE keep SET LOCATION '/elsewhere'")
+    (partition,) = session.execute("EXPLAIN LOCKS ALTER TABLE part PARTITION (p='x') SET LOCATION '/x'")
+    assert table.rows.to_pylist() == [{"object": "default.keep", "mode": "X"}]
+    assert partition.rows.to_pylist() == [
+        {"object": "default.part", "mode": "S"},
+        {"object": "default.part/p=x", "mode": "X"},
+    ]
 
 
 def test_drop_external_table_keeps_its_files(world):
