@@ -1,32 +1,34 @@
-"""Major compaction of N rows in 50 deltas with 10% deletes, vs the physical limit and Hive 2.3's
-CompactorMR; memory; Spark.
+"""Major and minor compaction vs the bare pyarrow read+write of the same bytes and Hive 2.3's
+CompactorMR; peak memory as the table and the delete set grow; Spark (issue 14 goals 1 and 3).
 
-    python -m bench.bench_compaction [--rows 10000000] [--deltas 50] [--delete-fraction 0.1]
-                                     [--buckets 1] [--memory-rows 1000000,2000000,4000000]
-                                     [--spark-rows 2000000] [--spark-buckets 4] [--no-hive]
+    python -m bench.bench_compaction [--rows 5000000] [--deltas 50] [--delete-fraction 0.1]
+                                     [--buckets 1] [--repeat 2] [--memory-base-rows N]
+                                     [--spark-rows 0] [--spark-buckets 4] [--no-hive] [--smoke]
 
 Input (built before timing, through the metastore and the ACID writer): ``--deltas`` insert deltas
 of N/deltas rows each (``struct<id:bigint, name:string, price:double>``), then ten delete deltas
-deleting ``--delete-fraction`` of the rows at random. Measured, each in a fresh process (so peak RSS
-is that run's own):
+deleting ``--delete-fraction`` of the rows at random. Each measurement runs in a fresh process on
+its own copy of the input (so peak RSS is that run's own), bare and acidflow interleaved:
 
-- ``acidflow major`` -- ``execute_compaction`` (embedded): the merge-on-read of every input, the
-  base written (staged, verified by re-reading its keys, renamed, committed);
-- ``physical limit`` -- a bare ``pyarrow.orc`` read of every input file (stripe by stripe) plus a
-  bare ``pyarrow.orc.ORCWriter`` write of the surviving rows' events (the output, without merging,
-  deleting, validating or verifying);
-- ``Hive CompactorMR`` -- Apache Hive 2.3.10's own ``CompactorMR.run`` (from ``pyspark/jars``) on a
-  copy of the same input, in a JVM of its own (``-Xmx4g``), its MapReduce job under Hadoop's
-  ``LocalJobRunner`` (one map task per bucket, run one at a time, as LocalJobRunner does by
-  default); see ``tests/java/org/apache/hadoop/hive/ql/txn/compactor/HiveCompactorRunner.java``.
-  Reported: the wall of ``CompactorMR.run`` inside the JVM and of the whole process (JVM start and
-  class loading included), and the process's CPU and peak RSS. Both outputs' row counts are
-  checked equal;
-- peak RSS of ``acidflow major`` at each ``--memory-rows`` size (flat = bounded memory);
-- the Spark executor (``SparkSubmitRunner``) on ``local[1]`` vs ``local[2]`` over --spark-buckets
-  buckets (spark-submit's JVM start is included: it is part of what a user waits for).
+- ``bare major|minor`` (the baseline) -- one thread of pyarrow: every input file read through a
+  ``pyarrow.dataset`` ORC fragment (65,536-row batches) and the insert events written with one
+  ``pyarrow.orc.ORCWriter`` (ZLIB, 64 MiB stripes); for minor the delete events to a second file.
+  No merge, no deletes applied, no validation, no ACID metadata, no verification;
+- ``acidflow major|minor`` -- ``execute_compaction`` (embedded): compaction transaction, the
+  merge-on-read of every input in a producer thread while the writer encodes (both cores), the
+  output staged, verified by re-reading its keys, renamed and committed (goals 1a, 1b: <= 1.0x);
+- ``Hive CompactorMR`` -- Apache Hive 2.3.10's own ``CompactorMR.run`` (major, from
+  ``pyspark/jars``) on a copy of the same input, in a JVM of its own (``-Xmx4g``), its MapReduce
+  job under Hadoop's ``LocalJobRunner``; see
+  ``tests/java/org/apache/hadoop/hive/ql/txn/compactor/HiveCompactorRunner.java``. Reported: the
+  wall of ``CompactorMR.run`` inside the JVM and of the whole process, the process's CPU and peak
+  RSS; both outputs' row counts are checked equal (goal 1c: Hive / acidflow >= 3x);
+- peak RSS of ``acidflow major`` on a small table (``--memory-base-rows``, default rows/10, with a
+  quarter of the delete fraction), on 10x its rows and on 10x its deletes (goals 3a, 3b: <= 1.5x);
+- with ``--spark-rows``: the Spark executor on ``local[1]`` vs ``local[2]``.
 
-``--no-hive`` leaves Hive's CompactorMR out (it needs ``java`` and ``javac``, JDK 17).
+``--no-hive`` leaves Hive's CompactorMR out (it needs ``java`` and ``javac``, JDK 17). ``--smoke``
+(CI): 20,000 rows, 5 deltas, one run, no Hive or Spark; the goal lines say SMOKE, not PASS/MISS.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import json
 import os
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -50,6 +53,7 @@ from acid_core.metastore import Column, CompactionType, TableDefinition, open_me
 from acid_core.orc.schema import RowType
 from acid_core.orc.writer import delete_events, insert_events, write_acid_dir
 from acid_core.paths import DeleteDeltaDir, DeltaDir
+from bench import goals
 
 ROW_TYPE = RowType.of([("id", "bigint"), ("name", "string"), ("price", "double")])
 BATCH = 256 * 1024
@@ -131,12 +135,12 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_compact(warehouse: str, master: str | None) -> dict[str, float]:
+def child_compact(warehouse: str, master: str | None, kind: str = "major") -> dict[str, float]:
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import WorkerOptions, execute_compaction
 
     metastore = open_metastore(None, warehouse)
-    metastore.enqueue_compaction("default.b", None, CompactionType.MAJOR)
+    metastore.enqueue_compaction("default.b", None, CompactionType(kind))
     claimed = metastore.find_next_to_compact("bench")
     options = WorkerOptions()
     if master is not None:
@@ -154,7 +158,17 @@ def child_compact(warehouse: str, master: str | None) -> dict[str, float]:
     }
 
 
-def child_physical(warehouse: str) -> dict[str, float]:
+def child_physical(warehouse: str, kind: str = "major") -> dict[str, float]:
+    """The bare single-threaded pyarrow read + write of the same bytes (no merge, checks or metadata).
+
+    Every input file is read through a ``pyarrow.dataset`` ORC fragment (``use_threads=False``,
+    65,536-row batches: the fastest bare read measured, see bench_read) and the insert events are
+    written with one ``pyarrow.orc.ORCWriter`` (ZLIB, 64 MiB stripes); for ``minor`` the delete
+    events are written too, to a second file, as a minor compaction writes a delete delta.
+    """
+    import pyarrow.dataset as ds
+    from pyarrow.fs import LocalFileSystem
+
     location = os.path.join(warehouse, "b")
     inputs = sorted(
         os.path.join(top, name)
@@ -162,23 +176,25 @@ def child_physical(warehouse: str) -> dict[str, float]:
         for name in names
         if name.startswith("bucket_")
     )
-    output = os.path.join(tempfile.mkdtemp(dir=warehouse), "bucket_00000")
+    out_dir = tempfile.mkdtemp(dir=warehouse)
     before = _rss_mb()
     started, cpu = time.perf_counter(), time.process_time()
-    writer = None
+    writers: dict[bool, paorc.ORCWriter] = {}
     deleted = 0
+    local = LocalFileSystem()
     for path in inputs:
-        orc = paorc.ORCFile(path)
         is_delete = "delete_delta_" in path
-        for index in range(orc.nstripes):
-            stripe = orc.read_stripe(index)
+        fragment = ds.OrcFileFormat().make_fragment(path, filesystem=local)
+        for batch in fragment.to_batches(batch_size=65536, use_threads=False):
             if is_delete:
-                deleted += stripe.num_rows
-                continue
-            if writer is None:
-                writer = paorc.ORCWriter(output, compression="zlib", stripe_size=64 * 1024 * 1024)
-            writer.write(pa.Table.from_batches([stripe]))
-    if writer is not None:
+                deleted += batch.num_rows
+                if kind != "minor":
+                    continue
+            if is_delete not in writers:
+                target = os.path.join(out_dir, f"bucket_{len(writers):05d}")
+                writers[is_delete] = paorc.ORCWriter(target, compression="zlib", stripe_size=64 * 1024 * 1024)
+            writers[is_delete].write(pa.Table.from_batches([batch]))
+    for writer in writers.values():
         writer.close()
     return {
         "wall": time.perf_counter() - started,
@@ -276,8 +292,11 @@ def _base_rows(location: str) -> tuple[str, int]:
     return bases[-1], rows
 
 
-def _run_child(kind: str, warehouse: str, master: str | None = None) -> dict[str, float]:
+def _run_child(
+    kind: str, warehouse: str, master: str | None = None, compaction: str = "major"
+) -> dict[str, float]:
     command = [sys.executable, "-m", "bench.bench_compaction", "--child", kind, "--warehouse", warehouse]
+    command += ["--type", compaction]
     if master:
         command += ["--master", master]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -285,6 +304,18 @@ def _run_child(kind: str, warehouse: str, master: str | None = None) -> dict[str
     if done.returncode != 0:
         raise SystemExit(f"child {kind} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _copy(warehouse: str, suffix: str) -> str:
+    """A copy of a built warehouse (cheaper than building it again), its table pointed at the copy."""
+    target = tempfile.mkdtemp(prefix=f"acidflow-bench-compaction-{suffix}-")
+    shutil.copytree(warehouse, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("hive-copy"))
+    # The embedded metastore stores the table's absolute location: re-point it at the copy.
+    database = sqlite3.connect(os.path.join(target, ".acidflow", "metastore.sqlite"))
+    with database:
+        database.execute("UPDATE TBLS SET LOCATION = ? WHERE TBL_NAME = 'b'", (os.path.join(target, "b"),))
+    database.close()
+    return target
 
 
 def _fresh(rows: int, deltas: int, fraction: float, buckets: int) -> str:
@@ -299,82 +330,146 @@ def _fresh(rows: int, deltas: int, fraction: float, buckets: int) -> str:
     return warehouse
 
 
+def _ratio_line(label: str, ours: dict[str, float], base: dict[str, float]) -> None:
+    print(
+        f"  {label:<15}: wall {ours['wall']:7.2f} s  cpu {ours['cpu']:7.2f} s  peak {ours['peak_rss_mb']:.0f} MB"
+        f"  = {ours['wall'] / base['wall']:.2f}x wall, {ours['cpu'] / base['cpu']:.2f}x cpu of the bare read+write",
+        flush=True,
+    )
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
+    return min(runs, key=lambda r: r["wall"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_compaction")
-    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--deltas", type=int, default=50)
     parser.add_argument("--delete-fraction", type=float, default=0.1)
     parser.add_argument("--buckets", type=int, default=1)
-    parser.add_argument("--memory-rows", default="1000000,2000000,4000000")
-    parser.add_argument("--spark-rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs of each variant (best wall kept)")
+    parser.add_argument(
+        "--memory-base-rows",
+        type=int,
+        default=None,
+        help="goal 3: the small table (default rows/10); peak RSS at 10x rows and at 10x the deletes",
+    )
+    parser.add_argument("--spark-rows", type=int, default=0)
     parser.add_argument("--spark-buckets", type=int, default=4)
     parser.add_argument("--no-hive", action="store_true", help="leave Hive 2.3's CompactorMR out")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny input, no Hive or Spark: checks it still works"
+    )
     parser.add_argument("--child", choices=("compact", "physical"), default=None)
+    parser.add_argument("--type", choices=("major", "minor"), default="major")
     parser.add_argument("--warehouse", default=None)
     parser.add_argument("--master", default=None)
     args = parser.parse_args(argv)
     if args.child is not None:
         result = (
-            child_compact(args.warehouse, args.master)
+            child_compact(args.warehouse, args.master, args.type)
             if args.child == "compact"
-            else child_physical(args.warehouse)
+            else child_physical(args.warehouse, args.type)
         )
         print(json.dumps(result))
         return 0
+    if args.smoke:
+        args.rows, args.deltas, args.repeat, args.no_hive, args.spark_rows = 20_000, 5, 1, True, 0
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m bench.bench_compaction", *given])  # exactly how this run was started
 
-    print(f"major compaction of {args.rows:,} rows, {args.deltas} deltas, {args.delete_fraction:.0%} deletes")
+    print(
+        f"compaction of {args.rows:,} rows, {args.deltas} deltas, {args.delete_fraction:.0%} deletes, "
+        f"{args.buckets} bucket(s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
+        flush=True,
+    )
     warehouse = _fresh(args.rows, args.deltas, args.delete_fraction, args.buckets)
     hive_copy = None
     if not args.no_hive:
         hive_copy = os.path.join(warehouse, "hive-copy")
         shutil.copytree(os.path.join(warehouse, "b"), hive_copy)
         class_path = _hive_class_path(warehouse)
-    physical = _run_child("physical", warehouse)
-    ours = _run_child("compact", warehouse)
+    results: dict[str, dict[str, float]] = {}
+    for compaction in ("major", "minor"):
+        physical, ours = [], []
+        for _ in range(args.repeat):
+            # Interleaved, each on its own copy: the machine's load hits both alike.
+            copy = _copy(warehouse, compaction)
+            physical.append(_run_child("physical", copy, compaction=compaction))
+            ours.append(_run_child("compact", copy, compaction=compaction))
+            shutil.rmtree(copy, ignore_errors=True)
+        results[f"physical {compaction}"], results[compaction] = _best(physical), _best(ours)
+        base = results[f"physical {compaction}"]
+        print(
+            f"  bare {compaction:<10}: wall {base['wall']:7.2f} s  cpu {base['cpu']:7.2f} s  "
+            f"peak {base['peak_rss_mb']:.0f} MB",
+            flush=True,
+        )
+        _ratio_line(f"acidflow {compaction}", results[compaction], base)
+        goals.report(
+            "1a" if compaction == "major" else "1b",
+            f"{compaction} compaction vs bare pyarrow read+write (wall)",
+            results[compaction]["wall"] / base["wall"],
+            1.0,
+            command=command,
+            smoke=args.smoke,
+        )
     hive = None
     if hive_copy is not None:
+        ours_run = _copy(warehouse, "check")
+        _run_child("compact", ours_run)
         hive = run_hive_compactor(class_path, hive_copy, args.buckets, args.deltas + DELETE_TXNS)
-        ours_base, ours_rows = _base_rows(os.path.join(warehouse, "b"))
+        ours_base, ours_rows = _base_rows(os.path.join(ours_run, "b"))
         hive_base, hive_rows = _base_rows(hive_copy)
+        shutil.rmtree(ours_run, ignore_errors=True)
         if ours_rows != hive_rows:
             raise SystemExit(
                 f"acidflow's {ours_base} has {ours_rows:,} rows, Hive's {hive_base} {hive_rows:,}"
             )
         print(f"  outputs        : acidflow {ours_base}, Hive {hive_base}, {ours_rows:,} rows each")
-    shutil.rmtree(warehouse, ignore_errors=True)
-    print(
-        f"  physical limit : wall {physical['wall']:7.2f} s  cpu {physical['cpu']:7.2f} s  peak {physical['peak_rss_mb']:.0f} MB"
-    )
-    print(
-        f"  acidflow major : wall {ours['wall']:7.2f} s  cpu {ours['cpu']:7.2f} s  peak {ours['peak_rss_mb']:.0f} MB"
-        f"  ({ours['events']:,.0f} events, {ours['input_bytes'] / 1e6:.0f} MB in)"
-    )
-    if hive is not None:
         print(
             f"  Hive CompactorMR: wall {hive['wall']:7.2f} s  (process {hive['process_wall']:.2f} s)"
-            f"  cpu {hive['cpu']:7.2f} s (process)  peak {hive['peak_rss_mb']:.0f} MB"
+            f"  cpu {hive['cpu']:7.2f} s (process)  peak {hive['peak_rss_mb']:.0f} MB",
+            flush=True,
         )
-    print(
-        f"  ratio          : wall {ours['wall'] / physical['wall']:.2f}x  cpu {ours['cpu'] / physical['cpu']:.2f}x"
-        " (acidflow / physical limit)"
-    )
-    if hive is not None:
-        print(
-            f"  ratio          : wall {hive['wall'] / ours['wall']:.2f}x"
-            f" (process {hive['process_wall'] / ours['wall']:.2f}x)  cpu {hive['cpu'] / ours['cpu']:.2f}x"
-            " (Hive CompactorMR / acidflow)"
+        goals.report(
+            "1c",
+            "Hive 2.3 CompactorMR major / acidflow major (wall, same input)",
+            hive["wall"] / results["major"]["wall"],
+            3.0,
+            command=command,
+            higher_is_better=True,
         )
+    shutil.rmtree(warehouse, ignore_errors=True)
 
-    sizes = [int(s) for s in args.memory_rows.split(",") if s]
-    if sizes:
-        print("peak RSS of acidflow major by table size (fresh process each):")
-    for rows in sizes:
-        warehouse = _fresh(rows, args.deltas, args.delete_fraction, args.buckets)
-        result = _run_child("compact", warehouse)
-        shutil.rmtree(warehouse, ignore_errors=True)
+    # Goal 3: peak RSS flat when the table grows 10x and when the delete set grows 10x.
+    small = args.memory_base_rows or max(args.rows // 10, 2_000)
+    fraction = args.delete_fraction
+    print(f"peak RSS of acidflow major (fresh process each): {small:,} vs {small * 10:,} rows; deletes x10")
+    peaks: dict[str, float] = {}
+    for label, rows, share in (
+        ("small", small, fraction / 4),
+        ("10x rows", small * 10, fraction / 4),
+        ("10x deletes", small, fraction * 2.5),
+    ):
+        built = _fresh(rows, args.deltas, share, args.buckets)
+        run = _run_child("compact", built)
+        shutil.rmtree(built, ignore_errors=True)
+        peaks[label] = run["peak_rss_mb"]
         print(
-            f"  {rows:>11,} rows: peak {result['peak_rss_mb']:.0f} MB (after imports {result['rss_before_mb']:.0f} MB), "
-            f"wall {result['wall']:.2f} s"
+            f"  {label:<12} {rows:>11,} rows, {share:.1%} deleted: peak {run['peak_rss_mb']:.0f} MB "
+            f"(after imports {run['rss_before_mb']:.0f} MB), wall {run['wall']:.2f} s",
+            flush=True,
+        )
+    for goal, label in (("3a", "10x rows"), ("3b", "10x deletes")):
+        goals.report(
+            goal,
+            f"compaction peak RSS, {label} / small",
+            peaks[label] / peaks["small"],
+            1.5,
+            command=command,
+            smoke=args.smoke,
         )
 
     if args.spark_rows:

@@ -1,6 +1,6 @@
 """Merge-on-read of N million rows with 10% deleted vs a bare ``pyarrow.orc`` read of the same files.
 
-    python -m bench.bench_read [--rows 10000000] [--memory-rows 1000000,10000000] [--repeat 3] [--dir D]
+    python -m bench.bench_read [--rows 5000000] [--memory-base-rows N] [--repeat 3] [--dir D] [--smoke]
 
 The table (written once with acidflow's writer, ZLIB, 64 MiB stripes, into --dir or a temp dir)::
 
@@ -20,11 +20,16 @@ Timed, best of --repeat, interleaved:
   consumed and dropped (``scan+row__id`` adds the row__id column; ``scan-sort-merged`` forces the
   streaming delete registry with ``delete_events_in_memory=0``).
 
-Peak memory: one subprocess per size runs ``scan`` (batches dropped) and reports its peak RSS
-(``VmHWM``) and
-the pyarrow memory pool's ``max_memory``; ``bare`` is measured the same way for reference. The
-target is that peak memory does not grow with the table beyond the delete set (10% of the rows:
-24 bytes per delete event in the registry).
+Goal 2 (issue 14): ``scan`` wall <= 1.2x ``bare`` wall, best of --repeat, reported with
+``bench.goals.report``.
+
+Peak memory (goal 3): one subprocess per run (``VmHWM``, and the pyarrow pool's ``max_memory``) of
+``bare``, ``scan``, ``scan-sort-merged`` and ``acidflow-read`` (the CLI, ``acidflow read DIR
+--format csv`` to /dev/null: rows in row-ID order, written batch by batch) on a small table
+(``--memory-base-rows``, default rows/10, 2.5% deleted), on 10x its rows and on 10x its deletes;
+each ratio to the small table must stay <= 1.5x.
+
+``--smoke`` (CI): 20,000 rows, a 2,000-row small table, one run; goal lines say SMOKE.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from acid_core.orc.schema import RowType
 from acid_core.orc.writer import delete_events, insert_events, write_acid_dir
 from acid_core.paths import BaseDir, DeleteDeltaDir, DeltaDir
 from acid_core.writeids import ValidWriteIdList
+from bench import goals
 
 ROW_TYPE = RowType.of([("id", "bigint"), ("name", "string"), ("price", "double")])
 BATCH_ROWS = 256 * 1024
@@ -70,9 +76,9 @@ def _insert_batches(write_id: int, start: int, count: int):
         yield insert_events(_rows(start + offset, n), write_id=write_id, bucket_id=0, first_row_id=offset)
 
 
-def generate(table_dir: Path, rows: int, seed: int = 7) -> dict[str, int]:
-    """Write the benchmark table; returns counts. Idempotent per (dir, rows) through a marker file."""
-    marker = table_dir / f".generated-{rows}"
+def generate(table_dir: Path, rows: int, seed: int = 7, delete_fraction: float = 0.1) -> dict[str, int]:
+    """Write the benchmark table; returns counts. Idempotent per (dir, rows, deletes) through a marker file."""
+    marker = table_dir / f".generated-{rows}-{delete_fraction}"
     if marker.exists():
         return json.loads(marker.read_text())
     shutil.rmtree(table_dir, ignore_errors=True)
@@ -100,10 +106,11 @@ def generate(table_dir: Path, rows: int, seed: int = 7) -> dict[str, int]:
             ROW_TYPE,
         )
         start += count
-    # 10% of every write ID's rows, sorted by key, deleted by write ID 11.
+    # delete_fraction (10%) of every write ID's rows, sorted by key, deleted by write ID 11.
     originals, row_ids = [], []
     for write_id, count in plan:
-        chosen = np.sort(rng.choice(count, size=count // 10, replace=False)).astype(np.int64)
+        size = int(count * delete_fraction)
+        chosen = np.sort(rng.choice(count, size=size, replace=False)).astype(np.int64)
         originals.append(np.full(chosen.size, write_id, dtype=np.int64))
         row_ids.append(chosen)
     o, r = np.concatenate(originals), np.concatenate(row_ids)
@@ -174,6 +181,26 @@ def _timed(function, *args) -> tuple[float, float, int]:
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
+def _cli_read(table_dir: Path) -> int:
+    """``acidflow read TABLE_DIR --format csv`` with its output to /dev/null (the CLI's own code path)."""
+    from acid_core.cli import main as acidflow
+
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stdout.flush()
+        os.dup2(devnull, 1)
+        code = acidflow(["read", str(table_dir), "--format", "csv"])
+        sys.stdout.flush()
+    finally:
+        os.dup2(saved, 1)
+        os.close(devnull)
+        os.close(saved)
+    if code:
+        raise SystemExit(f"acidflow read failed with exit code {code}")
+    return -1  # rows are not counted: they went to /dev/null
+
+
 def _child(mode: str, table_dir: str) -> int:
     path = Path(table_dir)
     modes = {
@@ -182,7 +209,7 @@ def _child(mode: str, table_dir: str) -> int:
         "scan": scan_read,
         "scan-sort-merged": sort_merged_read,
     }
-    rows = modes[mode](path)
+    rows = _cli_read(path) if mode == "acidflow-read" else modes[mode](path)
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss over execve from the forking parent.
     status = Path("/proc/self/status").read_text()
     peak_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
@@ -206,31 +233,56 @@ def _measure_memory(mode: str, table_dir: Path) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_read", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--memory-rows", default="1000000,10000000")
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument(
+        "--memory-base-rows",
+        type=int,
+        default=None,
+        help="goal 3: the small table (default rows/10); peak RSS at 10x its rows and 10x its deletes",
+    )
+    parser.add_argument("--smoke", action="store_true", help="tiny tables, one run: checks it still works")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", default=None, help="where to keep generated tables (default: a temp dir)")
     parser.add_argument(
-        "--child", choices=["bare", "read_stripe", "scan", "scan-sort-merged"], help=argparse.SUPPRESS
+        "--child",
+        choices=["bare", "read_stripe", "scan", "scan-sort-merged", "acidflow-read"],
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args(argv)
     if args.child:
         return _child(args.child, args.dir)
 
+    if args.smoke:
+        args.rows, args.repeat, args.memory_base_rows = 20_000, 1, 2_000
+    given = sys.argv[1:] if argv is None else argv
+    command = " ".join(["python -m bench.bench_read", *given])  # exactly how this run was started
+    small = args.memory_base_rows or max(args.rows // 10, 2_000)
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="acidflow-bench-read-"))
     try:
-        print(f"cpu count {os.cpu_count()}, pyarrow {pa.__version__}, tables under {root}")
-        sizes = sorted({args.rows, *(int(x) for x in args.memory_rows.split(",") if x)})
+        print(
+            f"cpu count {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, pyarrow {pa.__version__}, "
+            f"tables under {root}",
+            flush=True,
+        )
+        layouts = {
+            "timed": (args.rows, 0.1),
+            "small": (small, 0.025),
+            "10x rows": (small * 10, 0.025),
+            "10x deletes": (small, 0.25),
+        }
         tables = {}
-        for rows in sizes:
+        for label, (rows, fraction) in layouts.items():
             started = time.perf_counter()
-            counts = generate(root / f"rows_{rows}", rows)
-            tables[rows] = root / f"rows_{rows}"
+            directory = root / f"rows_{rows}_deleted_{fraction}"
+            counts = generate(directory, rows, delete_fraction=fraction)
+            tables[label] = directory
             print(
-                f"table {rows:>11,} rows: {counts['deleted']:,} deleted, generated/found in {time.perf_counter() - started:.1f}s"
+                f"table {label:<11} {rows:>11,} rows: {counts['deleted']:,} deleted, generated/found in "
+                f"{time.perf_counter() - started:.1f}s",
+                flush=True,
             )
 
-        table_dir = tables[args.rows]
+        table_dir = tables["timed"]
         best: dict[str, tuple[float, float]] = {}
         results: dict[str, int] = {}
         for _ in range(args.repeat):
@@ -253,13 +305,35 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {name:<16} {results[name]:>11,} rows  wall {wall:6.2f}s ({ratio_wall:4.2f}x)  "
                 f"cpu {cpu:6.2f}s ({ratio_cpu:4.2f}x)"
             )
-        print("\npeak memory (one subprocess per run):")
-        for rows in sizes:
-            for mode in ("bare", "read_stripe", "scan", "scan-sort-merged"):
-                m = _measure_memory(mode, tables[rows])
+        goals.report(
+            "2",
+            "merge-on-read scan vs bare read, base + 5 deltas + 10% deletes (wall)",
+            best["scan"][0] / best["bare"][0],
+            1.2,
+            command=command,
+            smoke=args.smoke,
+        )
+
+        print("\npeak memory (one subprocess per run, VmHWM):")
+        peaks: dict[tuple[str, str], float] = {}
+        for mode in ("bare", "scan", "scan-sort-merged", "acidflow-read"):
+            for label in ("small", "10x rows", "10x deletes"):
+                m = _measure_memory(mode, tables[label])
+                peaks[mode, label] = m["peak_rss_mib"]
                 print(
-                    f"  {mode:<16} {rows:>11,} rows -> {m['rows']:>11,} rows  peak RSS {m['peak_rss_mib']:7.1f} MiB  "
-                    f"arrow pool max {m['pool_max_mib']:7.1f} MiB"
+                    f"  {mode:<16} {label:<11} peak RSS {m['peak_rss_mib']:7.1f} MiB  "
+                    f"arrow pool max {m['pool_max_mib']:7.1f} MiB",
+                    flush=True,
+                )
+        for goal, mode in (("3c", "scan"), ("3d", "acidflow-read")):
+            for suffix, label in (("rows", "10x rows"), ("deletes", "10x deletes")):
+                goals.report(
+                    f"{goal}-{suffix}",
+                    f"{mode} peak RSS, {label} / small",
+                    peaks[mode, label] / peaks[mode, "small"],
+                    1.5,
+                    command=command,
+                    smoke=args.smoke,
                 )
     finally:
         if not args.dir:

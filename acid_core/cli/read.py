@@ -225,21 +225,10 @@ def _write_jsonl(reader: pa.RecordBatchReader) -> None:
 
 
 def _write_csv(reader: pa.RecordBatchReader) -> None:
-    import pyarrow as pa
-    import pyarrow.csv as pa_csv
+    from acid_core.orc.stream import write_csv
 
-    sink = sys.stdout.buffer
-    header = True
-    batches = iter(reader)
-    first = next(batches, None)
-    for batch in [reader.schema.empty_table()] if first is None else (first, *batches):
-        # Flattening turns row__id into row__id.writeid, row__id.bucketid, row__id.rowid.
-        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-        buffer = pa.BufferOutputStream()
-        pa_csv.write_csv(table.flatten(), buffer, pa_csv.WriteOptions(include_header=header))
-        sink.write(buffer.getvalue().to_pybytes())
-        header = False
-    sink.flush()
+    write_csv(reader, reader.schema, sys.stdout.buffer)  # batch by batch, never the whole table
+    sys.stdout.buffer.flush()
 
 
 def _write_table(table_dir: str, reader: pa.RecordBatchReader) -> None:

@@ -9,8 +9,12 @@
 ``compact_bucket`` is the merge-on-read reader itself (``orc.reader.scan`` with ``ordered=True``
 and ``with_row_id=True``) over a *view* of the partition that shows only the task's inputs and only
 its bucket's files, so a compacted directory holds exactly what a reader at the compactor's
-snapshot reads. Memory: the bucket's delete events plus one stripe per input when the inputs'
-write-ID ranges are disjoint and increasing (``is_key_ordered``), or one stripe per input file.
+snapshot reads; a minor compaction's delete events are streamed in key order by
+``iter_delete_events``. Memory: the bucket's delete events (for minor, one batch per delete file)
+plus one stripe when the inputs' write-ID ranges are disjoint and increasing (``is_key_ordered``),
+or one stripe per input file, plus two prefetched batches. Speed: the merge runs in a producer
+thread while the calling thread encodes (pyarrow releases the GIL in both ORC codecs), and
+``run_tasks_embedded`` compacts one bucket per core (``bench/bench_compaction.py``).
 
 Invariants: a task and its result round-trip through JSON (Spark ships them); a task writes only
 below its staging directory.
@@ -21,6 +25,9 @@ Errors: ``CompactionVerificationError`` (``verify_output_file``); the reader's a
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Final, cast
 
@@ -30,16 +37,15 @@ import pyarrow.dataset as pads
 
 from acid_core.errors import AcidError, CompactionVerificationError
 from acid_core.fs import FileInfo, file_io_for
-from acid_core.orc.reader import load_delete_events, scan
+from acid_core.orc.files import is_key_ordered
+from acid_core.orc.reader import iter_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
+from acid_core.orc.stream import prefetch
 from acid_core.orc.writer import write_event_file
 from acid_core.paths import (
     SIDE_FILE_SUFFIX,
-    BaseDir,
     DeleteDeltaDir,
-    DeltaDir,
     format_bucket_file,
-    is_acid_dir_name,
     is_hidden_name,
     parse_acid_dir,
     try_parse_bucket_file,
@@ -59,12 +65,14 @@ __all__ = [
     "BucketTask",
     "bucket_of_file",
     "compact_bucket",
+    "embedded_parallelism",
     "is_key_ordered",
     "run_tasks_embedded",
     "verify_output_file",
 ]
 
 _BATCH_ROWS: Final = 64 * 1024
+_MAX_PARALLEL_BUCKETS: Final = 4
 _KEY_COLUMNS: Final = EVENT_COLUMN_NAMES[1:5]
 _MIX = (
     np.uint64(0x9E3779B97F4A7C15),
@@ -270,45 +278,6 @@ class _Tally:
             yield batch
 
 
-def is_key_ordered(names: Sequence[str]) -> bool:
-    """Whether reading these inputs file by file (Hive's order) already yields row-ID order.
-
-    True when the base and the insert deltas cover disjoint, increasing write-ID ranges (statements
-    of one write ID in increasing order): every row of a later directory then has a larger
-    ``originalTransaction`` (or, within one write ID, a larger statement in ``bucket``); original
-    files come first with ``originalTransaction`` 0. The sequential scan then needs one stripe in
-    memory instead of one per input file. The writer still validates the order, so a wrong
-    answer fails the compaction instead of writing a bad file.
-    """
-    base: BaseDir | None = None
-    deltas: list[DeltaDir] = []
-    for name in names:
-        if not is_acid_dir_name(name):
-            continue
-        parsed = parse_acid_dir(name)
-        if isinstance(parsed, BaseDir):
-            base = parsed
-        elif not isinstance(parsed, DeleteDeltaDir):
-            deltas.append(parsed)
-    deltas.sort(
-        key=lambda d: (d.min_write_id, -d.max_write_id, -1 if d.statement_id is None else d.statement_id)
-    )
-    high = -1 if base is None else base.write_id
-    previous: DeltaDir | None = None
-    for delta in deltas:
-        same_write = (
-            previous is not None
-            and previous.min_write_id == previous.max_write_id == delta.min_write_id == delta.max_write_id
-            and previous.statement_id is not None
-            and delta.statement_id is not None
-            and delta.statement_id > previous.statement_id
-        )
-        if delta.min_write_id <= high and not same_write:
-            return False
-        high, previous = max(high, delta.max_write_id), delta
-    return True
-
-
 def _insert_events(
     view: _InputView,
     root: str,
@@ -335,9 +304,9 @@ def _insert_events(
 def _delete_events(
     view: _InputView, root: str, write_ids: ValidWriteIdList, txns: ValidTxnList, row_type: RowType
 ) -> Iterator[pa.RecordBatch]:
-    table = load_delete_events(view, root, write_ids, txns)
+    # Streamed in key order (one batch per delete file in memory), not the whole delete set.
     nulls_type = row_type.to_arrow()
-    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+    for batch in iter_delete_events(view, root, write_ids, txns, batch_rows=_BATCH_ROWS):
         count = batch.num_rows
         if count == 0:
             continue
@@ -387,15 +356,18 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
             events = _insert_events(view, root, write_ids, txns, row_type, ordered)
         tally = _Tally()
         path = io.join(staging, name, format_bucket_file(task.bucket_id))
-        stats = write_event_file(
-            io,
-            path,
-            tally.wrap(events),
-            row_type,
-            compression=task.compression,
-            stripe_size=task.stripe_size,
-            bucket_id=task.bucket_id,
-        )
+        # Two cores: the merge-on-read (ORC decode, deletes, checksum) runs in a producer thread
+        # while this one validates and encodes; pyarrow releases the GIL in both ORC codecs.
+        with closing(prefetch(tally.wrap(events), name=f"acidflow-merge-{task.bucket_id}")) as stream:
+            stats = write_event_file(
+                io,
+                path,
+                stream,
+                row_type,
+                compression=task.compression,
+                stripe_size=task.stripe_size,
+                bucket_id=task.bucket_id,
+            )
         if stats.rows != tally.events:
             raise CompactionVerificationError(
                 task.compaction_id, f"event count of {path}", tally.events, stats.rows
@@ -404,13 +376,43 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
     return BucketResult(task.bucket_id, tuple(outputs))
 
 
-def run_tasks_embedded(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
-    """Run tasks one after the other in this process, heartbeating between them."""
-    results: list[BucketResult] = []
-    for task in tasks:
-        results.append(compact_bucket(task))
-        heartbeat()
-    return results
+def embedded_parallelism() -> int:
+    """Buckets the embedded worker compacts at once: one per core, at most ``_MAX_PARALLEL_BUCKETS``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_PARALLEL_BUCKETS))
+
+
+def run_tasks_embedded(
+    tasks: Sequence[BucketTask], heartbeat: Callable[[], None], *, parallel: int | None = None
+) -> list[BucketResult]:
+    """Run tasks in this process, ``parallel`` buckets at a time, heartbeating as each one finishes.
+
+    Each bucket already uses two threads (the merge, and the ORC encoding: ``compact_bucket``);
+    several buckets at once keep every core encoding. Memory: ``parallel`` buckets' delete sets and
+    stripes. Results come in ``tasks`` order; the first failure is raised once the running tasks
+    end (tasks not started yet are cancelled).
+    """
+    workers = min(len(tasks), embedded_parallelism() if parallel is None else max(1, parallel))
+    if workers <= 1:
+        results: list[BucketResult] = []
+        for task in tasks:
+            results.append(compact_bucket(task))
+            heartbeat()
+        return results
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="acidflow-bucket") as pool:
+        futures = [pool.submit(compact_bucket, task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                future.result()
+                heartbeat()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return [future.result() for future in futures]
 
 
 def verify_output_file(io: FileIO, compaction_id: int, output: BucketOutput) -> None:

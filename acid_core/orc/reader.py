@@ -6,6 +6,7 @@ API::
          limit=None, ordered=False, ...)                         -> pyarrow.RecordBatchReader
     scan_table(...same arguments...)                            -> pyarrow.Table
     load_delete_events(file_io, table_dir, write_ids, txns=None) -> pyarrow.Table (the delete set)
+    iter_delete_events(...same arguments...)                    -> batches of it, streamed in key order
 
     >>> scan_table(LocalFileIO(), "/wh/db/t", parse_valid_write_id_list("db.t:12:9223372036854775807::"),
     ...            columns=["a"], filter=pc.field("a") > 1, with_row_id=True)     # doctest: +SKIP
@@ -63,9 +64,12 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
 Invariants: peak memory is the delete set (24 bytes per event) plus about one batch of
-``batch_rows`` rows, whatever the table size (``ordered`` keeps one batch per data file open); the
-result equals applying the history's events in write-ID order to a dictionary.
-Not here: deciding directories (``state``), listing (``directory``), writing (``writer``).
+``batch_rows`` rows, whatever the table size. ``ordered`` reads file by file when that already is
+row-ID order (one bucket, disjoint insert-only write-ID ranges: the usual history); otherwise it
+merges and keeps one batch (and the ORC reader's stripe) per data file open. The result equals
+applying the history's events in write-ID order to a dictionary.
+Not here: deciding directories (``state``), listing (``directory``), planning and opening files
+(``files``), writing (``writer``), threads (``stream``).
 Errors: ``NotAnAcidFileError`` (plain file where events must be, or not ORC at all),
 ``CorruptDataError`` (a stripe that does not decode; in a base or delta: a ``bucket_`` name that
 does not parse, a directory named ``bucket_N``, an ``_orc_acid_version`` other than ``2``: the
@@ -79,28 +83,20 @@ Concurrency: reads only; a file deleted by a cleaner during the scan raises ``St
 from __future__ import annotations
 
 import heapq
-import io
 import posixpath
-import struct
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as paorc
 
 from acid_core.bucket_codec import BucketCodec
-from acid_core.directory import load_directory_state
 from acid_core.errors import (
     CorruptDataError,
-    InvalidPathError,
     InvalidScanFilterError,
     NoSuchColumnError,
-    NotAnAcidFileError,
-    StorageError,
 )
 from acid_core.orc.deletes import (
     LONG_MAX,
@@ -112,31 +108,33 @@ from acid_core.orc.deletes import (
     lex_search,
     normalize_bucket,
 )
+from acid_core.orc.files import (
+    DataFile,
+    FileFacts,
+    FileKind,
+    OpenFile,
+    ScanPlan,
+    int64_values,
+    is_key_ordered,
+    one_line,
+    plan_scan,
+    probe_file,
+    valid_mask,
+)
 from acid_core.orc.schema import (
     EVENT_COLUMN_NAMES,
     OPERATION_DELETE,
     OPERATION_INSERT,
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
-    is_acid_event_schema,
 )
-from acid_core.paths import (
-    BUCKET_PREFIX,
-    DELETE_DELTA_PREFIX,
-    SIDE_FILE_SUFFIX,
-    is_acid_dir_name,
-    is_hidden_name,
-    try_parse_bucket_file,
-    try_parse_original_file,
-)
-from acid_core.writeids import RangeResponse
+from acid_core.paths import DeleteDeltaDir, DeltaDir, parse_acid_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from acid_core.fs import FileInfo, FileIO
+    from acid_core.fs import FileIO
     from acid_core.orc.deletes import I64
-    from acid_core.state import AcidDirectoryState
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [
@@ -146,6 +144,7 @@ __all__ = [
     "DataFile",
     "FileKind",
     "ScanPlan",
+    "iter_delete_events",
     "load_delete_events",
     "plan_scan",
     "scan",
@@ -165,344 +164,6 @@ _ROW_ID_FIELDS: Final = tuple(ROW_ID_TYPE)
 _POSITION_COLUMN: Final = "__acidflow_position"
 
 
-class FileKind(StrEnum):
-    """Where a data file sits."""
-
-    ORIGINAL = "original"
-    BASE = "base"
-    DELTA = "delta"
-    DELETE_DELTA = "delete_delta"
-
-
-@dataclass(frozen=True, slots=True)
-class DataFile:
-    """One file the scan reads.
-
-    Attributes:
-        path: full path in the store's syntax.
-        kind: original file, or file of a base, delta or delete delta.
-        bucket_id: from the name (``bucket_N`` or ``N_x[_copy_y]``); 0 for other names.
-        length: bytes to read: the size, or the last flushed length of a streaming file.
-    """
-
-    path: str
-    kind: FileKind
-    bucket_id: int
-    length: int
-
-
-@dataclass(frozen=True, slots=True)
-class ScanPlan:
-    """The files of one snapshot, in reading order.
-
-    Attributes:
-        state: the directory state the plan comes from.
-        data_files: originals, base and insert-delta files, grouped by bucket in Hive's order.
-        delete_files: files of the delete deltas.
-    """
-
-    state: AcidDirectoryState
-    data_files: tuple[DataFile, ...]
-    delete_files: tuple[DataFile, ...]
-
-    @property
-    def bucket_ids(self) -> tuple[int, ...]:
-        """The buckets that hold data files, ascending (delete files alone hide nothing)."""
-        return tuple(sorted({f.bucket_id for f in self.data_files}))
-
-    def for_bucket(self, bucket_id: int) -> ScanPlan:
-        """The part of the plan one bucket needs: its data files and its delete-delta files.
-
-        Hive's readers do the same split (``VectorizedOrcAcidRowBatchReader`` and
-        ``OrcRawRecordMerger`` read only the split's bucket file of each delete delta): a delete
-        event sits in the bucket file of the row it deletes.
-
-        >>> from acid_core.state import AcidDirectoryState
-        >>> state = AcidDirectoryState(None, (), (), (), (), (), (), frozenset(), False)
-        >>> ScanPlan(state, (DataFile("b1", FileKind.BASE, 1, 9),), ()).for_bucket(0).data_files
-        ()
-        """
-        return ScanPlan(
-            self.state,
-            tuple(f for f in self.data_files if f.bucket_id == bucket_id),
-            tuple(f for f in self.delete_files if f.bucket_id == bucket_id),
-        )
-
-
-def _read_flush_length(file_io: FileIO, path: str) -> int:
-    # OrcAcidUtils.getLastFlushLength: the side file is a sequence of big-endian longs, last wins.
-    data = file_io.read_bytes(path)
-    usable = len(data) - len(data) % 8
-    if usable == 0:
-        return -1
-    (length,) = struct.unpack(">q", data[usable - 8 : usable])
-    return int(length)
-
-
-_ACID_VERSION_FILE = "_orc_acid_version"  # AcidUtils.OrcAcidVersion.ACID_FORMAT
-_ACID_VERSIONS = frozenset({"2"})  # OrcAcidVersion.ORC_ACID_VERSION; an empty file means legacy (0)
-
-
-def _check_acid_version(file_io: FileIO, directory: str, child: FileInfo) -> None:
-    # OrcAcidVersion.getAcidVersionFromMetaFile reads the first byte as the version (the writer
-    # may pad "2" with NUL bytes); any other content is a format this reader does not know.
-    path = file_io.join(directory, child.name)
-    expected = "a file holding the ORC ACID version '2' (Hive's OrcAcidVersion)"
-    if child.is_dir:
-        raise CorruptDataError(path, "it is a directory", expected)
-    head = file_io.read_bytes(path)[:1]
-    if head and head.decode("latin-1") not in _ACID_VERSIONS:
-        raise CorruptDataError(path, f"unknown ORC ACID version {head.decode('latin-1')!r}", expected)
-
-
-def _check_bucket_name(file_io: FileIO, directory: str, child: FileInfo) -> None:
-    # Hive reads only bucket_N files of a base or delta (AcidUtils.bucketFileFilter and
-    # parseBucketId); a directory or a bucket_ name that does not parse means the directory
-    # was not written by Hive: refuse it rather than read or skip part of it.
-    path = file_io.join(directory, child.name)
-    expected = "only bucket_NNNNN files (and their _flush_length side files) in a base or delta"
-    if child.is_dir:
-        raise CorruptDataError(path, "a directory named like a bucket file", expected)
-    if try_parse_bucket_file(child.name) is None:
-        raise CorruptDataError(path, f"{child.name!r} is not a bucket file name", expected)
-
-
-def _list_acid_dir(file_io: FileIO, directory: str, kind: FileKind) -> list[DataFile]:
-    children = file_io.list_dir(directory)
-    names = {child.name for child in children if not child.is_dir}
-    found: list[DataFile] = []
-    for child in sorted(children, key=lambda c: c.name):
-        name = child.name
-        if name == _ACID_VERSION_FILE:
-            _check_acid_version(file_io, directory, child)
-            continue
-        if name.startswith(BUCKET_PREFIX) and (child.is_dir or not name.endswith(SIDE_FILE_SUFFIX)):
-            _check_bucket_name(file_io, directory, child)
-        if child.is_dir or is_hidden_name(name) or name.endswith(SIDE_FILE_SUFFIX):
-            continue
-        length = child.size
-        if name + SIDE_FILE_SUFFIX in names:
-            flushed = _read_flush_length(file_io, file_io.join(directory, name + SIDE_FILE_SUFFIX))
-            if flushed >= 0:
-                length = min(length, flushed)
-        if length == 0:
-            continue  # an empty bucket file (or nothing flushed yet) holds no events
-        parsed = try_parse_bucket_file(name)
-        found.append(DataFile(file_io.join(directory, name), kind, parsed.bucket_id if parsed else 0, length))
-    return found
-
-
-def plan_scan(
-    file_io: FileIO, table_dir: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None
-) -> ScanPlan:
-    """List a table or partition directory and choose the files a snapshot reads.
-
-    Args:
-        file_io: the filesystem.
-        table_dir: the table or partition directory.
-        write_ids: the reader's snapshot of the table.
-        txns: decides ``_vT`` visibility; None means every transaction is committed.
-
-    Returns:
-        The plan.
-
-    Raises:
-        StorageError: ``table_dir`` does not exist.
-        InvalidPathError: ``table_dir`` holds ACID directories below non-ACID subdirectories (it is
-            the root of a partitioned table).
-    """
-    state = load_directory_state(file_io, table_dir, write_ids, txns)
-    by_bucket: dict[int, list[DataFile]] = {}
-    for relative in state.original_files:
-        parents = relative.split("/")[:-1]
-        if any(is_acid_dir_name(part) for part in parents):
-            # e.g. TABLE_DIR is a partitioned table's root and this is p=1/delta_1_1/bucket_00000
-            raise InvalidPathError(
-                relative,
-                "an ACID directory below a non-ACID subdirectory (a partition directory?)",
-                "a table or partition directory whose base_/delta_ directories are its children; "
-                "hint: read each partition directory",
-            )
-        name = posixpath.basename(relative)
-        parsed = try_parse_original_file(name)
-        path = file_io.join(table_dir, *relative.split("/"))
-        info = file_io.info(path)
-        size = 0 if info is None else info.size
-        if size:
-            bucket = parsed.bucket_id if parsed else 0
-            by_bucket.setdefault(bucket, []).append(DataFile(path, FileKind.ORIGINAL, bucket, size))
-    directories: list[tuple[str, FileKind]] = []
-    if state.base is not None:
-        directories.append((state.base, FileKind.BASE))
-    delete_files: list[DataFile] = []
-    for name in state.deltas:
-        if name.startswith(DELETE_DELTA_PREFIX):
-            delete_files.extend(_list_acid_dir(file_io, file_io.join(table_dir, name), FileKind.DELETE_DELTA))
-        else:
-            directories.append((name, FileKind.DELTA))
-    for name, kind in directories:
-        for data_file in _list_acid_dir(file_io, file_io.join(table_dir, name), kind):
-            by_bucket.setdefault(data_file.bucket_id, []).append(data_file)
-    data_files = tuple(f for bucket in sorted(by_bucket) for f in by_bucket[bucket])
-    return ScanPlan(state, data_files, tuple(delete_files))
-
-
-class _BoundedInput(io.RawIOBase):
-    """The first ``length`` bytes of a stream: a streaming file up to its last flush."""
-
-    def __init__(self, raw: IO[bytes], length: int) -> None:
-        self._raw, self._length, self._position = raw, length, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._length}[whence]
-        self._position = max(0, min(self._length, base + offset))
-        return self._position
-
-    def read(self, size: int = -1) -> bytes:
-        left = self._length - self._position
-        size = left if size is None or size < 0 else min(size, left)
-        self._raw.seek(self._position)
-        data = self._raw.read(size)
-        self._position += len(data)
-        return data
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-class _OpenFile:
-    """An ORC file opened through the FileIO, its event layout checked."""
-
-    def __init__(self, file_io: FileIO, data_file: DataFile) -> None:
-        self.data_file = data_file
-        raw = file_io.open_input(data_file.path)
-        info_size = getattr(raw, "size", None)
-        full = info_size() if callable(info_size) else data_file.length
-        self._stream: IO[bytes] = raw
-        source: Any = raw
-        if data_file.length < full:
-            bounded = _BoundedInput(raw, data_file.length)
-            self._stream = bounded  # type: ignore[assignment]
-            source = pa.PythonFile(bounded, mode="r")
-        self._source = source
-        try:
-            self.orc = paorc.ORCFile(source)
-            self.schema: pa.Schema = self.orc.schema
-        except (pa.ArrowInvalid, OSError) as e:
-            self.close()
-            if data_file.kind is FileKind.ORIGINAL:
-                raise StorageError(
-                    f"Cannot read original file {data_file.path!r} as ORC: {_one_line(e)}; expected an ORC file "
-                    "of a table converted to ACID"
-                ) from e
-            raise NotAnAcidFileError(
-                f"File {data_file.path!r} is not an ACID event file: it is not ORC ({_one_line(e)}); expected an "
-                "ORC file of ACID events; hint: remove or move files that Hive did not write"
-            ) from e
-        self.is_acid = data_file.kind is not FileKind.ORIGINAL
-        if self.is_acid and not is_acid_event_schema(self.schema):
-            self.close()
-            raise NotAnAcidFileError(
-                f"File {data_file.path!r} is not an ACID event file: its columns are "
-                f"{self.schema.names!r}; expected struct<operation:int,originalTransaction:bigint,"
-                "bucket:int,rowId:bigint,currentTransaction:bigint,row:struct<...>>; hint: a plain "
-                "(non-ACID) ORC file inside a base or delta directory is not read; move it to the "
-                "table directory (an original file) or load it through an INSERT"
-            )
-        # Actual top-level names, by position: lower-case in query-based compaction output.
-        self.names: tuple[str, ...] = tuple(self.schema.names)
-
-    @property
-    def row_struct(self) -> pa.StructType:
-        if self.is_acid:
-            # is_acid_event_schema checked that ``row`` is a struct
-            return cast("pa.StructType", self.schema.field(5).type)
-        return pa.struct(list(self.schema))
-
-    def may_hold_non_inserts(self) -> bool:
-        """Whether the file may hold update or delete events (legacy, non-split-update files)."""
-        if self.data_file.kind is FileKind.BASE:
-            stats = (self.schema.metadata or {}).get(_STATS_KEY)
-            return stats is not None and _stats_non_inserts(stats)
-        stats = (self.schema.metadata or {}).get(_STATS_KEY)
-        return True if stats is None else _stats_non_inserts(stats)
-
-    def batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """Batches of at most ``batch_rows`` rows of ``columns`` (``row.<field>`` for a row field).
-
-        Read through a dataset fragment rather than ``read_stripe``: it decodes ``batch_rows`` at a
-        time, so memory does not grow with the stripe (a 64 MiB stripe holds millions of rows).
-        """
-        import pyarrow.dataset as ds
-
-        row_name = self.names[5] if self.is_acid else None
-        projection: dict[str, pc.Expression] = {}
-        for column in columns:
-            head, _, rest = column.partition(".")
-            projection[column] = ds.field(head, rest) if head == row_name and rest else ds.field(column)
-        fragment = ds.OrcFileFormat().make_fragment(self._source)
-        try:
-            # pyarrow documents a {name: expression} projection; pyarrow-stubs only knows list[str].
-            yield from fragment.to_batches(
-                batch_size=batch_rows,
-                columns=projection,  # type: ignore[arg-type]
-                use_threads=False,
-            )
-        except (pa.ArrowException, OSError) as e:
-            # A stripe that does not decode (truncated, bit rot): name the file, read nothing more.
-            raise CorruptDataError(
-                self.data_file.path, f"its ORC data does not decode ({_one_line(e)})", "a readable ORC file"
-            ) from e
-
-    def close(self) -> None:
-        self._stream.close()
-
-
-def _one_line(error: Exception) -> str:
-    # acidflow prints an error as one line; pyarrow's messages may span several.
-    return ", ".join(part.strip() for part in str(error).splitlines() if part.strip())
-
-
-def _stats_non_inserts(stats: bytes) -> bool:
-    parts = stats.decode("ascii", errors="replace").split(",")
-    try:
-        return any(int(part) > 0 for part in parts[1:3])
-    except ValueError:
-        return True
-
-
-def _int64(array: pa.Array[Any] | pa.ChunkedArray[Any]) -> I64:
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def _valid_mask(write_ids: ValidWriteIdList, current: I64) -> np.ndarray | None:
-    """Rows whose currentTransaction is valid, or None when all are."""
-    if current.size == 0:
-        return None
-    low, high = int(current.min()), int(current.max())
-    if write_ids.is_write_id_range_valid(low, high) is RangeResponse.ALL:
-        return None
-    mask = current <= write_ids.high_watermark
-    if write_ids.exceptions:
-        mask &= ~np.isin(current, np.asarray(write_ids.exceptions, dtype=np.int64))
-    return mask
-
-
 def _event_chunks(
     file_io: FileIO,
     data_file: DataFile,
@@ -511,18 +172,18 @@ def _event_chunks(
     batch_rows: int = 0,
 ) -> Iterator[EventChunk]:
     """The valid overriding events of one file, batch by batch, in file (key) order."""
-    opened = _OpenFile(file_io, data_file)
+    opened = OpenFile(file_io, data_file)
     try:
         names = opened.names
         columns = list(names[:5]) if non_inserts_only else list(names[1:5])
         for batch in opened.batches(columns, batch_rows or DEFAULT_BATCH_ROWS):
-            o = _int64(batch.column(names[1]))
-            b = normalize_bucket(_int64(batch.column(names[2])))
-            r = _int64(batch.column(names[3]))
-            current = _int64(batch.column(names[4]))
-            keep = _valid_mask(write_ids, current)
+            o = int64_values(batch.column(names[1]))
+            b = normalize_bucket(int64_values(batch.column(names[2])))
+            r = int64_values(batch.column(names[3]))
+            current = int64_values(batch.column(names[4]))
+            keep = valid_mask(write_ids, current)
             if non_inserts_only:
-                operation = _int64(batch.column(names[0]))
+                operation = int64_values(batch.column(names[0]))
                 overriding = operation != OPERATION_INSERT
                 keep = overriding if keep is None else keep & overriding
                 # A delete hides every version; a legacy update hides the versions before it.
@@ -537,28 +198,10 @@ def _event_chunks(
         opened.close()
 
 
-@dataclass(frozen=True, slots=True)
-class _Facts:
-    """What the footer of a file tells before reading it."""
-
-    nrows: int
-    non_inserts: bool
-    row_struct: pa.StructType
-
-
-def _probe(file_io: FileIO, data_file: DataFile) -> _Facts:
-    opened = _OpenFile(file_io, data_file)
-    try:
-        non_inserts = data_file.kind is not FileKind.ORIGINAL and opened.may_hold_non_inserts()
-        return _Facts(int(opened.orc.nrows), non_inserts, opened.row_struct)
-    finally:
-        opened.close()
-
-
 def _build_registry(
     file_io: FileIO,
     plan: ScanPlan,
-    facts: dict[str, _Facts],
+    facts: dict[str, FileFacts],
     write_ids: ValidWriteIdList,
     in_memory_limit: int,
     batch_rows: int,
@@ -588,6 +231,102 @@ def _build_registry(
     return SortMergedDeleteRegistry(open_streams)
 
 
+_DELETE_SCHEMA: Final = pa.schema(
+    [(n, t) for n, t in zip(_KEY_COLUMNS[1:5], (pa.int64(), pa.int32(), pa.int64(), pa.int64()), strict=True)]
+)
+
+
+def _delete_file_keys(
+    file_io: FileIO, data_file: DataFile, write_ids: ValidWriteIdList, batch_rows: int
+) -> Iterator[tuple[I64, I64, I64, I64]]:
+    """The valid delete events of one delete-delta file, batch by batch, in the file's key order."""
+    opened = OpenFile(file_io, data_file)
+    try:
+        names = opened.names
+        for batch in opened.batches(list(names[:5]), batch_rows):
+            current = int64_values(batch.column(names[4]))
+            keep = int64_values(batch.column(names[0])) == OPERATION_DELETE
+            valid = valid_mask(write_ids, current)
+            if valid is not None:
+                keep &= valid
+            keys = [int64_values(batch.column(n))[keep] for n in names[1:4]]
+            if keys[0].size:
+                yield keys[0], keys[1], keys[2], current[keep]
+    finally:
+        opened.close()
+
+
+class _DeleteHead:
+    """One delete file's unread events in the merge: the rest of its batches plus its iterator."""
+
+    def __init__(self, stream: Iterator[tuple[I64, I64, I64, I64]]) -> None:
+        self.stream = stream
+        self.keys: tuple[I64, I64, I64, I64] = tuple(np.empty(0, dtype=np.int64) for _ in range(4))  # type: ignore[assignment]
+        self.done = False
+        self.refill()
+
+    def refill(self) -> None:
+        """Append the next batch (or mark the file done)."""
+        more = next(self.stream, None)
+        if more is None:
+            self.done = True
+        else:
+            self.keys = tuple(np.concatenate([a, b]) for a, b in zip(self.keys, more, strict=True))  # type: ignore[assignment]
+
+    def last(self) -> tuple[int, int, int]:
+        o, b, r, _ = self.keys
+        return int(o[-1]), int(b[-1]), int(r[-1])
+
+    def take(self, count: int) -> tuple[I64, I64, I64, I64]:
+        taken = tuple(a[:count] for a in self.keys)
+        self.keys = tuple(a[count:] for a in self.keys)  # type: ignore[assignment]
+        return taken  # type: ignore[return-value]
+
+
+def iter_delete_events(
+    file_io: FileIO,
+    table_dir: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList | None = None,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.RecordBatch]:
+    """``load_delete_events`` as a stream: a k-way merge holding about one batch per delete file.
+
+    Each delete-delta file is sorted by key, so the merge emits, round by round, every buffered
+    event below the smallest "last buffered key" of the files not yet exhausted (no later event can
+    sort before it), sorted by (originalTransaction, bucket, rowId, currentTransaction); events with
+    equal keys are always emitted in the same round, so the whole stream is in that order. Memory:
+    about ``batch_rows`` events per delete file, whatever the size of the delete set.
+
+    Raises:
+        NotAnAcidFileError: a delete delta holds a file without the event schema.
+    """
+    plan = plan_scan(file_io, table_dir, write_ids, txns)
+    heads = [_DeleteHead(_delete_file_keys(file_io, f, write_ids, batch_rows)) for f in plan.delete_files]
+    while True:
+        heads = [h for h in heads if h.keys[0].size or not h.done]
+        if not heads:
+            return
+        live = [h for h in heads if not h.done]
+        bound = min(h.last() for h in live) if live else None
+        parts = []
+        for head in heads:
+            o, b, r, _ = head.keys
+            count = o.size if bound is None else lex_search(o, b, r, bound, right=False)
+            if count:
+                parts.append(head.take(count))
+        if parts:
+            o, b, r, c = (np.concatenate(column) for column in zip(*parts, strict=True))
+            order = np.lexsort((c, r, b, o))
+            arrays = [pa.array(a[order], t) for a, t in zip((o, b, r, c), _DELETE_SCHEMA.types, strict=True)]
+            for start in range(0, order.size, batch_rows):
+                yield pa.RecordBatch.from_arrays(arrays, schema=_DELETE_SCHEMA).slice(start, batch_rows)
+        for head in live:
+            if bound is not None and head.last() == bound:
+                head.refill()
+
+
 def load_delete_events(
     file_io: FileIO, table_dir: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None
 ) -> pa.Table:
@@ -601,39 +340,14 @@ def load_delete_events(
 
     Returns:
         Columns ``originalTransaction``, ``bucket`` (as stored), ``rowId``, ``currentTransaction``,
-        sorted by (originalTransaction, bucket, rowId, currentTransaction), duplicates kept.
+        sorted by (originalTransaction, bucket, rowId, currentTransaction), duplicates kept. The
+        whole set in memory: stream it with ``iter_delete_events`` instead.
 
     Raises:
         NotAnAcidFileError: a delete delta holds a file without the event schema.
     """
-    plan = plan_scan(file_io, table_dir, write_ids, txns)
-    parts: list[pa.Table] = []
-    for data_file in plan.delete_files:
-        opened = _OpenFile(file_io, data_file)
-        try:
-            names = opened.names
-            for batch in opened.batches(list(names[:5]), DEFAULT_BATCH_ROWS):
-                current = _int64(batch.column(names[4]))
-                keep = np.asarray(batch.column(names[0]).to_numpy(zero_copy_only=False)) == OPERATION_DELETE
-                valid = _valid_mask(write_ids, current)
-                if valid is not None:
-                    keep &= valid
-                table = pa.Table.from_arrays(
-                    [batch.column(n) for n in names[1:5]], names=list(_KEY_COLUMNS[1:5])
-                )
-                parts.append(table.filter(pa.array(keep)))
-        finally:
-            opened.close()
-    schema = pa.schema(
-        [
-            (n, t)
-            for n, t in zip(_KEY_COLUMNS[1:5], (pa.int64(), pa.int32(), pa.int64(), pa.int64()), strict=True)
-        ]
-    )
-    if not parts:
-        return schema.empty_table()
-    table = pa.concat_tables(parts)
-    return table.sort_by([(name, "ascending") for name in _KEY_COLUMNS[1:5]])
+    batches = list(iter_delete_events(file_io, table_dir, write_ids, txns))
+    return pa.Table.from_batches(batches, schema=_DELETE_SCHEMA)
 
 
 @dataclass(slots=True)
@@ -689,7 +403,7 @@ def _choose_output(
 
 
 def _row_columns(
-    opened: _OpenFile, batch: pa.RecordBatch, output: _Output, positions: tuple[int, ...]
+    opened: OpenFile, batch: pa.RecordBatch, output: _Output, positions: tuple[int, ...]
 ) -> list[pa.Array[Any]]:
     """The output row columns (all of ``positions``) of one batch, mapped by position."""
     row_struct = opened.row_struct
@@ -714,7 +428,7 @@ def _row_columns(
     return arrays
 
 
-def _file_columns(opened: _OpenFile, positions: tuple[int, ...], need_operation: bool) -> list[str]:
+def _file_columns(opened: OpenFile, positions: tuple[int, ...], need_operation: bool) -> list[str]:
     row_struct = opened.row_struct
     in_file = [p for p in positions if p < row_struct.num_fields]
     if not opened.is_acid:
@@ -804,6 +518,7 @@ class _Scanner:
         self.file_io, self.plan, self.write_ids = file_io, plan, write_ids
         self.output, self.registry, self.limit = output, registry, limit
         self.original_rows: dict[int, int] = {}
+        self.key_ordered = False
 
     def batches(self, ordered: bool) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
@@ -812,7 +527,10 @@ class _Scanner:
                 return
             if ordered:
                 self.need_keys = True
-            keyed = self._merged() if ordered else self._sequential()
+            if ordered and self.key_ordered:
+                keyed = self._checked_sequential()
+            else:
+                keyed = self._merged() if ordered else self._sequential()
             for batch, *_ in keyed:
                 if remaining is not None:
                     if batch.num_rows >= remaining:
@@ -828,6 +546,17 @@ class _Scanner:
     def _sequential(self) -> Iterator[_Keyed]:
         for data_file in self.plan.data_files:
             yield from self._file_batches(data_file)
+
+    def _checked_sequential(self) -> Iterator[_Keyed]:
+        """File by file when that is already row-ID order: one file open, not one per file."""
+        last: tuple[tuple[int, int, int], str] | None = None
+        for data_file in self.plan.data_files:
+            for keyed in self._file_batches(data_file):
+                if keyed[1].size:
+                    head = _Head(iter(()))
+                    head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
+                    last = _check_unique_row_ids(head, 0, data_file.path, last)
+                yield keyed
 
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
@@ -861,7 +590,7 @@ class _Scanner:
                 heapq.heappush(heap, (head.key(), index))
 
     def _file_batches(self, data_file: DataFile) -> Iterator[_Keyed]:
-        opened = _OpenFile(self.file_io, data_file)
+        opened = OpenFile(self.file_io, data_file)
         try:
             if data_file.kind is FileKind.ORIGINAL:
                 yield from self._original_batches(opened)
@@ -870,7 +599,7 @@ class _Scanner:
         finally:
             opened.close()
 
-    def _original_batches(self, opened: _OpenFile) -> Iterator[_Keyed]:
+    def _original_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
         bucket = opened.data_file.bucket_id
         offset = self.original_rows.get(bucket, 0)
         # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
@@ -888,20 +617,20 @@ class _Scanner:
             keep = None if hidden is None else ~hidden
             yield self._emit(opened, batch, positions, keep, (o, b, r))
 
-    def _event_batches(self, opened: _OpenFile) -> Iterator[_Keyed]:
+    def _event_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
         need_operation = opened.may_hold_non_inserts()
         positions = self.output.needed_positions()
         columns = _file_columns(opened, positions, need_operation)
         names = opened.names
         for batch in opened.batches(columns, self.batch_rows):
-            current = _int64(batch.column(names[4]))
-            keep = _valid_mask(self.write_ids, current)
+            current = int64_values(batch.column(names[4]))
+            keep = valid_mask(self.write_ids, current)
             if need_operation:
-                is_row = _int64(batch.column(names[0])) != OPERATION_DELETE
+                is_row = int64_values(batch.column(names[0])) != OPERATION_DELETE
                 keep = is_row if keep is None else keep & is_row
-            o = _int64(batch.column(names[1]))
-            raw_bucket = _int64(batch.column(names[2]))
-            r = _int64(batch.column(names[3]))
+            o = int64_values(batch.column(names[1]))
+            raw_bucket = int64_values(batch.column(names[2]))
+            r = int64_values(batch.column(names[3]))
             if self.registry is not None:
                 if keep is None:
                     hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
@@ -917,7 +646,7 @@ class _Scanner:
 
     def _emit(
         self,
-        opened: _OpenFile,
+        opened: OpenFile,
         batch: pa.RecordBatch,
         positions: tuple[int, ...],
         keep: npt.NDArray[np.bool_] | None,
@@ -972,17 +701,36 @@ def _check_filter(expression: pc.Expression, row_fields: tuple[pa.Field[Any], ..
     try:
         result = empty.filter(expression)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError) as e:
-        raise InvalidScanFilterError(str(expression), _one_line(e), tuple(f.name for f in row_fields)) from e
+        raise InvalidScanFilterError(str(expression), one_line(e), tuple(f.name for f in row_fields)) from e
     del result
 
 
-def _row_struct_of_plan(plan: ScanPlan, facts: dict[str, _Facts]) -> pa.StructType | None:
+def _row_struct_of_plan(plan: ScanPlan, facts: dict[str, FileFacts]) -> pa.StructType | None:
     # The newest file's row columns: after ALTER TABLE ADD COLUMNS it has them all.
     for candidates in (plan.data_files, plan.delete_files):
         ordered = sorted(candidates, key=lambda f: (f.kind is not FileKind.ORIGINAL, f.path))
         if ordered:
             return facts[ordered[-1].path].row_struct
     return None
+
+
+def _reads_in_key_order(plan: ScanPlan, facts: dict[str, FileFacts]) -> bool:
+    """Whether reading file by file already yields Hive's row-ID order (no k-way merge needed).
+
+    True for one bucket whose base and insert deltas cover disjoint, increasing write-ID ranges
+    and hold inserts only (the usual history): each insert carries its own write ID as
+    ``originalTransaction``. Statements of one write (equal ranges) and legacy update events
+    (an older ``originalTransaction`` in a newer delta) take the merge.
+    """
+    if len(plan.bucket_ids) > 1 or any(facts[f.path].non_inserts for f in plan.data_files):
+        return False
+    names = [name for name in (plan.state.base, *plan.state.deltas) if name is not None]
+    ranges = [
+        (parsed.min_write_id, parsed.max_write_id)
+        for parsed in map(parse_acid_dir, names)
+        if isinstance(parsed, DeltaDir) and not isinstance(parsed, DeleteDeltaDir)
+    ]
+    return len(ranges) == len(set(ranges)) and is_key_ordered(names)
 
 
 def scan(
@@ -1037,13 +785,14 @@ def scan(
     if plan is None:
         plan = plan_scan(file_io, table_dir, write_ids, txns)
     # Every footer first: a misplaced plain file is rejected before any row is returned.
-    facts = {f.path: _probe(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
+    facts = {f.path: probe_file(file_io, f) for f in (*plan.data_files, *plan.delete_files)}
     row_struct = None if schema is not None else _row_struct_of_plan(plan, facts)
     output = _choose_output(row_struct, schema, columns, filter, with_row_id)
     if filter is not None:
         _check_filter(filter, output.row_fields)
     registry = _build_registry(file_io, plan, facts, write_ids, delete_events_in_memory, batch_rows)
     scanner = _Scanner(file_io, plan, write_ids, output, registry, limit, batch_rows)
+    scanner.key_ordered = ordered and _reads_in_key_order(plan, facts)
     return pa.RecordBatchReader.from_batches(output.schema, scanner.batches(ordered))
 
 

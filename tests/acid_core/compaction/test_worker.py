@@ -9,8 +9,10 @@ raise NotEnoughHistoryError (never other rows).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import threading
 
 import pyarrow as pa
 import pyarrow.orc as paorc
@@ -26,7 +28,7 @@ from acid_core.compaction.worker import (
     run_tasks_embedded,
     run_worker,
 )
-from acid_core.errors import CompactionVerificationError, NotEnoughHistoryError
+from acid_core.errors import AcidError, CompactionVerificationError, NotEnoughHistoryError
 from acid_core.metastore import Column, CompactionState, CompactionType, TableDefinition, TxnState
 from acid_core.orc.schema import RowType
 from acid_core.orc.writer import insert_events, write_acid_dir
@@ -266,3 +268,46 @@ def test_compaction_of_insert_only_table_is_refused(wh):
     assert outcome.status == "refused"
     assert outcome.message == "default.mm is insert_only: acidflow compacts full-ACID (ORC event) tables only"
     assert wh.metastore.get_compaction(1).state is CompactionState.REFUSED
+
+
+@pytest.mark.parametrize("parallel", [1, 3])
+def test_run_tasks_embedded_parallel_buckets_give_the_same_rows(wh, parallel):
+    history = random_history(wh, 7, partitioned=False, buckets=3)
+    before = read_rows(history)
+    beats: list[int] = []
+    task_count: list[int] = []
+
+    def runner(tasks, heartbeat):
+        def beat():
+            beats.append(1)
+            heartbeat()
+
+        results = run_tasks_embedded(tasks, beat, parallel=parallel)
+        assert [r.bucket_id for r in results] == [t.bucket_id for t in tasks]  # in task order
+        task_count.append(len(tasks))
+        return results
+
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    claimed = wh.metastore.find_next_to_compact("w")
+    execute_compaction(wh.metastore, claimed, run_tasks=runner)
+    assert task_count == [3]
+    assert len(beats) == 3  # one heartbeat per finished bucket
+    assert read_rows(history) == before
+    assert not [t for t in threading.enumerate() if t.name.startswith(("acidflow-bucket", "acidflow-merge"))]
+
+
+def test_run_tasks_embedded_parallel_failure_is_raised_and_threads_end(wh, tmp_path):
+    history = random_history(wh, 8, partitioned=False, buckets=2)
+    before = read_rows(history)
+
+    def runner(tasks, heartbeat):
+        broken = [*tasks, dataclasses.replace(tasks[0], location=str(tmp_path / "missing"))]
+        return run_tasks_embedded(broken, heartbeat, parallel=2)
+
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    claimed = wh.metastore.find_next_to_compact("w")
+    with pytest.raises(AcidError):
+        execute_compaction(wh.metastore, claimed, run_tasks=runner)
+    assert wh.metastore.get_compaction(claimed.id).state is CompactionState.FAILED
+    assert read_rows(history) == before
+    assert not [t for t in threading.enumerate() if t.name.startswith(("acidflow-bucket", "acidflow-merge"))]

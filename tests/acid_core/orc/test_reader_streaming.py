@@ -1,0 +1,155 @@
+"""scan(ordered=True) streams file by file when that already is row-ID order (memory: one open file).
+
+Before: every ordered scan was a k-way merge holding one stripe of EVERY data file at once, so
+``acidflow read`` of a table with many deltas grew with the table. Now a history of disjoint,
+insert-only deltas in one bucket is read one file at a time; anything else still merges. Either
+way the rows and their order are those of the merge.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acid_core.errors import CorruptDataError
+from acid_core.fs import LocalFileIO
+from acid_core.orc.reader import iter_delete_events, load_delete_events, scan
+from acid_core.orc.schema import RowType
+from acid_core.orc.writer import delete_events, insert_events, write_acid_dir
+from acid_core.paths import DeleteDeltaDir, DeltaDir
+from acid_core.writeids import ValidWriteIdList
+
+ROW_TYPE = RowType.of([("a", "bigint")])
+
+
+class CountingFileIO(LocalFileIO):
+    """LocalFileIO that remembers every stream it opened, to count the ones open at a time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[pa.NativeFile] = []
+
+    def open_input(self, path):
+        stream = super().open_input(path)
+        self.opened.append(stream)
+        return stream
+
+    def open_now(self) -> int:
+        return sum(not stream.closed for stream in self.opened)
+
+
+def _delta(table_dir, write_id, rows, *, statement=0, bucket=0, start=0):
+    values = pa.record_batch({"a": pa.array(range(start, start + rows), pa.int64())})
+    events = insert_events(
+        values, write_id=write_id, bucket_id=bucket, statement_id=statement, row_type=ROW_TYPE
+    )
+    write_acid_dir(
+        LocalFileIO(), table_dir, DeltaDir(write_id, write_id, statement), {bucket: [events]}, ROW_TYPE
+    )
+
+
+def _read(io, table_dir, ordered):
+    peak, rows = 0, []
+    for batch in scan(io, table_dir, ValidWriteIdList(), with_row_id=True, ordered=ordered, batch_rows=7):
+        peak = max(peak, io.open_now())
+        rows.extend(batch.to_pylist())
+    return peak, rows
+
+
+def _key(row):
+    return row["row__id"]["writeid"], row["row__id"]["bucketid"], row["row__id"]["rowid"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(sizes=st.lists(st.integers(1, 30), min_size=2, max_size=6), deleted=st.sets(st.integers(0, 40)))
+def test_scan_ordered_disjoint_deltas_opens_one_file_at_a_time(tmp_path_factory, sizes, deleted):
+    table_dir = str(tmp_path_factory.mktemp("t"))
+    for write_id, size in enumerate(sizes, start=1):
+        _delta(table_dir, write_id, size)
+    if deleted:
+        keys = (
+            pa.array([1] * len(deleted), pa.int64()),
+            pa.array([1 << 29] * len(deleted), pa.int32()),
+            pa.array(sorted(deleted), pa.int64()),
+        )
+        write_id = len(sizes) + 1
+        removed = delete_events(keys, write_id=write_id, row_type=ROW_TYPE)
+        write_acid_dir(
+            LocalFileIO(), table_dir, DeleteDeltaDir(write_id, write_id, 0), {0: [removed]}, ROW_TYPE
+        )
+    io = CountingFileIO()
+    peak, rows = _read(io, table_dir, ordered=True)
+    assert peak <= 1
+    assert [_key(r) for r in rows] == sorted(_key(r) for r in rows)
+    expected = [(w, 1 << 29, i) for w, size in enumerate(sizes, start=1) for i in range(size)]
+    assert [_key(r) for r in rows] == [k for k in expected if not (k[0] == 1 and k[2] in deleted)]
+    assert io.open_now() == 0
+
+
+def test_scan_ordered_statements_of_one_write_still_merge(tmp_path):
+    table_dir = str(tmp_path)
+    _delta(table_dir, 1, 20, statement=0)
+    _delta(table_dir, 1, 20, statement=1, start=100)
+    io = CountingFileIO()
+    peak, rows = _read(io, table_dir, ordered=True)
+    assert peak == 2  # the k-way merge: one open file per input
+    assert [_key(r) for r in rows] == sorted(_key(r) for r in rows)
+    assert len(rows) == 40
+
+
+def test_scan_ordered_several_buckets_still_merge_into_row_id_order(tmp_path):
+    table_dir = str(tmp_path)
+    _delta(table_dir, 1, 10, bucket=0)
+    _delta(table_dir, 2, 10, bucket=1)
+    _delta(table_dir, 3, 10, bucket=0)
+    _, rows = _read(CountingFileIO(), table_dir, ordered=True)
+    assert [_key(r) for r in rows] == sorted(_key(r) for r in rows)
+    assert [r["row__id"]["writeid"] for r in rows] == [1] * 10 + [2] * 10 + [3] * 10
+
+
+def test_scan_ordered_file_by_file_still_refuses_duplicate_row_ids(tmp_path):
+    table_dir = str(tmp_path)
+    values = pa.record_batch({"a": pa.array([1, 2], pa.int64())})
+    events = insert_events(values, write_id=1, bucket_id=0, row_type=ROW_TYPE)
+    twice = pa.Table.from_batches([events, events]).sort_by([("rowId", "ascending")]).to_batches()[0]
+    write_acid_dir(LocalFileIO(), table_dir, DeltaDir(1, 1, 0), {0: [twice]}, ROW_TYPE)
+    with pytest.raises(CorruptDataError, match="is also in"):
+        _read(CountingFileIO(), table_dir, ordered=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    files=st.lists(
+        st.lists(st.tuples(st.integers(1, 4), st.integers(0, 2), st.integers(0, 30)), max_size=40),
+        min_size=1,
+        max_size=4,
+    ),
+    batch_rows=st.integers(1, 9),
+)
+def test_iter_delete_events_streams_the_sorted_delete_set(tmp_path_factory, files, batch_rows):
+    """A k-way merge over overlapping delete deltas gives load_delete_events' sorted set, in small batches."""
+    table_dir = str(tmp_path_factory.mktemp("d"))
+    expected = []
+    for index, keys in enumerate(files):
+        write_id = 10 + index
+        ordered = sorted(set(keys))
+        expected.extend((o, (1 << 29) | s, r, write_id) for o, s, r in ordered)
+        if not ordered:
+            continue
+        columns = (
+            pa.array([k[0] for k in ordered], pa.int64()),
+            pa.array([(1 << 29) | k[1] for k in ordered], pa.int32()),
+            pa.array([k[2] for k in ordered], pa.int64()),
+        )
+        events = delete_events(columns, write_id=write_id, row_type=ROW_TYPE)
+        write_acid_dir(
+            LocalFileIO(), table_dir, DeleteDeltaDir(write_id, write_id, 0), {0: [events]}, ROW_TYPE
+        )
+    batches = list(iter_delete_events(LocalFileIO(), table_dir, ValidWriteIdList(), batch_rows=batch_rows))
+    assert all(0 < b.num_rows <= batch_rows for b in batches)
+    got = [tuple(row.values()) for b in batches for row in b.to_pylist()]
+    assert got == sorted(expected)
+    table = load_delete_events(LocalFileIO(), table_dir, ValidWriteIdList())
+    assert [tuple(row.values()) for row in table.to_pylist()] == sorted(expected)

@@ -1,0 +1,31 @@
+"""The compaction and merge-on-read benchmarks still run (CI-sized ``--smoke``, nothing timed).
+
+Each smoke run builds tiny tables in a temporary directory, runs every variant (each measured
+child in its own process, as the full run does) and reports every goal it owns as SMOKE.
+"""
+
+from __future__ import annotations
+
+from bench import bench_compaction, bench_read, goals
+
+
+def _reported_since(start: int) -> dict[str, goals.Goal]:
+    return {g.goal: g for g in goals.REPORTED[start:]}
+
+
+def test_bench_compaction_smoke_reports_goals_1_and_3(capsys):
+    start = len(goals.REPORTED)
+    assert bench_compaction.main(["--smoke"]) == 0
+    reported = _reported_since(start)
+    assert set(reported) == {"1a", "1b", "3a", "3b"}  # 1c (Hive) is left out of the smoke run
+    assert all(g.verdict == "SMOKE" and g.ratio > 0 for g in reported.values())
+    assert "GOAL 1a major compaction" in capsys.readouterr().out
+
+
+def test_bench_read_smoke_reports_goals_2_and_3(capsys):
+    start = len(goals.REPORTED)
+    assert bench_read.main(["--smoke"]) == 0
+    reported = _reported_since(start)
+    assert set(reported) == {"2", "3c-rows", "3c-deletes", "3d-rows", "3d-deletes"}
+    assert all(g.verdict == "SMOKE" and g.ratio > 0 for g in reported.values())
+    assert "acidflow-read" in capsys.readouterr().out
