@@ -104,6 +104,7 @@ __all__ = [
     "UnsafeDeleteError",
     "UnsafeFileOperationError",
     "UnsupportedDataSourceWriteError",
+    "WriteLockError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
 ]
@@ -699,6 +700,18 @@ class UnsupportedDataSourceWriteError(AcidError, ValueError):
         super().__init__(
             f"Cannot write to {table!r} through hiveacid: {problem}; expected {expected}; nothing was "
             "committed"
+        )
+
+
+class WriteLockError(LockTimeoutError):
+    """A Spark write through ``hiveacid`` that could not take its table locks (nothing was written)."""
+
+    def __init__(self, table: str, txn_id: int, problem: str) -> None:
+        self.table, self.txn_id, self.problem = table, txn_id, problem
+        super().__init__(
+            f"Cannot lock {table!r} for the hiveacid write of txn {txn_id}: {problem}; expected the "
+            "locks Hive's writer takes (SHARED to append, EXCLUSIVE to overwrite); hint: retry when the "
+            "holders are done; the transaction was aborted"
         )
 
 

@@ -9,7 +9,8 @@
         .option("snapshot", "latest")                       latest | <lease id> | a ValidWriteIdList
         .option("txns", "<ValidTxnList>")                   with an explicit write-ID list only
         .option("columns", "a,b")                           data columns to read (column pruning)
-        .option("lease_ttl", "3600")                        seconds the snapshot's lease lives
+        .option("lease_ttl", "600")                         seconds a latest snapshot's lease outlives
+                                                            the last renewal (tasks renew it)
         .option("partitions", "p=a;p=b/q=1")                read only these partitions (name prefixes)
         .option("pushdown", "true")                         prune partitions from pushed filters too
         .load("db.table")                                   or .option("table", "db.table")
@@ -60,7 +61,7 @@ __all__ = [
 METASTORE_ENV = "ACIDFLOW_METASTORE"
 WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
 SNAPSHOT_LATEST = "latest"
-DEFAULT_LEASE_TTL_SECONDS = 3600.0
+DEFAULT_LEASE_TTL_SECONDS = 600.0
 DEFAULT_BATCH_ROWS = 65536
 _DEFAULT_WAREHOUSE = "./warehouse"
 _KNOWN = frozenset(
@@ -92,7 +93,8 @@ class SourceOptions:
         write_ids: an explicit ValidWriteIdList, or None.
         txns: an explicit ValidTxnList (decides ``_vT`` visibility), or None.
         columns: the data columns to read, or None for all.
-        lease_ttl: seconds a ``latest`` snapshot's lease lives (the cleaner keeps its files).
+        lease_ttl: seconds a ``latest`` snapshot's lease lives after its last renewal (every task
+            renews it; see ``pyspark_hiveacid.snapshot``); the cleaner keeps its files meanwhile.
         batch_rows: rows decoded per Arrow batch.
         partitions: partition-name prefixes (``p=a``, ``p=a/q=1``) to read, or None for all.
         pushdown: prune partitions from the filters Spark pushes (see the module docstring).

@@ -5,6 +5,15 @@
     take_snapshot(store, "db.t", ttl)     get_valid_txns(), then take_lease -> Snapshot(lease_id, write_ids, txns)
     lease_snapshot(store, "db.t", 7)      an existing lease (acidflow lease take): its write IDs
     held_snapshot("db.t", ...)            a context manager for the user's driver: take, yield, release
+    renew_snapshot(store, snapshot, ttl)  on an executor, while a task reads: push the lease's expiry on
+
+How a ``latest`` lease ends: Spark 4's Python data source API has no end-of-job hook (a reader
+has no ``close``, and ``partitions()`` runs in a planning worker, not the user's driver), so the
+lease is a TTL renewed by its readers: every task renews it when it starts and every third of the
+TTL while it reads. The lease therefore lives while the job reads and expires ``lease_ttl`` after
+its last task, however long the job runs; a task that starts after that fails with
+``NoSuchLeaseError`` instead of reading files the cleaner may have removed (load the DataFrame
+again). On a Hive Metastore each renewal also heartbeats the lease's HMS transaction.
 
 ``take_snapshot`` is the one place that talks to the lease API, so when leases store the full
 snapshot (ValidWriteIdList and ValidTxnList) only it changes. Until then the transaction list is
@@ -13,7 +22,7 @@ skipped and the deltas it replaced are read), and the cleaner keeps those deltas
 whether or not its reader sees the compaction's output (``compaction.cleaner``).
 
 Invariants: every partition of one read gets the same ``Snapshot``; a ``latest`` snapshot's lease
-expires after its TTL if nobody releases it (Spark has no end-of-job hook for Python sources).
+expires one TTL after its last renewal.
 Not here: listing files (``source`` plans them on the driver).
 Errors: ``NoSuchLeaseError`` (unknown lease, or one of another table), ``NoSuchTableError``.
 """
@@ -26,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from acid_core.errors import NoSuchLeaseError
+from acid_core.errors import HiveMetastoreCapabilityError, InvalidDataSourceOptionError, NoSuchLeaseError
 from acid_core.metastore.port import split_table_name
 from acid_core.writeids import ValidTxnList
 
@@ -36,7 +45,14 @@ if TYPE_CHECKING:
     from acid_core.metastore.port import Metastore
     from acid_core.writeids import ValidWriteIdList
 
-__all__ = ["Snapshot", "current_user", "held_snapshot", "lease_snapshot", "take_snapshot"]
+__all__ = [
+    "Snapshot",
+    "current_user",
+    "held_snapshot",
+    "lease_snapshot",
+    "renew_snapshot",
+    "take_snapshot",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +83,37 @@ def _owner() -> str:
 
 
 def take_snapshot(store: Metastore, table: str, ttl_seconds: float, owner: str | None = None) -> Snapshot:
-    """Register the table's current snapshot as a lease (see the module docstring)."""
-    lease = store.take_lease(table, ttl_seconds, owner=owner or _owner())
+    """Register the table's current snapshot as a lease (see the module docstring).
+
+    Raises:
+        InvalidDataSourceOptionError: ``snapshot=latest`` on a metastore that cannot hold a snapshot
+            (a Hive Metastore without acidflow's lease store): one line naming the option and
+            what works instead.
+    """
+    try:
+        lease = store.take_lease(table, ttl_seconds, owner=owner or _owner())
+    except HiveMetastoreCapabilityError as e:
+        raise InvalidDataSourceOptionError(
+            "snapshot",
+            "latest",
+            f"an explicit snapshot, because the metastore cannot hold one for the read ({e.problem}): "
+            "option snapshot='<ValidWriteIdList>' (and txns='<ValidTxnList>') from the metastore",
+        ) from e
     # A lease is a full snapshot: its ValidTxnList was taken with its write IDs (revision 0003).
     txns = lease.txns if lease.txns is not None else store.get_valid_txns()
     return Snapshot(lease.lease_id, lease.write_ids, txns)
+
+
+def renew_snapshot(store: Metastore, lease_id: int, ttl_seconds: float) -> None:
+    """Push a live lease's expiry to ``ttl_seconds`` from now (``Metastore.renew_lease``).
+
+    On a Hive Metastore this also heartbeats the lease's HMS transaction.
+
+    Raises:
+        NoSuchLeaseError: the lease was released or has expired.
+        LeaseLostError: (Hive Metastore) the lease's transaction was aborted.
+    """
+    store.renew_lease(lease_id, ttl_seconds)
 
 
 def lease_snapshot(store: Metastore, table: str, lease_id: int) -> Snapshot:

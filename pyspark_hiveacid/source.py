@@ -17,7 +17,9 @@ Reading, ``spark.read.format("hiveacid").load("db.t")``::
 
 Writing, ``df.write.format("hiveacid").mode("append" | "overwrite").save("db.t")``::
 
-    driver  writer()  open_txn, allocate_write_id (once), existing partitions
+    driver  writer()  open_txn, the table locks Hive's writer takes (append SHARED, overwrite
+                      EXCLUSIVE; held for the transaction by ``write_locks``' holder process),
+                      allocate_write_id (once), existing partitions
     task k  write()   rows -> partition -> bucket (Hive's hash when bucketed), insert events as
                       Hive's OrcRecordUpdater writes them, heartbeats the transaction:
                         append    unbucketed  <part>/delta_w_w_0000/bucket_<k>     (writer ID k)
@@ -27,6 +29,7 @@ Writing, ``df.write.format("hiveacid").mode("append" | "overwrite").save("db.t")
     driver  commit()  _orc_acid_version, empty base_w in partitions an overwrite did not write,
                       add_partition, add_write_component, commit_txn
             abort()   abort_txn: the write ID stays invalid in every snapshot, nothing is visible
+            both      wait until the holder has released the locks (it does when the txn ends)
 
 Invariants: all input partitions of one read use the same snapshot and exactly the files the driver
 planned (executors never list); a failed or killed job leaves an aborted (or, until the reaper
@@ -40,14 +43,16 @@ metastore and reader raise; Spark shows them in its Python worker error.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import operator
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -64,6 +69,9 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
     Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
     WriterCommitMessage,
 )
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
@@ -71,6 +79,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 from acid_core.errors import NoSuchColumnError, UnsupportedDataSourceWriteError, UnsupportedStatementError
 from pyspark_hiveacid.options import parse_source_options
 from pyspark_hiveacid.snapshot import Snapshot, current_user, lease_snapshot, take_snapshot
+from pyspark_hiveacid.write_locks import hold_write_locks, wait_for_release
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -216,6 +225,98 @@ def _partition_values(table: Table, values: Sequence[str]) -> dict[str, object]:
     return typed
 
 
+# -- row filters on data columns ------------------------------------------------------------------
+
+_MAX_IN_VALUES = 64
+_STRING_MATCHES: dict[type[Filter], Callable[..., pc.Expression]] = {
+    StringStartsWith: pc.starts_with,
+    StringEndsWith: pc.ends_with,
+    StringContains: pc.match_substring,
+}
+
+
+def _is_exact_type(arrow_type: pa.DataType) -> bool:
+    """Types whose comparisons in pyarrow are exactly Spark's (not float: NaN orders differently)."""
+    return bool(
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_string(arrow_type)
+        or pa.types.is_boolean(arrow_type)
+        or pa.types.is_date32(arrow_type)
+    )
+
+
+def _equal(column: pc.Expression, value: object) -> pc.Expression:
+    return cast("pc.Expression", operator.eq(column, value))
+
+
+def _fits(arrow_type: pa.DataType, value: object) -> bool:
+    if pa.types.is_boolean(arrow_type):
+        return isinstance(value, bool)
+    if pa.types.is_integer(arrow_type):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if pa.types.is_string(arrow_type):
+        return isinstance(value, str)
+    return isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+
+
+def _row_filter(f: Any, types: Mapping[str, tuple[str, pa.DataType]]) -> pc.Expression | None:  # noqa: ANN401
+    """An exact pyarrow translation of a Spark filter on data columns, or None (Spark keeps it).
+
+    Exact means SQL's three-valued logic: the expression is null where Spark's is null, so ``NOT``
+    of it drops the same rows (``x IN (1, 2)`` becomes ``x = 1 OR x = 2``, not ``is_in``, whose
+    result is never null). ``types`` maps lower-case data column names to (name, Arrow type).
+    """
+    if isinstance(f, Not):
+        inner = _row_filter(f.child, types)
+        return None if inner is None else ~inner
+    attribute: tuple[str, ...] = getattr(f, "attribute", ())
+    if len(attribute) != 1 or attribute[0].lower() not in types:
+        return None
+    name, arrow_type = types[attribute[0].lower()]
+    if not _is_exact_type(arrow_type):
+        return None
+    column = pc.field(name)
+    if isinstance(f, IsNull):
+        return pc.is_null(column)
+    if isinstance(f, IsNotNull):
+        return pc.is_valid(column)
+    if isinstance(f, EqualNullSafe):
+        if f.value is None:
+            return pc.is_null(column)
+        return pc.is_valid(column) & _equal(column, f.value) if _fits(arrow_type, f.value) else None
+    if isinstance(f, In):
+        values = list(f.value)
+        if not values or len(values) > _MAX_IN_VALUES or not all(_fits(arrow_type, v) for v in values):
+            return None
+        expression = _equal(column, values[0])
+        for value in values[1:]:
+            expression = expression | _equal(column, value)
+        return expression
+    if type(f) in _STRING_MATCHES:
+        if not pa.types.is_string(arrow_type) or not isinstance(f.value, str):
+            return None
+        return _STRING_MATCHES[type(f)](column, pattern=f.value)
+    if type(f) in _COMPARISONS and _fits(arrow_type, f.value):
+        compare = _COMPARISONS[type(f)]
+        return cast("pc.Expression", compare(column, f.value))
+    return None
+
+
+def _row_filter_of(
+    filters: Sequence[Filter], types: Mapping[str, tuple[str, pa.DataType]]
+) -> pc.Expression | None:
+    """The conjunction of ``filters`` (each one translatable by ``_row_filter``), or None."""
+    expression: pc.Expression | None = None
+    for f in filters:
+        one = _row_filter(f, types)
+        if one is None:  # pushFilters kept only translatable filters
+            raise UnsupportedStatementError(
+                f"push filter {f!r}", "it has no exact row filter", "a data filter"
+            )
+        expression = one if expression is None else expression & one
+    return expression
+
+
 # -- reading -------------------------------------------------------------------------------------
 
 
@@ -230,6 +331,7 @@ class AcidInputPartition(InputPartition):
     write_ids: str
     txns: str | None
     value: Any = field(default=None)
+    lease_id: int | None = None
 
 
 class HiveAcidReader(DataSourceReader):
@@ -247,7 +349,11 @@ class HiveAcidReader(DataSourceReader):
         self.with_row_id = ROW_ID_COLUMN in names
         self.output_names = names
         self.partition_filters: list[Filter] = []
+        self.row_filters: list[Filter] = []
         self.snapshot: Snapshot | None = None
+
+    def _data_types(self) -> dict[str, tuple[str, pa.DataType]]:
+        return {c.name.lower(): (c.name, _arrow_type(c.type)) for c in self.table.columns}
 
     def _snapshot(self, store: Metastore) -> Snapshot:
         options = self.options
@@ -273,6 +379,10 @@ class HiveAcidReader(DataSourceReader):
                 chosen.append((tuple(typed.values()), partition.location))
         return chosen
 
+    def _renewed_lease(self, snapshot: Snapshot) -> int | None:
+        """The lease the tasks renew: one this read took (``latest``); a user's lease is theirs."""
+        return snapshot.lease_id if self.options.lease_id is None else None
+
     def partitions(self) -> list[InputPartition]:
         """Take the snapshot (once), prune partitions, and plan one input partition per bucket."""
         from acid_core.fs import file_io_for
@@ -293,7 +403,15 @@ class HiveAcidReader(DataSourceReader):
                 continue  # a partition registered but never written
             plan = plan_scan(file_io, path, snapshot.write_ids, snapshot.txns)
             planned.extend(
-                AcidInputPartition(location, values, bucket, plan.for_bucket(bucket), write_ids, txns)
+                AcidInputPartition(
+                    location,
+                    values,
+                    bucket,
+                    plan.for_bucket(bucket),
+                    write_ids,
+                    txns,
+                    lease_id=self._renewed_lease(snapshot),
+                )
                 for bucket in plan.bucket_ids
             )
         _LOG.info("hiveacid: %s at %s: %d input partitions", self.table.full_name, write_ids, len(planned))
@@ -312,33 +430,76 @@ class HiveAcidReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         data_schema = pa.schema([pa.field(c.name, _arrow_type(c.type)) for c in self.table.columns])
         file_io, path = file_io_for(partition.location)
-        reader = scan(
-            file_io,
-            path,
-            parse_valid_write_id_list(partition.write_ids),
-            None if partition.txns is None else parse_valid_txn_list(partition.txns),
-            columns=self.data_columns,
-            with_row_id=self.with_row_id,
-            schema=data_schema,
-            plan=partition.plan,
-            batch_rows=self.options.batch_rows,
-        )
         keys = [k.name.lower() for k in self.table.partition_keys]
         constants = dict(zip(keys, partition.partition_values, strict=True))
-        for batch in reader:
-            rows = batch.num_rows
-            by_name = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
-            arrays = []
-            for target_field in target:
-                name = target_field.name.lower()
-                if name in by_name:
-                    array = by_name[name]
-                else:
-                    array = pa.array([constants[name]] * rows, target_field.type)
-                if array.type != target_field.type:
-                    array = array.cast(target_field.type, safe=False)
-                arrays.append(array)
-            yield pa.RecordBatch.from_arrays(arrays, schema=target)
+        # Renewed before any file is opened: a lease that already expired fails the task here.
+        with _LeaseRenewal(self.options, partition.lease_id) as renewal:
+            reader = scan(
+                file_io,
+                path,
+                parse_valid_write_id_list(partition.write_ids),
+                None if partition.txns is None else parse_valid_txn_list(partition.txns),
+                columns=self.data_columns,
+                with_row_id=self.with_row_id,
+                schema=data_schema,
+                plan=partition.plan,
+                batch_rows=self.options.batch_rows,
+                # After the delete merge, inside scan: a deleted row never reaches the filter.
+                filter=_row_filter_of(self.row_filters, self._data_types()),
+            )
+            for batch in reader:
+                renewal.maybe_renew()
+                yield _to_target(batch, target, constants)
+
+
+def _to_target(batch: pa.RecordBatch, target: pa.Schema, constants: Mapping[str, object]) -> pa.RecordBatch:
+    """A merged batch in Spark's schema: partition values as constants, types cast to Spark's."""
+    rows = batch.num_rows
+    by_name = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
+    arrays = []
+    for target_field in target:
+        name = target_field.name.lower()
+        array = by_name.get(name)
+        if array is None:  # a partition column: one value for the whole task
+            array = pa.array([constants[name]] * rows, target_field.type)
+        if array.type != target_field.type:
+            array = array.cast(target_field.type, safe=False)
+        arrays.append(array)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+class _LeaseRenewal:
+    """Renew the read's lease when a task starts and every third of its TTL while it reads."""
+
+    def __init__(self, options: SourceOptions, lease_id: int | None) -> None:
+        self.options, self.lease_id = options, lease_id
+        self.store: Metastore | None = None
+        self.renewed_at = 0.0
+
+    def __enter__(self) -> _LeaseRenewal:
+        if self.lease_id is not None:
+            self.store = _open_store(self.options)
+            self.renew()
+        return self
+
+    def renew(self) -> None:
+        from pyspark_hiveacid.snapshot import renew_snapshot
+
+        if self.store is not None and self.lease_id is not None:
+            renew_snapshot(self.store, self.lease_id, self.options.lease_ttl)
+            self.renewed_at = time.monotonic()
+
+    def maybe_renew(self) -> None:
+        if self.store is not None and time.monotonic() - self.renewed_at > self.options.lease_ttl / 3:
+            self.renew()
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class HiveAcidPruningReader(HiveAcidReader):
@@ -349,12 +510,20 @@ class HiveAcidPruningReader(HiveAcidReader):
     """
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        """Keep the filters that read only partition columns: they prune partitions exactly."""
+        """Keep what acidflow evaluates exactly; give the rest back to Spark.
+
+        Filters on partition columns prune partitions on the driver. Filters on one data column of
+        an exact type (integers, strings, booleans, dates) become a row filter that the executors
+        apply after the delete merge (``scan(filter=...)``), so a deleted row cannot come back.
+        """
         keys = {k.name.lower() for k in self.table.partition_keys}
+        types = self._data_types()
         for f in filters:
             columns = _filter_columns(f)
             if columns and columns <= keys:
                 self.partition_filters.append(f)
+            elif _row_filter(f, types) is not None:
+                self.row_filters.append(f)
             else:
                 yield f
 
@@ -383,6 +552,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
             self._check_schema()
             self.txn_id = int(store.open_txn(current_user(), socket.gethostname()))
             try:
+                hold_write_locks(options, self.table.full_name, overwrite, self.txn_id)
                 self.write_id = int(store.allocate_write_id(self.txn_id, self.table.full_name))
                 keys = [k.name for k in self.table.partition_keys]
                 self.partitions = {
@@ -571,8 +741,15 @@ class HiveAcidWriter(DataSourceArrowWriter):
                 _LOG.exception("hiveacid: commit of txn %d failed; aborting it", self.txn_id)
                 store.abort_txn(self.txn_id)
                 raise
+            finally:
+                self._locks_released()
         finally:
             store.close()
+
+    def _locks_released(self) -> None:
+        """Wait for the lock holder to see the transaction end and release (``write_locks``)."""
+        if not wait_for_release(self.options, self.table.full_name, self.txn_id):
+            _LOG.warning("hiveacid: locks of txn %d still held after its end", self.txn_id)
 
     def _empty_bases(
         self, store: Metastore, touched: dict[str | None, tuple[str | None, ...] | None]
@@ -608,6 +785,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
             store.abort_txn(self.txn_id)
         finally:
             store.close()
+            self._locks_released()
 
 
 # -- the data source -----------------------------------------------------------------------------

@@ -408,6 +408,16 @@ def _execute_compaction(
             metastore.heartbeat(txn_id)
 
         large = options.large_runner is not None and size >= options.large_threshold_bytes
+        if options.large_runner is not None:
+            # Issue 14 goal 5: Spark's fixed start-up (tens of seconds) dwarfs a small merge.
+            _LOG.info(
+                "compaction %d: %d bytes of input %s the large-input threshold of %d bytes: %s executor",
+                compaction.id,
+                size,
+                "reach" if large else "are below",
+                options.large_threshold_bytes,
+                "the large-input (Spark)" if large else "the embedded",
+            )
         step("writing")
         io.mkdirs(io.join(root, staging))
         runner = options.large_runner if large and options.large_runner is not None else run_tasks

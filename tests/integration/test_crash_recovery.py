@@ -42,6 +42,7 @@ ROOT = str(Path(__file__).resolve().parents[2])
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
+    import acid_core.compaction.bucket_merge as bucket_merge
     import acid_core.compaction.worker as worker
     import acid_core.fs as fs
     from acid_core.cli import main
@@ -71,7 +72,7 @@ CHILD = textwrap.dedent(
     elif kill_at == "after-lock":  # the maintenance lock is held, nothing written
         wrap(worker, "_execute_compaction", before=lambda n: die())
     elif kill_at == "mid-write":  # the first bucket's file is in staging, the second not
-        wrap(worker, "compact_bucket", after=lambda n: die())
+        wrap(bucket_merge, "compact_bucket", after=lambda n: die())  # the embedded loop's call
     elif kill_at == "before-commit":  # outputs renamed into place (_vT), transaction still open
         original = worker._execute_compaction
 

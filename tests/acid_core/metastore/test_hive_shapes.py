@@ -21,6 +21,7 @@ from acid_core.errors import (
     CommitConflictError,
     HiveMetastoreCapabilityError,
     InvalidMetastoreRequestError,
+    NoSuchPartitionError,
     NoSuchTableError,
     TxnNotOpenError,
 )
@@ -352,3 +353,33 @@ def test_hive_shapes_pre_hive4_claims_carry_hive31_names():
     store = HiveMetastore(_hive3())
     assert store._hive31_names({}) == {HIVE31_NAMES_PROPERTY: "true"}
     assert HiveMetastore(_hive4())._hive31_names({}) == {}
+
+
+def test_hive_shapes_set_location_alters_the_table_or_partition_sd():
+    # Hive's ALTER TABLE [PARTITION] SET LOCATION: alter_table / alter_partition with a new sd.location.
+    table = T.Table(dbName="db", tableName="t", sd=T.StorageDescriptor(location="/wh/db.db/t"))
+    partition = T.Partition(values=["1"], sd=T.StorageDescriptor(location="/wh/db.db/t/ds=1"))
+    connection = _hive4(
+        get_table=table,
+        alter_table=None,
+        get_partition_by_name=lambda db, t, name: (
+            partition if name == "ds=1" else T.NoSuchObjectException(name)
+        ),
+        alter_partition=None,
+    )
+    store = HiveMetastore(connection)
+    store.set_location("db.t", None, "/new/t")
+    store.set_location("db.t", "ds=1", "/new/ds1")
+    [(db, name, altered)] = connection.requests("alter_table")
+    assert (db, name, altered.sd.location) == ("db", "t", "/new/t")
+    [(db, name, altered_partition)] = connection.requests("alter_partition")
+    assert (db, name, altered_partition.sd.location) == ("db", "t", "/new/ds1")
+    with pytest.raises(NoSuchPartitionError, match=r"ds=2"):
+        store.set_location("db.t", "ds=2", "/x")
+
+
+def test_hive_shapes_open_compaction_txn_opens_a_compaction_txn():
+    connection = _hive4(open_txns=T.OpenTxnsResponse(txn_ids=[42]))
+    assert HiveMetastore(connection).open_compaction_txn(7) == 42
+    [(request,)] = connection.requests("open_txns")
+    assert request.txn_type == T.TxnType.COMPACTION

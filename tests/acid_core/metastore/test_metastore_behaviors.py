@@ -168,6 +168,20 @@ class TestCatalog:
         assert store.list_tables("sales") == ["orders"]
         assert store.list_databases() == ["default", "sales"]
 
+    def test_set_location_changes_only_the_named_table_or_partition(self, store):
+        # Hive's ALTER TABLE [PARTITION] SET LOCATION: the table's partitions keep their locations.
+        store.create_table(_acid("p", partition_keys=(Column("ds", "string"),)))
+        store.add_partition("p", {"ds": "1"})
+        store.set_location("p", None, "/elsewhere/p")
+        assert store.get_table("p").location == "/elsewhere/p"
+        assert [q.location for q in store.list_partitions("p")] == ["/warehouse/p/ds=1"]
+        store.set_location("p", "ds=1", "/other/ds1")
+        assert [q.location for q in store.list_partitions("p")] == ["/other/ds1"]
+        with pytest.raises(NoSuchPartitionError, match=r"ds=2"):
+            store.set_location("p", "ds=2", "/x")
+        with pytest.raises(NoSuchTableError):
+            store.set_location("nope", None, "/x")
+
     def test_create_table_round_trips_schema_bucketing_and_properties(self, store):
         definition = TableDefinition(
             "events",
