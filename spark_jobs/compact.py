@@ -13,7 +13,7 @@
     spark-submit spark_jobs/compact.py --tasks-file T --results-file R
         tasks only: the embedded worker's driver planned them and commits (SparkSubmitRunner)
 
-Each task runs acid_core.compaction.worker.compact_bucket: exactly the code of the embedded
+Each task runs acid_core.compaction.bucket_merge.compact_bucket: exactly the code of the embedded
 worker, with pyarrow inside the Python worker (Spark's own ORC reader is never used: it fails on
 column-pruned reads of ACID files). Executors need acid_core importable and PYSPARK_PYTHON set to
 the interpreter that has it.
@@ -39,7 +39,7 @@ DEFAULT_MASTER = "local[*]"
 
 
 def _run_task(descriptor: str) -> str:
-    from acid_core.compaction.worker import BucketTask, compact_bucket
+    from acid_core.compaction.bucket_merge import BucketTask, compact_bucket
 
     return compact_bucket(BucketTask.from_json(descriptor)).to_json()
 

@@ -5,5 +5,5 @@
                 every step against the model (used in-process and as an OS process)
 ``actors``      ``python -m tests.reliability.actors writer|compactor|cleaner``: the OS processes
 ``soak``        the driver: starts the processes, SIGKILLs them at random, recovers, checks
-``known_bugs``  flags that steer the quick profile around bugs fixed elsewhere
+``test_regressions``  the minimal reproductions of the bugs the soak found, kept as regression tests
 """

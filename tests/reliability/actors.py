@@ -27,8 +27,6 @@ import traceback
 
 from acid_core.cli import main as acidflow
 from acid_core.errors import AcidError
-from acid_core.metastore import CompactionState, open_metastore
-from tests.reliability import known_bugs
 from tests.reliability.writer import TABLE, SoakFailure, SoakWriter
 
 
@@ -75,21 +73,10 @@ def run_writer(args: argparse.Namespace) -> int:
 
 def run_compactor(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
-    metastore = open_metastore(args.metastore or None, args.warehouse)
     print("ready", flush=True)
     while True:
         choice = rng.random()
         kind = "minor" if choice < 0.45 else "major"
-        # The compaction that runs next is the oldest queued one, if any (the queue is FIFO).
-        queued = [c for c in metastore.show_compactions(TABLE) if c.state is CompactionState.INITIATED]
-        next_kind = queued[0].compaction_type.value if queued else kind
-        blocked = known_bugs.blocked_compaction(metastore, next_kind)
-        if blocked is not None:
-            _event(
-                args.events, {"role": "compactor", "action": f"skip {next_kind}", "rc": 0, "output": blocked}
-            )
-            time.sleep(rng.uniform(0, 0.2))
-            continue
         if choice < 0.8:
             action: tuple[str, ...] = (
                 "compact",

@@ -5,9 +5,6 @@ release), ``acidflow compact --type minor|major``, ``acidflow clean`` (plain or 
 After every rule the invariant runs: SELECT equals the model and every live lease reads the rows
 it read when taken (``SoakWriter.check``). Hypothesis shrinks a failure to a minimal sequence of
 rules, which is the reproduction to report.
-
-Sequences that hit a bug fixed on another branch are avoided only while its ``known_bugs`` flag is
-on (see ``known_bugs.blocked_compaction``).
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from acid_core.cli import main as acidflow
-from tests.reliability import known_bugs
 from tests.reliability.writer import STEP_KINDS, TABLE, SoakWriter, create_soak_table
 
 WRITE_KINDS = tuple(k for k in STEP_KINDS if not k.startswith("lease"))
@@ -68,8 +64,6 @@ class SoakMachine(RuleBasedStateMachine):
 
     @rule(kind=st.sampled_from(["minor", "major"]))
     def compact(self, kind: str) -> None:
-        if known_bugs.blocked_compaction(self.writer.wh.metastore, kind) is not None:
-            return
         self._cli("compact", "--table", TABLE, "--type", kind, "--executor", "embedded")
 
     @rule(quarantine=st.booleans())

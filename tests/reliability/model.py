@@ -14,7 +14,6 @@ The writer keeps a journal (one JSON object per line, flushed and fsynced before
     {"t": "releasing", "lease": 3}   {"t": "released", "lease": 3}
     {"t": "check", "rows": 25}       one step checked: SELECT and every live lease, 25 rows compared
     {"t": "fail", "message": "..."}  a check failed (the process then exits 3)
-    {"t": "known_bug", "name": "KNOWN_BUG_...", "what": "..."}  a flagged bug was hit and worked around
 
 A writer killed with SIGKILL leaves at most one ``pending`` without its ``done`` (and maybe a torn
 last line, which ``Journal`` drops): the next writer resolves it from the metastore's record of the
@@ -77,7 +76,6 @@ class JournalState:
     leases_taken: int = 0
     leases_released: int = 0
     failures: list[str] = field(default_factory=list)
-    known_bugs_hit: dict[str, int] = field(default_factory=dict)
 
 
 def apply_changes(rows: dict[int, str], changes: Changes) -> None:
@@ -145,8 +143,6 @@ def replay(records: list[dict[str, object]]) -> JournalState:
             state.rows_checked += int(record["rows"])  # type: ignore[call-overload]
         elif kind == "fail":
             state.failures.append(str(record["message"]))
-        elif kind == "known_bug":
-            state.known_bugs_hit[str(record["name"])] = state.known_bugs_hit.get(str(record["name"]), 0) + 1
     state.unresolved = sorted(pending.values(), key=lambda p: p.op)
     return state
 

@@ -434,21 +434,16 @@ class SoakWriter:
         return out.getvalue()
 
     def _lease_take(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
-        # A lease stores only write IDs; its reader's txn list is read around it. The pair is a
-        # consistent snapshot only when no transaction began or ended in between (else a
-        # compaction may have committed between the two reads): retry until it is.
-        # (KNOWN_BUG_LEASE_TXN_SNAPSHOT: with full-snapshot leases, use the lease's own list.)
-        for _ in range(20):
-            before = self.wh.metastore.get_valid_txns().to_string()
-            taken = json.loads(self._cli("lease", "take", TABLE, "--ttl", str(LEASE_TTL_SECONDS), "--json"))
-            lease_id = int(taken["lease_id"])
-            if self.wh.metastore.get_valid_txns().to_string() == before:
-                break
-            self._cli("lease", "release", str(lease_id))
-        else:
-            return  # the compactor kept committing: no lease this step
+        # A lease is a full snapshot (write IDs and the txn list of the moment it was taken): its
+        # reader reads with both, exactly as the lease records them.
+        taken = json.loads(self._cli("lease", "take", TABLE, "--ttl", str(LEASE_TTL_SECONDS), "--json"))
         self.journal.append(
-            {"t": "lease", "lease": lease_id, "rows": {str(k): v for k, v in rows.items()}, "txns": before}
+            {
+                "t": "lease",
+                "lease": int(taken["lease_id"]),
+                "rows": {str(k): v for k, v in rows.items()},
+                "txns": str(taken["txns"]),
+            }
         )
 
     def _lease_release(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:

@@ -1,8 +1,7 @@
-"""The minimal reproductions of what the soak found, one test each (strict xfail while flagged).
+"""Regression tests: the minimal reproductions of the bugs the soak found (issue 11), one test each.
 
-Each test is the shortest sequence (found by the soak, shrunk by hypothesis or by hand) that breaks
-an invariant on this branch. It is ``xfail(strict=True)`` while its ``known_bugs`` flag is on, so
-it fails the suite the moment the bug is fixed and the flag not flipped (or flipped too early).
+Each test is the shortest sequence (found by the soak, shrunk by hypothesis or by hand) that broke
+an invariant before its fix; its docstring says what used to happen ("Was:") and what fixed it.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import pytest
 from acid_core.cli import main as acidflow
 from acid_core.metastore import CompactionState, CompactionType, TxnState
 from acid_core.writes.streaming import StreamingConnection
-from tests.reliability import known_bugs
 from tests.reliability.soak import ROOT
 from tests.reliability.writer import TABLE, SoakWriter, create_soak_table
 
@@ -37,26 +35,20 @@ def writer(tmp_path):
     writer.close()
 
 
+def _compact(warehouse, kind):
+    """``acidflow compact --table t --type <kind>`` on the embedded executor; returns its exit code."""
+    return acidflow(
+        ["compact", "--table", TABLE, "--type", kind, "--executor", "embedded", "--warehouse", warehouse]
+    )
+
+
 def _run(writer, steps):
     """Run writer steps and ``compact:<kind>`` / ``clean`` actions, checking after each."""
     rng = random.Random(1)
     for step in steps:
         if step.startswith("compact:"):
             kind = step.split(":")[1]
-            code = acidflow(
-                [
-                    "compact",
-                    "--table",
-                    TABLE,
-                    "--type",
-                    kind,
-                    "--executor",
-                    "embedded",
-                    "--warehouse",
-                    writer.wh.location,
-                ]
-            )
-            assert code == 0
+            assert _compact(writer.wh.location, kind) == 0
         elif step == "clean":
             assert acidflow(["clean", "--warehouse", writer.wh.location]) == 0
         else:
@@ -69,17 +61,12 @@ def _visible(writer):
     return sorted(n for n in os.listdir(location) if not n.startswith(("_", ".")))
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
-    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: the cleaner deletes deltas a lease's snapshot still reads",
-    strict=True,
-)
 def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(writer):
     """A lease (write IDs 1-2) keeps its rows through two major compactions and a clean.
 
-    Today: the second major's cleaning sees the lease's snapshot as unreadable (NotEnoughHistory
-    with today's txn list, swallowed by ``_lease_read_sets``) and deletes delta_1..3; the lease
-    then reads 0 of its 5 rows.
+    Was: the second major's cleaning saw the lease's snapshot as unreadable (NotEnoughHistory
+    with today's txn list, swallowed by ``_lease_read_sets``) and deleted delta_1..3; the lease
+    then read 0 of its 5 rows. Fixed by leases as full snapshots (write IDs and txn list).
     """
     _run(
         writer,
@@ -96,18 +83,14 @@ def test_lease_taken_before_two_major_compactions_reads_its_rows_after_clean(wri
     )
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_LEASE_TXN_SNAPSHOT,
-    reason="KNOWN_BUG_LEASE_TXN_SNAPSHOT: an older compaction's cleaning deletes what a lease reads",
-    strict=True,
-)
 def test_lease_between_two_minor_compactions_reads_its_rows_after_clean(writer):
     """minor, insert, lease, minor, clean: the lease (write IDs 1-3) still reads its rows.
 
-    Today: cleaning the first minor compaction (capped at write ID 2) counts the second one's
-    delta_1_3_vT as covering, deletes delta_1_2_vS and the originals, and the lease's reader (whose
-    txn list does not see vT) reads 0 of its 5 rows. The long PostgreSQL soak found it (seed
-    222845642: delta_37_43_v84 quarantined by compaction 12 after compaction 13 committed).
+    Was: cleaning the first minor compaction (capped at write ID 2) counted the second one's
+    delta_1_3_vT as covering, deleted delta_1_2_vS and the originals, and the lease's reader (whose
+    txn list does not see vT) read 0 of its 5 rows. The long PostgreSQL soak found it (seed
+    222845642: delta_37_43_v84 quarantined by compaction 12 after compaction 13 committed). Fixed
+    by leases as full snapshots: the cleaner protects what a lease reads with its own txn list.
     """
     _run(
         writer,
@@ -115,16 +98,11 @@ def test_lease_between_two_minor_compactions_reads_its_rows_after_clean(writer):
     )
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR,
-    reason="KNOWN_BUG_CLEANER_STUCK_MINOR_THEN_MAJOR: NotEnoughHistoryError cleaning the minor compaction",
-    strict=True,
-)
 def test_minor_then_major_compaction_then_clean_converges_to_one_base(writer):
     """minor then major (no clean between): the cleaner cleans both and one base is left.
 
-    Today: cleaning the minor compaction raises NotEnoughHistoryError (its capped snapshot, hwm 3,
-    is older than base_4_vT) at every run; it stays 'ready for cleaning' and nothing is deleted.
+    Was: cleaning the minor compaction raised NotEnoughHistoryError (its capped snapshot, hwm 3,
+    is older than base_4_vT) at every run; it stayed 'ready for cleaning' and nothing was deleted.
     """
     _run(
         writer,
@@ -198,32 +176,15 @@ def test_worker_killed_before_update_compactor_state_leaves_no_open_txn(writer):
     assert still_open == []
 
 
-@pytest.mark.xfail(
-    known_bugs.KNOWN_BUG_DEAD_WORKER_LOCK_SESSION,
-    reason="KNOWN_BUG_DEAD_WORKER_LOCK_SESSION: the killed worker's maintenance lock outlives it by 30 s",
-    strict=True,
-)
 def test_worker_killed_holding_the_maintenance_lock_next_compact_compacts(writer):
     """kill -9 of a worker holding the partition's maintenance lock: the next ``acidflow compact`` compacts.
 
-    Today: it is refused ("the maintenance lock of default.t is taken ... by 'compaction 1'") until
-    the dead process's SQL lock session times out.
+    Was: it was refused ("the maintenance lock of default.t is taken ... by 'compaction 1'") until
+    the dead process's SQL lock session timed out (30 s).
     """
     _run(writer, ["sql_insert", "sql_insert"])
     _kill_worker_at(writer, "commit_txn")
-    acidflow(
-        [
-            "compact",
-            "--table",
-            TABLE,
-            "--type",
-            "major",
-            "--executor",
-            "embedded",
-            "--warehouse",
-            writer.wh.location,
-        ]
-    )
+    _compact(writer.wh.location, "major")
     states = [c.state for c in writer.wh.metastore.show_compactions()]
     assert CompactionState.READY_FOR_CLEANING in states, states
 
@@ -254,22 +215,7 @@ def test_highest_write_aborted_major_compaction_and_clean_table_stays_readable(w
     aborted.insert(TABLE, rows(200))
     aborted.abort()
     session.execute("SELECT id FROM t")
-    assert (
-        acidflow(
-            [
-                "compact",
-                "--table",
-                TABLE,
-                "--type",
-                "major",
-                "--executor",
-                "embedded",
-                "--warehouse",
-                wh.location,
-            ]
-        )
-        == 0
-    )
+    assert _compact(wh.location, "major") == 0
     time.sleep(1.5)  # past the housekeeping's open-txn window (Hive's metastore.txn.opentxn.timeout)
     session.execute("SELECT id FROM t")
     assert acidflow(["clean", "--warehouse", wh.location]) == 0
