@@ -30,10 +30,10 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP) ## Create or refresh .venv from requirements.txt
 
 run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
-	$(BIN)/python -m acid_core.run_platform run --warehouse $(WAREHOUSE)
+	$(BIN)/python -m demo.run_platform run --warehouse $(WAREHOUSE)
 
 up: $(STAMP) ## airflow standalone on localhost:8080 with the DAGs, the plugin and the demo warehouse
-	$(BIN)/python -m acid_core.run_platform up --warehouse $(WAREHOUSE)
+	$(BIN)/python -m demo.run_platform up --warehouse $(WAREHOUSE)
 
 lint: $(STAMP) ## ruff (lint and format check) and import-linter (layering)
 	$(BIN)/ruff check .

@@ -607,7 +607,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
         from pyspark import TaskContext
 
         from acid_core.bucket_codec import MAX_BUCKET_ID
-        from acid_core.writes.transaction import assign_buckets, partition_values_of
+        from acid_core.writes.rows import assign_buckets, partition_values_of
 
         context = TaskContext.get()
         writer_id = 0 if context is None else context.partitionId()
@@ -663,7 +663,7 @@ class HiveAcidWriter(DataSourceArrowWriter):
         from acid_core.fs import file_io_for
         from acid_core.orc.writer import insert_events, write_acid_version_file, write_event_file
         from acid_core.paths import format_bucket_file
-        from acid_core.writes.transaction import row_type_of
+        from acid_core.writes.rows import row_type_of
 
         row_type = row_type_of(self.table)
         data_names = [c.name for c in self.table.columns]

@@ -22,7 +22,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import non_negative_number, positive_long
-from acid_core.cli.options import add_common_options, open_existing_metastore
+from acid_core.cli.options import add_common_options, note_nothing, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
@@ -111,6 +111,8 @@ def run_clean(args: argparse.Namespace) -> int:
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
         )
         results = run_cleaner(metastore, options)
+    if not results:
+        note_nothing(args, "nothing to clean (no compaction is ready for cleaning)")
     for result in results:
         if args.json:
             actions = [{"path": a.path, "reason": a.reason, "action": a.action} for a in result.actions]

@@ -31,6 +31,7 @@ from acid_core.cli.argtypes import non_negative_number, positive_long, positive_
 from acid_core.cli.options import (
     add_common_options,
     metastore_url,
+    note_nothing,
     open_existing_metastore,
     warehouse_dir,
 )
@@ -180,6 +181,8 @@ def run_compact(args: argparse.Namespace) -> int:
             for c in metastore.show_compactions()
             if c.state is CompactionState.FAILED and c.id not in before
         ]
+    if not outcomes and not recovered:
+        note_nothing(args, "nothing to compact (the queue is empty)")
     for outcome in outcomes:
         if args.json:
             print(

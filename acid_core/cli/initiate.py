@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from acid_core.cli.options import add_common_options, open_existing_metastore
+from acid_core.cli.options import add_common_options, note_nothing, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
@@ -46,7 +46,9 @@ def run_initiate(args: argparse.Namespace) -> int:
 
     # Streamed: a line per partition as it is decided, whatever the size of the warehouse.
     with open_existing_metastore(args) as metastore:
+        printed = 0
         for entry in iter_initiator(metastore, dry_run=args.dry_run, tables=args.table):
+            printed += 1
             decision = entry.decision
             if args.json:
                 print(json.dumps({**decision.to_json_dict(), "compaction_id": entry.compaction_id}))
@@ -56,4 +58,6 @@ def run_initiate(args: argparse.Namespace) -> int:
                 f" (queued as compaction {entry.compaction_id})" if entry.compaction_id is not None else ""
             )
             print(f"{what}\t{decision.reason.value}\t{decision.message}{queued}")
+    if not printed:
+        note_nothing(args, "no ACID table to consider")
     return 0

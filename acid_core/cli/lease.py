@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import positive_long, positive_seconds
-from acid_core.cli.options import add_common_options, open_existing_metastore
+from acid_core.cli.options import add_common_options, note_nothing, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
 
 if TYPE_CHECKING:
@@ -132,6 +132,8 @@ def run_lease(args: argparse.Namespace) -> int:
                 print(f"released lease {args.lease_id}")
             return 0
         leases = store.list_leases(args.table)
+        if not leases:
+            note_nothing(args, "no reader lease")
         for lease in leases:
             if args.json:
                 row = {

@@ -12,6 +12,8 @@
 warehouse; ``--warehouse`` to ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``. A command that has no
 use for one still accepts it (so one set of options fits every command) and says so in its help.
 
+Importing this module imports nothing of the engine: the parsers are built from it before the
+command's work starts (the start-up budget); the functions import what they use.
 Not here: any command's own options, or what it does with the snapshot.
 Errors: ``snapshot_from_args`` raises ``InvalidWriteIdListError`` for a malformed or explicitly empty
 list string; ``resolve_target`` raises ``NoSuchTableError`` / ``NoSuchPartitionError`` for an unknown name.
@@ -21,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
-
-from acid_core.errors import InvalidWriteIdListError, StorageError
-from acid_core.metastore.port import METASTORE_DIR_NAME
-from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
     from acid_core.metastore.hive import HiveMetastore
@@ -42,6 +41,7 @@ __all__ = [
     "SnapshotTarget",
     "add_common_options",
     "metastore_url",
+    "note_nothing",
     "open_existing_metastore",
     "warehouse_dir",
     "add_snapshot_arguments",
@@ -83,6 +83,15 @@ def add_common_options(
     parser.add_argument("--warehouse", metavar="DIR", default=None, help=warehouse_help)
     if json_help is not None:
         parser.add_argument("--json", action="store_true", help=json_help)
+
+
+def note_nothing(args: argparse.Namespace, message: str) -> None:
+    """Tell a person at a terminal that a command found nothing to print (stdout stays empty).
+
+    Scripts (stderr not a terminal) and ``--json`` readers get no line: empty output means none.
+    """
+    if not getattr(args, "json", False) and sys.stderr.isatty():
+        print(f"acidflow {args.command}: {message}", file=sys.stderr)
 
 
 def metastore_url(args: argparse.Namespace) -> str | None:
@@ -182,6 +191,9 @@ def snapshot_from_args(args: argparse.Namespace) -> tuple[ValidWriteIdList, Vali
     An omitted option means everything committed; an explicitly empty one (``--write-ids "$UNSET"``)
     is refused rather than read as everything committed, which is what Hive would make of it.
     """
+    from acid_core.errors import InvalidWriteIdListError
+    from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
+
     for option, value in (("--write-ids", args.write_ids), ("--txns", args.txns)):
         if value is not None and not value.strip():
             raise InvalidWriteIdListError(
@@ -204,6 +216,9 @@ def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> Non
     """
     if metastore_url is not None:
         return
+    from acid_core.errors import StorageError
+    from acid_core.metastore.port import METASTORE_DIR_NAME
+
     database = Path(warehouse).resolve() / METASTORE_DIR_NAME / "metastore.sqlite"
     if not database.is_file():
         raise StorageError(

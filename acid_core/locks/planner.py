@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from acid_core.errors import InvalidLockRequestError
-from acid_core.locks import LockMode, LockObject, LockRequest, plan_lock_set
+from acid_core.locks.port import LockMode, LockObject, LockRequest, plan_lock_set
 
 __all__ = ["StatementKind", "StatementLocks", "plan_statement_locks"]
 

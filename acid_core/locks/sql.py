@@ -41,7 +41,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from acid_core.errors import LockLostError, LockServiceUnavailableError, MetastoreError
-from acid_core.locks import (
+from acid_core.locks.liveness import default_host, is_dead_local_process
+from acid_core.locks.port import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
     LockHandle,
@@ -50,9 +51,7 @@ from acid_core.locks import (
     LockObject,
     LockRequest,
     _validate_retry,
-    default_host,
     is_compatible,
-    is_dead_local_process,
     parse_lock_object,
     plan_lock_set,
     retry_acquire,

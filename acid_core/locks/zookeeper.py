@@ -83,7 +83,8 @@ from acid_core.errors import (
     LockRefusedError,
     LockServiceUnavailableError,
 )
-from acid_core.locks import (
+from acid_core.locks.liveness import default_host
+from acid_core.locks.port import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
     LockHandle,
@@ -93,7 +94,6 @@ from acid_core.locks import (
     LockRequest,
     _now,
     _validate_retry,
-    default_host,
     plan_lock_set,
     retry_acquire,
 )

@@ -7,7 +7,10 @@
         engine       split on ';', parse every statement (sqlglot, dialect hive), dispatch
         registry     statement name -> handler; the extension point for SHOW LOCKS / EXPLAIN LOCKS
                      (issue 5) and ALTER TABLE .. COMPACT / SHOW COMPACTIONS (issue 6)
-        statements   the handlers: locks, snapshot reads, DuckDB evaluation, writes in a transaction
+        catalog_statements   DDL, SHOW, DESCRIBE: the metastore, with location checks
+        statements   SELECT and the writes: locks, snapshot reads, DuckDB evaluation, a transaction
+        lock_statements, compaction_statements   SHOW/EXPLAIN LOCKS; ALTER TABLE .. COMPACT, ...
+        statement_support   what the handlers share (dialect, expression, locks)
         evaluate     DuckDB over the reader's Arrow tables; type checks and casts to the column types
         output       printing result sets
 

@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 EXTENSION_MODULES: Final = (
+    "acid_core.sql.catalog_statements",
     "acid_core.sql.statements",
     "acid_core.sql.lock_statements",
     "acid_core.sql.compaction_statements",

@@ -49,7 +49,7 @@ from acid_core.errors import AcidError, PartitionAlreadyExistsError, Unsupported
 from acid_core.metastore import TableType, WriteOperation, format_partition_name
 from acid_core.orc.writer import insert_events, write_acid_version_file, write_event_file
 from acid_core.paths import DeltaDir, format_bucket_file, side_file_name
-from acid_core.writes.transaction import assign_buckets, row_type_of
+from acid_core.writes.rows import assign_buckets, row_type_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

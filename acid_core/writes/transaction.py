@@ -51,20 +51,16 @@ import logging
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as paorc
 
 from acid_core.bucket_codec import decode_bucket_property
-from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
     CommitConflictError,
-    InvalidPartitionError,
     NoSuchPartitionError,
     PartitionAlreadyExistsError,
     TxnNotOpenError,
@@ -92,8 +88,7 @@ from acid_core.metastore import (
     format_partition_name,
     open_metastore,
 )
-from acid_core.orc.reader import scan_table
-from acid_core.orc.schema import ROW_ID_COLUMN, ROW_ID_TYPE, RowType, hive_to_arrow, parse_hive_type
+from acid_core.orc.schema import ROW_ID_COLUMN
 from acid_core.orc.writer import (
     DEFAULT_COMPRESSION,
     DEFAULT_STRIPE_SIZE,
@@ -102,28 +97,26 @@ from acid_core.orc.writer import (
     sort_events,
     write_acid_dir,
 )
-from acid_core.paths import DeleteDeltaDir, DeltaDir, is_hidden_name
+from acid_core.paths import DeleteDeltaDir, DeltaDir
 from acid_core.types import TxnId
-from acid_core.writes.bucketing import bucket_hash_code, bucket_number, bucketing_version_of
+from acid_core.writes.reading import PartitionPrefix, in_row_id_order, read_table
+from acid_core.writes.rows import (
+    HIVE_DEFAULT_PARTITION,
+    assign_buckets,
+    group_indices,
+    partition_values_of,
+    row_type_of,
+)
 
 if TYPE_CHECKING:
     import types
-    from collections.abc import Hashable, Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from acid_core.fs import FileIO
     from acid_core.locks import LockHandle
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
-__all__ = [
-    "DEFAULT_HEARTBEAT_SECONDS",
-    "HIVE_DEFAULT_PARTITION",
-    "PartitionPrefix",
-    "Transaction",
-    "Warehouse",
-    "assign_buckets",
-    "partition_values_of",
-    "row_type_of",
-]
+__all__ = ["DEFAULT_HEARTBEAT_SECONDS", "Transaction", "Warehouse"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -135,13 +128,8 @@ def _current_user() -> str:
         return "unknown"
 
 
-_K = TypeVar("_K", bound="Hashable")
-
 DEFAULT_HEARTBEAT_SECONDS: Final = 150.0
 """Half of Hive's ``hive.txn.timeout`` default (300 s), as DbTxnManager heartbeats."""
-HIVE_DEFAULT_PARTITION: Final = "__HIVE_DEFAULT_PARTITION__"
-PartitionPrefix = tuple[tuple[str, str], ...]
-"""Values of a leading prefix of a table's partition keys: ``(("p", "1"),)`` selects ``p=1/..``."""
 _PLAIN_COMPRESSION: Final[dict[str, Any]] = {
     "none": "UNCOMPRESSED",
     "zlib": "ZLIB",
@@ -149,136 +137,6 @@ _PLAIN_COMPRESSION: Final[dict[str, Any]] = {
     "lz4": "LZ4",
     "zstd": "ZSTD",
 }
-
-
-def row_type_of(table: Table) -> RowType:
-    """The table's data columns as an ACID ``RowType``."""
-    return RowType.of([(c.name, c.type) for c in table.columns])
-
-
-def _partition_arrow_type(hive_type: str) -> pa.DataType:
-    return hive_to_arrow(parse_hive_type(hive_type))
-
-
-def _partition_text(value: object) -> str | None:
-    # Hive formats dynamic partition values with the value's toString.
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if hasattr(value, "isoformat"):
-        return str(value.isoformat()).replace("T", " ")
-    return str(value)
-
-
-def partition_values_of(table: Table, rows: pa.Table) -> list[tuple[str | None, ...]]:
-    """Each row's partition values as Hive's path strings (None for null), in key order."""
-    columns = [rows.column(key.name).to_pylist() for key in table.partition_keys]
-    return [tuple(_partition_text(v) for v in values) for values in zip(*columns, strict=True)]
-
-
-_U32: Final = np.uint64(0xFFFFFFFF)
-_INT_WIDTHS: Final = {"tinyint": 1, "smallint": 2, "int": 4, "bigint": 8}
-
-
-def _rotl(values: npt.NDArray[np.uint64], bits: int) -> npt.NDArray[np.uint64]:
-    return ((values << np.uint64(bits)) | (values >> np.uint64(32 - bits))) & _U32
-
-
-def _mix(k: npt.NDArray[np.uint64], h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    k = _rotl((k * np.uint64(0xCC9E2D51)) & _U32, 15)
-    h = h ^ ((k * np.uint64(0x1B873593)) & _U32)
-    return (_rotl(h, 13) * np.uint64(5) + np.uint64(0xE6546B64)) & _U32
-
-
-def _murmur_ints(values: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint64]:
-    """Murmur3.hash32 of each value's big-endian bytes (width 2, 4 or 8), vectorized; as uint32."""
-    unsigned = values.astype(np.uint64)
-    h = np.full(values.shape, 104729, dtype=np.uint64)
-    if width == 8:
-        # Two blocks; a block is read little-endian, so each big-endian half is byte-swapped.
-        high = ((unsigned >> np.uint64(32)) & _U32).astype(np.uint32).byteswap().astype(np.uint64)
-        low = (unsigned & _U32).astype(np.uint32).byteswap().astype(np.uint64)
-        h = _mix(high, h)
-        h = _mix(low, h)
-    elif width == 4:
-        h = _mix((unsigned & _U32).astype(np.uint32).byteswap().astype(np.uint64), h)
-    else:  # 2 bytes: Java's tail, with each byte sign-extended before it is shifted
-        first = ((values >> 8) & 0xFF).astype(np.int64)
-        second = (values & 0xFF).astype(np.int64)
-        first = np.where(first > 127, first - 256, first)
-        second = np.where(second > 127, second - 256, second)
-        k1 = ((second << 8) ^ first).astype(np.uint64) & _U32
-        k1 = (_rotl((k1 * np.uint64(0xCC9E2D51)) & _U32, 15) * np.uint64(0x1B873593)) & _U32
-        h = h ^ k1
-    h = h ^ np.uint64(width)
-    h ^= h >> np.uint64(16)
-    h = (h * np.uint64(0x85EBCA6B)) & _U32
-    h ^= h >> np.uint64(13)
-    h = (h * np.uint64(0xC2B2AE35)) & _U32
-    h ^= h >> np.uint64(16)
-    return h
-
-
-def _field_hashes(
-    column: pa.ChunkedArray[Any], hive_type: str, version: int
-) -> npt.NDArray[np.uint64] | None:
-    """Per-row field hashes (uint32 values) for integer columns, vectorized; None for other types."""
-    base = hive_type.strip().lower()
-    if base not in _INT_WIDTHS:
-        return None
-    filled = cast("pa.ChunkedArray[Any]", pc.fill_null(column, pa.scalar(0, column.type)))
-    values: npt.NDArray[np.int64] = filled.to_numpy().astype(np.int64)
-    if version == 1:
-        if base == "bigint":
-            unsigned = values.astype(np.uint64)
-            hashes = (unsigned ^ (unsigned >> np.uint64(32))) & _U32
-        else:
-            hashes = values.astype(np.uint64) & _U32
-    elif base == "tinyint":
-        hashes = values.astype(np.uint64) & _U32
-    else:
-        hashes = _murmur_ints(values, _INT_WIDTHS[base])
-    if column.null_count:
-        nulls = cast("pa.ChunkedArray[Any]", pc.is_null(column)).to_numpy()
-        hashes = np.where(nulls, np.uint64(0), hashes).astype(np.uint64)
-    return cast("npt.NDArray[np.uint64]", hashes)
-
-
-def assign_buckets(table: Table, rows: pa.Table) -> list[int]:
-    """The bucket ID of each row: Hive's bucketing hash, or 0 when the table is not bucketed.
-
-    Integer bucketing columns are hashed vectorized (numpy); other types row by row with
-    ``bucketing.bucket_hash_code``. Both give Hive's values.
-    """
-    if table.num_buckets <= 0 or not table.bucket_columns:
-        return [0] * rows.num_rows
-    version = bucketing_version_of(dict(table.properties))
-    types_by_name = {c.name: c.type for c in (*table.columns, *table.partition_keys)}
-    hive_types = [types_by_name[name] for name in table.bucket_columns]
-    fields = [
-        _field_hashes(rows.column(n), t, version)
-        for n, t in zip(table.bucket_columns, hive_types, strict=True)
-    ]
-    if all(f is not None for f in fields):
-        h = np.zeros(rows.num_rows, dtype=np.uint64)
-        for field_hash in fields:
-            assert field_hash is not None  # noqa: S101 - checked above
-            h = (h * np.uint64(31) + field_hash) & _U32
-        buckets = (h & np.uint64(0x7FFFFFFF)) % np.uint64(table.num_buckets)
-        return [int(b) for b in buckets.tolist()]
-    columns = [rows.column(name).to_pylist() for name in table.bucket_columns]
-    return [
-        bucket_number(bucket_hash_code(values, hive_types, version), table.num_buckets)
-        for values in zip(*columns, strict=True)
-    ]
-
-
-def _group_indices(keys: Sequence[_K]) -> dict[_K, list[int]]:
-    groups: dict[_K, list[int]] = {}
-    for index, key in enumerate(keys):
-        groups.setdefault(key, []).append(index)
-    return groups
 
 
 @dataclass
@@ -367,130 +225,7 @@ class Warehouse:
         txns = self.metastore.get_valid_txns() if valid_txns is None else valid_txns
         table = self.metastore.get_table(table_name)
         write_ids = self.metastore.get_valid_write_ids(table.full_name, txns)
-        return _read_table(self, table, write_ids, txns, with_row_id, with_partition_columns, partitions)
-
-
-def _data_schema(table: Table) -> pa.Schema:
-    return pa.schema([pa.field(c.name, _partition_arrow_type(c.type)) for c in table.columns])
-
-
-def _output_schema(table: Table, with_row_id: bool, with_partition_columns: bool) -> pa.Schema:
-    fields: list[pa.Field[Any]] = [pa.field(ROW_ID_COLUMN, ROW_ID_TYPE)] if with_row_id else []
-    fields.extend(_data_schema(table))
-    if with_partition_columns:
-        fields.extend(pa.field(k.name, _partition_arrow_type(k.type)) for k in table.partition_keys)
-    return pa.schema(fields)
-
-
-def _is_selected(table: Table, values: Sequence[str], partitions: Sequence[PartitionPrefix]) -> bool:
-    """Whether a partition's ``values`` (in key order) start with one of the ``partitions`` prefixes."""
-    keys = [k.name.lower() for k in table.partition_keys]
-    for prefix in partitions:
-        pinned = {k.lower(): v for k, v in prefix}
-        if set(pinned) - set(keys) or keys[: len(pinned)] != [k for k in keys if k in pinned]:
-            raise InvalidPartitionError(
-                table.full_name, dict(prefix), f"a leading prefix of the partition keys {keys}"
-            )
-        if all(values[keys.index(k)] == v for k, v in pinned.items()):
-            return True
-    return False
-
-
-def _table_locations(
-    wh: Warehouse, table: Table, partitions: Sequence[PartitionPrefix] | None = None
-) -> list[tuple[Partition | None, str]]:
-    if not table.partition_keys:
-        return [(None, table.location)]
-    listed = wh.metastore.list_partitions(table.full_name)
-    if partitions is None:
-        return [(p, p.location) for p in listed]
-    return [(p, p.location) for p in listed if _is_selected(table, p.values, partitions)]
-
-
-def _plain_files(file_io: FileIO, directory: str) -> list[str]:
-    files = []
-    for info in file_io.list_tree(directory):
-        relative = info.path[len(directory.rstrip("/")) + 1 :]
-        if info.is_dir or any(is_hidden_name(part) for part in relative.split("/")) or info.size == 0:
-            continue
-        files.append(info.path)
-    return sorted(files)
-
-
-def _read_plain_files(file_io: FileIO, paths: Sequence[str], schema: pa.Schema) -> pa.Table:
-    tables = []
-    for path in paths:
-        with file_io.open_input(path) as handle:
-            data = paorc.ORCFile(handle).read()
-        # Files map onto the table's columns by position, as Hive reads ORC with positional schema.
-        columns = [
-            data.column(i) if i < data.num_columns else pa.nulls(data.num_rows) for i in range(len(schema))
-        ]
-        tables.append(
-            pa.Table.from_arrays(
-                [c.cast(f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
-            )
-        )
-    return pa.concat_tables(tables) if tables else schema.empty_table()
-
-
-def _read_location(
-    wh: Warehouse,
-    table: Table,
-    location: str,
-    write_ids: ValidWriteIdList,
-    txns: ValidTxnList,
-    with_row_id: bool,
-) -> pa.Table:
-    file_io, path = wh.table_dir(location)
-    data_schema = _data_schema(table)
-    if file_io.info(path) is None:
-        return _output_schema(table, with_row_id, False).empty_table()
-    if table.table_type is TableType.ACID:
-        return scan_table(file_io, path, write_ids, txns, with_row_id=with_row_id, schema=data_schema)
-    if table.table_type is TableType.INSERT_ONLY:
-        state = load_directory_state(file_io, path, write_ids, txns)
-        dirs = ([state.base] if state.base else []) + list(state.deltas)
-        paths = [p for d in dirs for p in _plain_files(file_io, file_io.join(path, d))]
-        paths += [file_io.join(path, *f.split("/")) for f in state.original_files]
-        rows = _read_plain_files(file_io, paths, data_schema)
-    else:
-        rows = _read_plain_files(file_io, _plain_files(file_io, path), data_schema)
-    if with_row_id:
-        rows = rows.add_column(0, pa.field(ROW_ID_COLUMN, ROW_ID_TYPE), pa.nulls(rows.num_rows, ROW_ID_TYPE))
-    return rows
-
-
-def _read_table(
-    wh: Warehouse,
-    table: Table,
-    write_ids: ValidWriteIdList,
-    txns: ValidTxnList,
-    with_row_id: bool,
-    with_partition_columns: bool,
-    partitions: Sequence[PartitionPrefix] | None = None,
-) -> pa.Table:
-    schema = _output_schema(table, with_row_id, with_partition_columns)
-    parts = []
-    for partition, location in _table_locations(wh, table, partitions):
-        rows = _read_location(wh, table, location, write_ids, txns, with_row_id)
-        if with_partition_columns and partition is not None:
-            for key, value in zip(table.partition_keys, partition.values, strict=True):
-                shown = None if value == HIVE_DEFAULT_PARTITION else value
-                constant = pa.array([shown] * rows.num_rows, pa.string()).cast(
-                    _partition_arrow_type(key.type)
-                )
-                rows = rows.append_column(key.name, constant)
-        parts.append(rows.cast(schema))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _in_row_id_order(rows: pa.Table) -> pa.Table:
-    # Hive's UPDATE plan sorts by ROW__ID before the writer, so new rows follow their old IDs.
-    row_ids = rows.column(ROW_ID_COLUMN)
-    keys = pa.table({name: pc.struct_field(row_ids, [i]) for i, name in enumerate(("w", "b", "r"))})
-    order = pc.sort_indices(keys, sort_keys=[("w", "ascending"), ("b", "ascending"), ("r", "ascending")])
-    return rows.take(order)
+        return read_table(self, table, write_ids, txns, with_row_id, with_partition_columns, partitions)
 
 
 class Transaction:
@@ -723,7 +458,7 @@ class Transaction:
         table = self.warehouse.metastore.get_table(table_name)
         assert self.valid_txns is not None  # noqa: S101 - write_ids checked it is open
         write_ids = self.write_ids(table.full_name)
-        return _read_table(
+        return read_table(
             self.warehouse, table, write_ids, self.valid_txns, with_row_id, with_partition_columns, partitions
         )
 
@@ -757,7 +492,7 @@ class Transaction:
         for key in table.partition_keys:
             if key.name in static and key.name not in rows.column_names:
                 rows = rows.append_column(key.name, pa.array([static[key.name]] * rows.num_rows, pa.string()))
-        groups = _group_indices(partition_values_of(table, rows))
+        groups = group_indices(partition_values_of(table, rows))
         self.lock_written_partitions(table, list(groups))
         data = rows.select([c.name for c in table.columns])
         cache: dict[str, Partition] = {}
@@ -818,7 +553,7 @@ class Transaction:
         else:
             parts = {
                 bucket: data.take(pa.array(indices, pa.int64()))
-                for bucket, indices in _group_indices(assign_buckets(table, data)).items()
+                for bucket, indices in group_indices(assign_buckets(table, data)).items()
             }
         batches: dict[int, list[pa.RecordBatch]] = {}
         for bucket, part in sorted(parts.items()):
@@ -900,7 +635,7 @@ class Transaction:
         self._write_deletes(table, rows, statement, WriteOperation.UPDATE)
         if rows.num_rows == 0:
             return 0
-        rows = _in_row_id_order(rows)
+        rows = in_row_id_order(rows)
         buckets = [
             decode_bucket_property(v).bucket_id
             for v in pc.struct_field(rows.column(ROW_ID_COLUMN), [1]).to_pylist()
@@ -921,7 +656,7 @@ class Transaction:
         row_type = row_type_of(table)
         delta = DeltaDir(write_id, write_id, statement)
         batches: dict[int, list[pa.RecordBatch]] = {}
-        for bucket, indices in _group_indices(buckets).items():
+        for bucket, indices in group_indices(buckets).items():
             part = data.take(pa.array(indices, pa.int64())).combine_chunks()
             events = insert_events(
                 part.to_batches()[0],
@@ -965,7 +700,7 @@ class Transaction:
         if not table.partition_keys:
             yield None, table.location, list(range(rows.num_rows))
             return
-        groups = _group_indices(partition_values_of(table, rows))
+        groups = group_indices(partition_values_of(table, rows))
         self.lock_written_partitions(table, list(groups))
         keys = [k.name for k in table.partition_keys]
         existing = {p.name: p for p in self.warehouse.metastore.list_partitions(table.full_name)}
@@ -996,7 +731,7 @@ class Transaction:
                 decode_bucket_property(int(v or 0)).bucket_id for v in events.column("bucket").to_pylist()
             ]
             by_bucket: dict[int, list[pa.RecordBatch]] = {}
-            for bucket, positions in _group_indices(buckets).items():
+            for bucket, positions in group_indices(buckets).items():
                 part = events.take(pa.array(positions, pa.int64())).combine_chunks()
                 by_bucket[int(bucket)] = part.to_batches()
             file_io, path = self.warehouse.table_dir(location)

@@ -1,8 +1,9 @@
 """The DAG files: zero import errors, tags, retries >= 2, active at creation, no I/O at parse time.
 
 The DagBag is filled in a subprocess (Airflow reads its configuration at import) whose sockets,
-Variables and Connections raise, with the metastore pointing at a closed port and the warehouse
-at a directory that must not appear: any I/O at parse time fails the parse or leaves a trace.
+Variables and Connections raise (and record the attempt), with the metastore pointing at a closed
+port (a SQL database, and a Hive Metastore over Thrift) and the warehouse at a directory that must
+not appear: any I/O at parse time fails the parse or leaves a trace.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from acid_core.run_platform import airflow_env
+from demo.run_platform import airflow_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DAG_IDS = {"acidflow_sensor", "acidflow_compaction", "acidflow_cleaner"}
@@ -23,7 +24,9 @@ HEAVY = ("pyarrow", "pyspark", "sqlalchemy", "kazoo", "pandas")
 
 _PARSE = r"""
 import json, socket, sys
+attempts = []
 def refuse(*args, **kwargs):
+    attempts.append(repr(args[1:] or args)[:200])  # caught or not, the attempt is reported
     raise RuntimeError("I/O at DAG parse time")
 socket.socket.connect = refuse
 socket.create_connection = refuse
@@ -47,15 +50,23 @@ print("RESULT" + json.dumps({
         for d in bag.dags.values()
     },
     "new_modules": new,
+    "io_attempts": attempts,
 }))
 """
 
 
-@pytest.fixture(scope="module")
-def dagbag(tmp_path_factory):
+# Unreachable metastores of both kinds: a SQL database and a Hive Metastore (Thrift), on closed ports.
+UNREACHABLE_METASTORES = {
+    "sql": "postgresql+psycopg2://nobody@127.0.0.1:1/none",
+    "hive": "thrift://127.0.0.1:1",
+}
+
+
+@pytest.fixture(scope="module", params=sorted(UNREACHABLE_METASTORES))
+def dagbag(request, tmp_path_factory):
     home = tmp_path_factory.mktemp("dagbag_home")
     warehouse = home / "must-not-exist"
-    env = airflow_env(str(home), str(warehouse), "postgresql+psycopg2://nobody@127.0.0.1:1/none")
+    env = airflow_env(str(home), str(warehouse), UNREACHABLE_METASTORES[request.param])
     result = subprocess.run(
         [sys.executable, "-c", _PARSE, str(ROOT / "dags")],
         env=env,
@@ -103,6 +114,8 @@ def test_compaction_dag_maps_over_tables_and_uses_spark_submit(dagbag):
 
 @pytest.mark.integration("airflow")
 def test_parsing_does_no_io_and_no_heavy_imports(dagbag):
+    """Airflow's top-level-code rule: parsing touches neither the metastore nor the warehouse."""
+    assert dagbag["io_attempts"] == []
     assert not dagbag["warehouse_created"]
     assert not set(dagbag["new_modules"]) & set(HEAVY), dagbag["new_modules"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from acid_core.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows
+from demo.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows
 from tests.fixtures.airflow import run_airflow
 
 pytestmark = [pytest.mark.integration("airflow"), pytest.mark.slow]

@@ -332,7 +332,7 @@ def test_write_append_commits_one_transaction_hive_reads_it(spark, hive, tmp_pat
     theirs = hive.read_rows(location, hive_txn_list(2), bucket_count=2)
     assert sorted(r[1:] for r in theirs) == expected
     assert len({r[0] for r in theirs}) == 50, "two rows share a ROW__ID"
-    from acid_core.writes.transaction import assign_buckets
+    from acid_core.writes.rows import assign_buckets
 
     table = wh.metastore.get_table("default.people")
     for row_id, id_, _name, _salary in theirs:

@@ -1,6 +1,6 @@
 """Backlog rows, planning and the embedded compaction and cleaner operators on a real warehouse.
 
-The warehouse is the demo one (``acid_core.run_platform.build_demo_warehouse``, embedded SQLite
+The warehouse is the demo one (``demo.run_platform.build_demo_warehouse``, embedded SQLite
 metastore); expected counts come from its directories on disk, parsed here by name.
 """
 
@@ -15,7 +15,7 @@ from acidflow_airflow.config import AcidflowConfig, BacklogLevels
 from acidflow_airflow.operators import AcidCleanerOperator, AcidCompactionOperator, plan_compactions
 from airflow.sdk.exceptions import AirflowFailException
 
-from acid_core.run_platform import build_demo_warehouse, read_rows
+from demo.run_platform import build_demo_warehouse, read_rows
 
 PARTITIONS = ("ds=2024-01-01", "ds=2024-01-02", "ds=2024-01-03")
 

@@ -10,7 +10,7 @@ from acidflow_airflow.sensors import AcidBacklogSensor
 from acidflow_airflow.triggers import AcidBacklogTrigger
 from airflow.sdk.exceptions import AirflowException
 
-from acid_core.run_platform import build_demo_warehouse
+from demo.run_platform import build_demo_warehouse
 
 WEB_EVENTS = [
     {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shlex
@@ -135,3 +136,69 @@ def test_completion_answers_the_shell_protocol(tmp_path, line, expected):
     )
     assert result.returncode == 0, result.stderr
     assert {w.strip() for w in out.read_text().split("\x0b")} - {""} >= expected
+
+
+def test_every_command_accepts_the_common_options():
+    """--metastore, --warehouse and --json on every command (issue 15): one set of options fits all."""
+    missing = []
+    for path, parser in _leaf_commands(build_parser()):
+        options = {o for action in parser._actions for o in action.option_strings}
+        missing.extend(
+            f"{' '.join(path)} {o}" for o in ("--metastore", "--warehouse", "--json") if o not in options
+        )
+    assert missing == []
+
+
+def test_a_command_that_ignores_an_option_says_so_in_its_help():
+    text = build_parser()._subparsers._group_actions[0].choices["completion"].format_help()
+    assert text.count("ignored") == 3
+
+
+def test_lock_show_uses_the_warehouse_given_not_the_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ACIDFLOW_LOCK_MANAGER", raising=False)
+    monkeypatch.delenv("ACIDFLOW_ZOOKEEPER", raising=False)
+    monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
+    monkeypatch.delenv("ACIDFLOW_WAREHOUSE", raising=False)
+    warehouse = tmp_path / "wh"
+    assert main(["lock", "acquire", "db.t", "--mode", "S", "--warehouse", str(warehouse), "--json"]) == 0
+    assert [json.loads(x)["object"] for x in capsys.readouterr().out.splitlines()[:1]] == ["db.t"]
+    assert main(["lock", "show", "--warehouse", str(warehouse)]) == 0
+    assert capsys.readouterr().out == "no locks held\n"
+    assert (warehouse / ".acidflow" / "metastore.sqlite").is_file()
+    assert not (tmp_path / "warehouse").exists()  # the default ./warehouse was never used
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    ("argv", "note"),
+    [
+        (["initiate", "--dry-run"], "acidflow initiate: no ACID table to consider\n"),
+        (
+            ["compact", "--executor", "embedded"],
+            "acidflow compact: nothing to compact (the queue is empty)\n",
+        ),
+        (["clean"], "acidflow clean: nothing to clean (no compaction is ready for cleaning)\n"),
+        (["lease", "list"], "acidflow lease: no reader lease\n"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_nothing_found_is_said_to_a_person_and_not_to_scripts(tmp_path, monkeypatch, capsys, argv, note):
+    warehouse = str(tmp_path / "wh")
+    assert main(["sql", "--warehouse", warehouse, "CREATE DATABASE d"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--warehouse", warehouse]) == 0  # stderr is not a terminal: nothing
+    assert capsys.readouterr() == ("", "")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([*argv, "--warehouse", warehouse]) == 0
+    assert terminal.getvalue() == note
+    assert capsys.readouterr().out == ""
+    terminal.truncate(0)
+    terminal.seek(0)
+    assert main([*argv, "--warehouse", warehouse, "--json"]) == 0
+    assert terminal.getvalue() == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acid_core.run_platform import DEMO_MARKER, main, refuse_to_reset
+from demo.run_platform import DEMO_MARKER, main, refuse_to_reset
 
 
 def test_refuse_to_reset_absent_or_empty_directory_allows(tmp_path):

@@ -2,7 +2,7 @@
 
 ::
 
-    python -m acid_core.run_platform run [--warehouse DIR]
+    python -m demo.run_platform run [--warehouse DIR]
         1. build the demo warehouse (acid_core.sql): default.employee (the seed story: INSERT,
            UPDATE, MERGE) and default.web_events (3 partitions, dozens of deltas, deletes, an update)
         2. print the directory trees and the backlog (the initiator's decisions), and the rows
@@ -11,7 +11,7 @@
            embedded), acidflow_compaction again by hand (ALTER TABLE default.employee COMPACT
            'major' on Spark local) and acidflow_cleaner
         4. print the trees and the backlog again; exit 0 only if every table reads the same rows
-    python -m acid_core.run_platform up [--warehouse DIR] [--port 8080]
+    python -m demo.run_platform up [--warehouse DIR] [--port 8080]
         the same demo warehouse, then ``airflow standalone`` with the DAGs and the plugin
 
 This module never imports airflow: it runs the ``airflow`` command next to this interpreter.
@@ -332,10 +332,8 @@ def up(warehouse: str, port: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m acid_core.run_platform``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m acid_core.run_platform", description=__doc__.splitlines()[0]
-    )
+    """Entry point of ``python -m demo.run_platform``."""
+    parser = argparse.ArgumentParser(prog="python -m demo.run_platform", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("run", "up"))
     parser.add_argument("--warehouse", default="./warehouse")
     parser.add_argument("--port", type=int, default=8080)

@@ -1,0 +1,90 @@
+"""Choose the lock manager from the environment: ``open_lock_manager``.
+
+::
+
+    ACIDFLOW_LOCK_MANAGER=zookeeper|sql|none   (unset: zookeeper if ACIDFLOW_ZOOKEEPER is set, else sql)
+    ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]
+
+The adapters are imported inside ``open_lock_manager``: kazoo and sqlalchemy load only for the
+manager that is chosen.
+Not here: the lock rules. Errors: ``InvalidLockConfigError``, ``LockServiceUnavailableError``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from acid_core.errors import (
+    InvalidLockConfigError,
+)
+from acid_core.locks.memory import NoLockManager
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from acid_core.locks.port import LockManager
+
+
+LOCK_MANAGER_ENV = "ACIDFLOW_LOCK_MANAGER"
+ZOOKEEPER_ENV = "ACIDFLOW_ZOOKEEPER"
+# The metastore's settings (as in acid_core.cli.options), for the sql lock manager.
+METASTORE_ENV = "ACIDFLOW_METASTORE"
+WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
+DEFAULT_WAREHOUSE = "./warehouse"
+
+
+def open_lock_manager(
+    environ: Mapping[str, str] | None = None,
+    *,
+    fair: bool = False,
+    metastore_url: str | None = None,
+    warehouse: str | None = None,
+) -> LockManager:
+    """Build the lock manager chosen by ``ACIDFLOW_LOCK_MANAGER`` (``zookeeper``, ``sql``, ``none``).
+
+    ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. ``sql`` uses the
+    metastore database: ``ACIDFLOW_METASTORE`` (a SQLAlchemy URL), else the embedded SQLite file of
+    ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``). Unset means ``zookeeper`` when
+    ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default). A caller that already
+    knows its metastore passes ``metastore_url`` (and ``warehouse``), which win over the environment,
+    so that its locks live in the same database as its transactions.
+
+    Raises:
+        InvalidLockConfigError: an unknown manager, a missing or malformed ZooKeeper address.
+        LockServiceUnavailableError: ZooKeeper or the metastore database cannot be reached.
+    """
+    env = os.environ if environ is None else environ
+    hosts = env.get(ZOOKEEPER_ENV, "").strip()
+    name = env.get(LOCK_MANAGER_ENV, "").strip().lower() or ("zookeeper" if hosts else "sql")
+    if name == "none":
+        return NoLockManager()
+    if name == "zookeeper":
+        if not hosts:
+            raise InvalidLockConfigError(
+                ZOOKEEPER_ENV, hosts, "host:port[,host:port...]", f"set it when {LOCK_MANAGER_ENV}=zookeeper"
+            )
+        servers, _, _chroot = hosts.partition("/")  # ZooKeeper's optional "/chroot" suffix
+        for server in servers.split(","):
+            host, colon, port = server.strip().rpartition(":")
+            if not colon or not host or not port.isdigit():
+                raise InvalidLockConfigError(ZOOKEEPER_ENV, hosts, "host:port[,host:port...][/chroot]")
+        from acid_core.locks.zookeeper import KazooLockManager  # kazoo is an optional extra
+
+        manager: LockManager = KazooLockManager(hosts, fair=fair)
+        return manager
+    if name == "sql":
+        from acid_core.locks.sql import SqlLockManager  # sqlalchemy is an optional extra
+        from acid_core.metastore import METASTORE_DIR_NAME, default_metastore_url
+
+        url = metastore_url or env.get(METASTORE_ENV, "").strip()
+        if url.lower().startswith("thrift://"):
+            url = ""  # a Hive Metastore has no SQL of ours: the warehouse's embedded file holds the locks
+        if not url:
+            root = Path(warehouse or env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
+            (root.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
+            url = default_metastore_url(str(root))
+        sql_manager: LockManager = SqlLockManager(url, fair=fair)
+        return sql_manager
+    raise InvalidLockConfigError(LOCK_MANAGER_ENV, name, "zookeeper, sql or none")

@@ -1,0 +1,70 @@
+"""Start-up of ``acidflow`` (issue 14 goal 3): parsing a command imports no heavy library.
+
+Checked in a fresh interpreter, by ``sys.modules`` after ``--help`` (where the handler would
+start), never by time: the time is ``bench/bench_startup.py``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acid_core.cli.registry import COMMANDS
+
+REPO = Path(__file__).resolve().parents[3]
+HEAVY = ("pyarrow", "pandas", "numpy", "sqlalchemy", "alembic", "kazoo", "sqlglot", "duckdb", "pyorc", "rich")
+_PROBE = """
+import contextlib, io, json, sys
+from acid_core.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(*argv: str) -> set[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("_ARGCOMPLETE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_top_level_help_imports_no_command_module_and_nothing_heavy():
+    modules = _modules_after("--help")
+    assert _heavy(modules) == []
+    assert sorted(m for m in modules if m.startswith("acid_core.cli.") and m != "acid_core.cli.app") == [
+        "acid_core.cli.registry"
+    ]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_command_help_imports_only_its_module_and_nothing_heavy(command):
+    modules = _modules_after(command, "--help")
+    assert _heavy(modules) == []
+    others = {c.module for name, c in COMMANDS.items() if name != command}
+    assert sorted(modules & others) == []
+    assert COMMANDS[command].module in modules
+
+
+def test_every_registered_command_builds_with_its_examples():
+    """The registry and the command modules agree: each module adds the command it is registered for."""
+    from acid_core.cli.app import build_parser
+
+    parser = build_parser()
+    names = list(parser._subparsers._group_actions[0].choices)
+    assert names == list(COMMANDS)
