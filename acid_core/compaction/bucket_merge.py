@@ -33,7 +33,6 @@ from typing import IO, TYPE_CHECKING, Final, cast
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as pads
 
 from acid_core.errors import AcidError, CompactionVerificationError
 from acid_core.fs import FileInfo, file_io_for
@@ -423,6 +422,8 @@ def verify_output_file(io: FileIO, compaction_id: int, output: BucketOutput) -> 
     """
     # Batches of _BATCH_ROWS through Arrow's ORC dataset reader: an output stripe of highly
     # compressible rows can hold millions of rows, so reading whole stripes would not be bounded.
+    import pyarrow.dataset as pads  # pulls in pandas (~0.4 s): only a compaction that runs needs it
+
     stream = io.open_input(output.path)
     try:
         fragment = pads.OrcFileFormat().make_fragment(stream)

@@ -37,13 +37,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic.util import CommandError
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from acid_core.errors import MetastoreError
 from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
-from acid_core.metastore.sql import create_engine_for_url, translate_db_error, upgrade_schema
+from acid_core.metastore.sql_engine import (
+    SchemaRevisionError,
+    create_engine_for_url,
+    translate_db_error,
+    upgrade_schema,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -133,8 +137,8 @@ class SqlLockStore:
             upgrade_schema(self._engine)
         except SQLAlchemyError as e:
             raise translate_db_error("open lock store", self._url, e) from e
-        except CommandError as e:  # the database is at a revision this code does not know
-            raise MetastoreError("migrate lock store", self.shown_url, f"{type(e).__name__}: {e}") from e
+        except SchemaRevisionError as e:  # the database is at a revision this code does not know
+            raise MetastoreError("migrate lock store", self.shown_url, str(e)) from e
 
     @property
     def dialect(self) -> str:

@@ -19,7 +19,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from alembic.util import CommandError
 from sqlalchemy import func, or_, select, union_all, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -82,6 +81,7 @@ from acid_core.metastore.port import (
     split_table_name,
 )
 from acid_core.metastore.sql_engine import (
+    SchemaRevisionError,
     _is_sqlite_memory,
     create_engine_for_url,
     translate_db_error,
@@ -300,8 +300,8 @@ class SqlMetastoreBase:
             upgrade_schema(self._engine)
         except SQLAlchemyError as e:
             raise translate_db_error("open", self._url, e) from e
-        except CommandError as e:  # e.g. the database is at a revision this code does not know
-            raise MetastoreError("migrate", self._shown_url, f"{type(e).__name__}: {e}") from e
+        except SchemaRevisionError as e:  # e.g. the database is at a revision this code does not know
+            raise MetastoreError("migrate", self._shown_url, str(e)) from e
         self._txn_id_sequence = self._engine.dialect.name == "postgresql"
         self._ensure_default_database()
 

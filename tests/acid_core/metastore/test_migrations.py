@@ -16,7 +16,7 @@ from acid_core.errors import MetastoreError
 from acid_core.metastore import Column, SqlMetastore, TableDefinition, open_metastore
 from acid_core.metastore.lock_store import SqlLockStore
 from acid_core.metastore.models import Base
-from acid_core.metastore.sql_engine import _MIGRATIONS_DIR
+from acid_core.metastore.sql_engine import _MIGRATIONS_DIR, SCHEMA_HEAD
 
 _PARAMS = [
     pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),
@@ -279,3 +279,27 @@ def test_downgrade_0003_drops_the_txn_list_and_keeps_the_leases(url):
     engine.dispose()
     assert "RL_TXN_LIST" not in columns
     assert count == 1
+
+
+def test_schema_head_constant_is_alembics_head():
+    """``SCHEMA_HEAD`` lets an up-to-date database open without Alembic: it must name the real head."""
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS_DIR))
+    assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD
+
+
+def test_opening_a_database_at_head_does_not_import_alembic(tmp_path):
+    """A database already at head is opened with one query: Alembic stays unimported (start-up cost)."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    warehouse = str(tmp_path / "wh")
+    open_metastore(url, warehouse).close()
+    code = (
+        "import sys; from acid_core.metastore import open_metastore; "
+        f"m = open_metastore({url!r}, {warehouse!r}); m.close(); "
+        "print(sorted(n for n in sys.modules if n == 'alembic' or n.startswith('alembic.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
