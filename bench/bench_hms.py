@@ -61,6 +61,9 @@ def _time_ms(action: Callable[[], object], repeat: int) -> list[float]:
 def _start_server(work: Path) -> tuple[str, str, int, str]:
     import pyspark
 
+    from tests.fixtures.hms import ensure_jdbc_driver
+
+    ensure_jdbc_driver()
     database = f"hms23_bench_{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
