@@ -575,19 +575,6 @@ def test_check_in_thread_writes_the_same_bytes_and_stats(tmp_path):
     assert len(written[True][2]) > 1  # several stripes: the stripe keys were observed per chunk
 
 
-def test_check_in_thread_failing_stream_leaves_no_file_and_no_thread(tmp_path):
-    def stream():
-        yield from _insert_stream(40_000, 10_000)
-        raise RuntimeError("upstream failed")
-
-    with pytest.raises(RuntimeError, match="upstream failed"):
-        write_event_file(
-            LocalFileIO(), str(tmp_path / "bucket_00000"), stream(), ROW_TYPE, check_in_thread=True
-        )
-    assert _listing(tmp_path) == []
-    assert not [t for t in threading.enumerate() if t.name == "acidflow-check"]
-
-
 def test_deletes_in_a_delta_and_inserts_in_a_delete_delta_raise(tmp_path):
     deletes = delete_events(([1], [536870912], [0]), write_id=2, row_type=ROW_TYPE)
     with pytest.raises(
@@ -607,16 +594,23 @@ def test_events_of_another_bucket_raise(tmp_path):
         write_acid_dir(LocalFileIO(), str(tmp_path), DeltaDir(2, 2, 0), {0: [inserts]}, ROW_TYPE)
 
 
-def test_a_failing_input_stream_leaves_no_file(tmp_path):
+@pytest.mark.parametrize("check_in_thread", [False, True], ids=["inline", "check-in-thread"])
+def test_a_failing_input_stream_leaves_no_file(tmp_path, check_in_thread):
     def stream():
         yield from _insert_stream(40_000, 10_000)
         raise RuntimeError("upstream failed")
 
     with pytest.raises(RuntimeError, match="upstream failed"):
         write_event_file(
-            LocalFileIO(), str(tmp_path / "bucket_00000"), stream(), ROW_TYPE, stripe_size=64 * 1024
+            LocalFileIO(),
+            str(tmp_path / "bucket_00000"),
+            stream(),
+            ROW_TYPE,
+            stripe_size=64 * 1024,
+            check_in_thread=check_in_thread,
         )
     assert _listing(tmp_path) == []
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-check"]
 
 
 def test_existing_file_is_never_overwritten(tmp_path):
