@@ -148,7 +148,7 @@ _COMPRESSION_BLOCK_SIZE: Final = 256 * 1024  # OrcConf.BUFFER_SIZE default
 _ROW_INDEX_STRIDE: Final = 10_000  # OrcConf.ROW_INDEX_STRIDE default
 _TAIL_HOLD_BYTES: Final = 8 * 1024 * 1024  # Footer + PostScript must fit: kilobytes in practice
 _CHUNK_ROWS: Final = 16 * 1024  # rows per ORCWriter.write call: the granularity of stripe ends
-_CHECK_AHEAD_CHUNKS: Final = 8  # chunks checked ahead of the encoder (``check_in_thread``): two 64k batches
+_CHECK_AHEAD_BATCHES: Final = 2  # batches checked ahead of the encoder (``check_in_thread``)
 _MIN_STRIPE_SIZE: Final = 1024
 _LONG_MAX: Final = 2**63 - 1
 _BUCKET_VERSION_SHIFT: Final = 29
@@ -525,9 +525,9 @@ class _EventChecker:
         low, high = (value.as_py() for value in pc.min_max(operation).values())
         if low == high and low in self.allowed_operations:
             # One operation (every batch a compaction writes): its rows all null or all present.
-            count = len(operation)
-            if row.null_count == (count if low == OPERATION_DELETE else 0):
-                self.counts[low] += count
+            events = len(operation)
+            if row.null_count == (events if low == OPERATION_DELETE else 0):
+                self.counts[low] += events
                 return
         # Mixed operations, or a problem to report: count and locate it.
         counts = pc.value_counts(operation)
@@ -658,16 +658,14 @@ def _temporary_name(path: str) -> str:
     return posixpath.join(parent, f".{name}.acidflow-tmp-{uuid.uuid4().hex}")
 
 
-def _checked_chunks(
+def _checked(
     batches: Iterable[pa.RecordBatch], checker: _EventChecker
 ) -> Generator[pa.RecordBatch, None, None]:
-    """The batches conformed, validated and fitted, in slices of at most ``_CHUNK_ROWS`` rows."""
+    """The batches conformed, validated and fitted."""
     for raw in batches:
         batch = checker.conform(raw)
         checker.check(batch)
-        batch = checker.fit_strings(batch)
-        for start in range(0, batch.num_rows, _CHUNK_ROWS):
-            yield batch.slice(start, _CHUNK_ROWS)
+        yield checker.fit_strings(batch)
 
 
 def _write_events(
@@ -697,20 +695,22 @@ def _write_events(
         # reaching the sink during a write is a stripe flush.
         writer.write(checker.schema.empty_table())
         pending_rows = 0
-        chunks = _checked_chunks(batches, checker)
+        checked = _checked(batches, checker)
         if check_in_thread:
             # The checks (and the producer of ``batches``) run in their own thread, this one only
             # encodes; the checker's state is final once the prefetch has ended (it is read below).
-            chunks = prefetch(chunks, depth=_CHECK_AHEAD_CHUNKS, name="acidflow-check")
-        with closing(chunks):
-            for chunk in chunks:
-                before = sink.written
-                writer.write(pa.Table.from_batches([chunk]))
-                pending_rows += chunk.num_rows
-                if sink.written != before:
-                    stripe_keys.append(_last_key(chunk))
-                    stripe_rows.append(pending_rows)
-                    pending_rows = 0
+            checked = prefetch(checked, depth=_CHECK_AHEAD_BATCHES, name="acidflow-check")
+        with closing(checked):
+            for batch in checked:
+                for start in range(0, batch.num_rows, _CHUNK_ROWS):
+                    chunk = batch.slice(start, _CHUNK_ROWS)
+                    before = sink.written
+                    writer.write(pa.Table.from_batches([chunk]))
+                    pending_rows += chunk.num_rows
+                    if sink.written != before:
+                        stripe_keys.append(_last_key(chunk))
+                        stripe_rows.append(pending_rows)
+                        pending_rows = 0
         sink.holding = True
         writer.close()
     except BaseException:
