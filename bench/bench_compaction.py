@@ -8,7 +8,9 @@ CompactorMR; peak memory as the table and the delete set grow; Spark (issue 14 g
 Input (built before timing, through the metastore and the ACID writer): ``--deltas`` insert deltas
 of N/deltas rows each (``struct<id:bigint, name:string, price:double>``), then ten delete deltas
 deleting ``--delete-fraction`` of the rows at random. Each measurement runs in a fresh process on
-its own copy of the input (so peak RSS is that run's own), bare and acidflow interleaved:
+its own copy of the input (so peak RSS is that run's own), bare and acidflow interleaved; each
+process imports what it runs (pyarrow.dataset, and for acidflow the per-bucket merge) before its
+clock starts, so neither side's time includes imports (command start-up is ``bench_startup``'s):
 
 - ``bare major|minor`` (the baseline) -- one thread of pyarrow: every input file read through a
   ``pyarrow.dataset`` ORC fragment (65,536-row batches) and the insert events written with one
@@ -136,6 +138,9 @@ def _rss_mb() -> float:
 
 
 def child_compact(warehouse: str, master: str | None, kind: str = "major") -> dict[str, float]:
+    import pyarrow.dataset  # noqa: F401  (the bare run imports it before its clock starts too)
+
+    import acid_core.compaction.bucket_merge  # noqa: F401  (the worker imports it lazily: not timed)
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import WorkerOptions, execute_compaction
 

@@ -12,10 +12,15 @@ process's CPU time (user + system) against the 0.3 s budget (ratio <= 1.00x): on
 loaded build machine the wall time mostly measures the wait for a core, while on an idle machine a
 single-threaded start-up's wall time is its CPU time. Wall times are printed next to it.
 
-For the record (no goal): the real commands on a tiny warehouse (one table, one delta), next to the
-import of the one heavy library each needs for its work (`state`: pyarrow.fs for the listing,
-`read`: the ORC reader, `compact` with an empty queue: sqlalchemy for the metastore).
-`--smoke`: one run each, start-up only, `SMOKE` instead of a verdict.
+A real run is a goal too: `acidflow compact` on an empty queue (a tiny warehouse with its embedded
+SQLite metastore in a temporary directory) does nothing but open the metastore, recover, find the
+queue empty and print one line, so its whole CPU time is start-up; it is reported against the same
+0.3 s budget, next to a bare `import sqlalchemy.orm` (the metastore's floor: SQLAlchemy alone).
+
+For the record (no goal): the other real commands on the tiny warehouse (one table, one delta),
+next to the import of the one heavy library each needs for its work (`state`: pyarrow.fs for the
+listing, `read`: the ORC reader).
+`--smoke`: one run each, `SMOKE` instead of a verdict, and no record section.
 """
 
 from __future__ import annotations
@@ -115,21 +120,39 @@ def main(argv: list[str]) -> int:
             command=COMMAND,
             smoke=args.smoke,
         )
-    if args.smoke:
-        return 0
     with tempfile.TemporaryDirectory() as root:
         table = tiny_warehouse(root)
         warehouse = os.path.dirname(table)
+        empty = best_of(
+            {
+                "acidflow compact (empty)": acidflow(
+                    "compact", "--warehouse", warehouse, "--executor", "embedded"
+                ),
+                "import sqlalchemy.orm": [sys.executable, "-c", "import sqlalchemy.orm"],
+            },
+            repeat,
+        )
+        print("a real acidflow compact on an empty queue, next to SQLAlchemy's own import")
+        _table(empty, bare)
+        wall, cpu = empty["acidflow compact (empty)"]
+        report(
+            "3c",
+            f"CPU of a real acidflow compact on an empty queue vs the {BUDGET_SECONDS} s budget "
+            f"({cpu:.3f} s CPU, {wall:.3f} s wall; import sqlalchemy.orm alone "
+            f"{empty['import sqlalchemy.orm'][1]:.3f} s CPU)",
+            cpu / BUDGET_SECONDS,
+            1.0,
+            command=COMMAND,
+            smoke=args.smoke,
+        )
+        if args.smoke:
+            return 0
         real = best_of(
             {
                 "acidflow state TABLE": acidflow("state", table, "--json"),
                 "import pyarrow.fs": [sys.executable, "-c", "import pyarrow.fs"],
                 "acidflow read TABLE": acidflow("read", table),
                 "import acid_core.orc.reader": [sys.executable, "-c", "import acid_core.orc.reader"],
-                "acidflow compact (empty)": acidflow(
-                    "compact", "--warehouse", warehouse, "--executor", "embedded"
-                ),
-                "import sqlalchemy.orm": [sys.executable, "-c", "import sqlalchemy.orm"],
             },
             repeat,
         )

@@ -12,8 +12,8 @@ its bucket's files, so a compacted directory holds exactly what a reader at the 
 snapshot reads; a minor compaction's delete events are streamed in key order by
 ``iter_delete_events``. Memory: the bucket's delete events (for minor, one batch per delete file)
 plus one stripe when the inputs' write-ID ranges are disjoint and increasing (``is_key_ordered``),
-or one stripe per input file, plus two prefetched batches. Speed: the merge runs in a producer
-thread while the calling thread encodes (pyarrow releases the GIL in both ORC codecs), and
+or one stripe per input file, plus two batches checked ahead. Speed: the merge and the writer's
+checks run in a producer thread while the calling thread encodes (pyarrow releases the GIL in both ORC codecs), and
 ``run_tasks_embedded`` compacts one bucket per core (``bench/bench_compaction.py``).
 
 Invariants: a task and its result round-trip through JSON (Spark ships them); a task writes only
@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import closing
 from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Final, cast
 
@@ -39,7 +38,6 @@ from acid_core.fs import FileInfo, file_io_for
 from acid_core.orc.files import is_key_ordered
 from acid_core.orc.reader import iter_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
-from acid_core.orc.stream import prefetch
 from acid_core.orc.writer import write_event_file
 from acid_core.paths import (
     SIDE_FILE_SUFFIX,
@@ -355,18 +353,19 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
             events = _insert_events(view, root, write_ids, txns, row_type, ordered)
         tally = _Tally()
         path = io.join(staging, name, format_bucket_file(task.bucket_id))
-        # Two cores: the merge-on-read (ORC decode, deletes, checksum) runs in a producer thread
-        # while this one validates and encodes; pyarrow releases the GIL in both ORC codecs.
-        with closing(prefetch(tally.wrap(events), name=f"acidflow-merge-{task.bucket_id}")) as stream:
-            stats = write_event_file(
-                io,
-                path,
-                stream,
-                row_type,
-                compression=task.compression,
-                stripe_size=task.stripe_size,
-                bucket_id=task.bucket_id,
-            )
+        # Two cores: the merge-on-read (ORC decode, deletes, checksum) and the writer's validation
+        # run in a producer thread while this one only encodes (the longer of the two: the
+        # critical path); pyarrow releases the GIL in both ORC codecs.
+        stats = write_event_file(
+            io,
+            path,
+            tally.wrap(events),
+            row_type,
+            compression=task.compression,
+            stripe_size=task.stripe_size,
+            bucket_id=task.bucket_id,
+            check_in_thread=True,
+        )
         if stats.rows != tally.events:
             raise CompactionVerificationError(
                 task.compaction_id, f"event count of {path}", tally.events, stats.rows

@@ -31,13 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from acid_core.compaction.worker import BucketResult
 from acid_core.errors import AcidError, MissingDependencyError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from acid_core.compaction.worker import BucketTask
+    from acid_core.compaction.bucket_merge import BucketResult, BucketTask
 
 __all__ = ["DEFAULT_SPARK_MASTER", "SparkSubmitRunner", "find_spark_submit", "spark_job_path"]
 
@@ -122,4 +121,6 @@ class SparkSubmitRunner:
                     f"Spark compaction job failed with exit code {process.returncode} ({' '.join(command)}); "
                     f"expected exit code 0; the job's log ends with:\n{tail}"
                 )
+            from acid_core.compaction.bucket_merge import BucketResult  # pyarrow: only once tasks ran
+
             return [BucketResult.from_json(line) for line in results_file.read_text().splitlines() if line]

@@ -64,17 +64,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
 
-from acid_core.compaction.bucket_merge import (
-    BucketOutput,
-    BucketResult,
-    BucketTask,
-    bucket_of_file,
-    compact_bucket,
-    embedded_parallelism,
-    is_key_ordered,
-    run_tasks_embedded,
-    verify_output_file,
-)
 from acid_core.compaction.common import partition_location
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
@@ -91,8 +80,6 @@ from acid_core.fs import file_io_for
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
-from acid_core.orc.schema import RowType
-from acid_core.orc.writer import write_acid_version_file
 from acid_core.paths import (
     METADATA_FILE,
     BaseDir,
@@ -102,10 +89,51 @@ from acid_core.paths import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    # Re-exported lazily (``__getattr__``): the per-bucket merge pulls in pyarrow and numpy, which
+    # ``acidflow compact`` on an empty queue never needs (issue 14 goal 3, start-up).
+    from acid_core.compaction.bucket_merge import (
+        BucketOutput,
+        BucketResult,
+        BucketTask,
+        compact_bucket,
+        embedded_parallelism,
+        is_key_ordered,
+    )
     from acid_core.fs import FileIO
     from acid_core.locks import LockManager
     from acid_core.metastore import Table
+    from acid_core.orc.schema import RowType
     from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
+
+_LAZY_EXPORTS: Final = frozenset(
+    {
+        "BucketOutput",
+        "BucketResult",
+        "BucketTask",
+        "compact_bucket",
+        "embedded_parallelism",
+        "is_key_ordered",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    """The per-bucket merge's names, imported on first use (they need pyarrow and numpy)."""
+    if name in _LAZY_EXPORTS:
+        from acid_core.compaction import bucket_merge
+
+        return getattr(bucket_merge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run_tasks_embedded(
+    tasks: Sequence[BucketTask], heartbeat: Callable[[], None], *, parallel: int | None = None
+) -> list[BucketResult]:
+    """``bucket_merge.run_tasks_embedded`` (the default task runner), imported when tasks run."""
+    from acid_core.compaction import bucket_merge
+
+    return bucket_merge.run_tasks_embedded(tasks, heartbeat, parallel=parallel)
+
 
 __all__ = [
     "STAGING_PREFIX",
@@ -208,6 +236,8 @@ def input_bytes(io: FileIO, root: str, plan: CompactionPlan) -> int:
 
 
 def _buckets(io: FileIO, root: str, plan: CompactionPlan) -> list[int]:
+    from acid_core.compaction.bucket_merge import bucket_of_file
+
     found: set[int] = set()
     for name in (plan.base, *plan.deltas, *plan.delete_deltas):
         if name is None:
@@ -233,6 +263,8 @@ def _tasks(
     row_type: RowType,
     options: WorkerOptions,
 ) -> list[BucketTask]:
+    from acid_core.compaction.bucket_merge import BucketTask
+
     insert_inputs: tuple[str, ...]
     delete_inputs: tuple[str, ...]
     if plan.compaction_type is CompactionType.MAJOR:
@@ -367,6 +399,8 @@ def _execute_compaction(
     run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]],
     on_step: Callable[[Step], None] | None,
 ) -> CompactionOutcome:
+    from acid_core.orc.schema import RowType  # pyarrow: only once there is a compaction to run
+
     options = options or WorkerOptions()
     started = time.monotonic()
     step = on_step or (lambda _step: None)
@@ -486,6 +520,9 @@ def _verify_and_finish(
     tasks: Sequence[BucketTask],
     results: Sequence[BucketResult],
 ) -> dict[str, int]:
+    from acid_core.compaction.bucket_merge import verify_output_file
+    from acid_core.orc.writer import write_acid_version_file
+
     expected = sorted(task.bucket_id for task in tasks)
     got = sorted(result.bucket_id for result in results)
     if got != expected:

@@ -9,11 +9,12 @@ def test_bench_startup_smoke_reports_each_command(capsys):
     before = len(goals.REPORTED)
     assert bench_startup.main(["--smoke"]) == 0
     reported = goals.REPORTED[before:]
-    assert [g.verdict for g in reported] == ["SMOKE"] * 4
+    assert [g.verdict for g in reported] == ["SMOKE"] * 5
     assert [g.what.split(" vs ")[0] for g in reported] == [
         "start-up CPU of acidflow compact",
         "start-up CPU of acidflow state",
         "start-up CPU of acidflow read",
         "start-up CPU of acidflow --help",
+        "CPU of a real acidflow compact on an empty queue",
     ]
     assert "GOAL 3c" in capsys.readouterr().out

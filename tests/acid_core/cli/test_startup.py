@@ -68,3 +68,14 @@ def test_every_registered_command_builds_with_its_examples():
     parser = build_parser()
     names = list(parser._subparsers._group_actions[0].choices)
     assert names == list(COMMANDS)
+
+
+def test_compact_on_an_empty_queue_imports_no_pyarrow_numpy_or_pandas(tmp_path):
+    # A real run (not --help): the embedded SQLite metastore needs sqlalchemy, the merge is not needed.
+    from acid_core.metastore import open_metastore
+
+    warehouse = tmp_path / "wh"
+    open_metastore(None, str(warehouse)).close()
+    modules = _modules_after("compact", "--warehouse", str(warehouse), "--executor", "embedded")
+    assert "acid_core.compaction.worker" in modules
+    assert [m for m in _heavy(modules) if m.split(".")[0] in ("pyarrow", "numpy", "pandas")] == []

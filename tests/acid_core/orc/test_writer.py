@@ -13,6 +13,7 @@ import decimal
 import itertools
 import os
 import random
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -523,6 +524,14 @@ BAD_EVENTS = [
     ),
     (_events([0], [1], [536870912], [0], [1], [None]), r"event 0 of a batch has operation 0 and a null row"),
     (_events([0], [-2], [536870912], [0], [1], [ROW]), r"a negative originalTransaction -2"),
+    (
+        _events([0, 0, 0], [1, 1, 1], [536870912] * 3, [0, 1, 2], [1, 1, 1], [ROW, None, ROW]),
+        r"event 1 of a batch has operation 0 and a null row",
+    ),
+    (
+        _events([2, 2], [1, 1], [536870912] * 2, [0, 1], [1, 1], [None, ROW]),
+        r"event 1 of a batch has operation 2 and a non-null row",
+    ),
 ]
 
 
@@ -530,12 +539,40 @@ BAD_EVENTS = [
     ("events", "message"),
     BAD_EVENTS,
     ids=["null-key", "operation-3", "negative-bucket", "bucket-codec-v2", "delete-with-row", "insert-without-row",
-         "negative-write-id"],
+         "negative-write-id", "inserts-one-without-row", "deletes-one-with-row"],
 )  # fmt: skip
-def test_bad_event_values_raise(tmp_path, events, message):
+@pytest.mark.parametrize("check_in_thread", [False, True], ids=["inline", "check-in-thread"])
+def test_bad_event_values_raise(tmp_path, events, message, check_in_thread):
+    good = next(_insert_stream(100, 100, write_id=1))
     with pytest.raises(InvalidEventError, match=message):
-        write_event_file(LocalFileIO(), str(tmp_path / "bucket_00000"), [events], ROW_TYPE)
+        write_event_file(
+            LocalFileIO(),
+            str(tmp_path / "bucket_00000"),
+            [good.slice(0, 0), events],
+            ROW_TYPE,
+            check_in_thread=check_in_thread,
+        )
     _assert_nothing_visible(tmp_path)
+
+
+def test_check_in_thread_writes_the_same_bytes_and_stats(tmp_path):
+    written = {}
+    for check_in_thread in (False, True):
+        path = tmp_path / f"{check_in_thread}" / "bucket_00001"
+        path.parent.mkdir()
+        stats = write_event_file(
+            LocalFileIO(),
+            str(path),
+            _insert_stream(50_000, 7_000, bucket_id=1),
+            ROW_TYPE,
+            stripe_size=64 * 1024,
+            bucket_id=1,
+            check_in_thread=check_in_thread,
+        )
+        written[check_in_thread] = (path.read_bytes(), stats.inserts, stats.stripe_keys)
+    assert written[True] == written[False]
+    assert written[True][1] == 50_000
+    assert len(written[True][2]) > 1  # several stripes: the stripe keys were observed per chunk
 
 
 def test_deletes_in_a_delta_and_inserts_in_a_delete_delta_raise(tmp_path):
@@ -557,16 +594,23 @@ def test_events_of_another_bucket_raise(tmp_path):
         write_acid_dir(LocalFileIO(), str(tmp_path), DeltaDir(2, 2, 0), {0: [inserts]}, ROW_TYPE)
 
 
-def test_a_failing_input_stream_leaves_no_file(tmp_path):
+@pytest.mark.parametrize("check_in_thread", [False, True], ids=["inline", "check-in-thread"])
+def test_a_failing_input_stream_leaves_no_file(tmp_path, check_in_thread):
     def stream():
         yield from _insert_stream(40_000, 10_000)
         raise RuntimeError("upstream failed")
 
     with pytest.raises(RuntimeError, match="upstream failed"):
         write_event_file(
-            LocalFileIO(), str(tmp_path / "bucket_00000"), stream(), ROW_TYPE, stripe_size=64 * 1024
+            LocalFileIO(),
+            str(tmp_path / "bucket_00000"),
+            stream(),
+            ROW_TYPE,
+            stripe_size=64 * 1024,
+            check_in_thread=check_in_thread,
         )
     assert _listing(tmp_path) == []
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-check"]
 
 
 def test_existing_file_is_never_overwritten(tmp_path):
