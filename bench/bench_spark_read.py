@@ -16,6 +16,9 @@ The floor of any Python data source: ``passthrough`` is a Python data source tha
 at all (pyarrow reads the plain ORC file and yields its batches unchanged); the gap between it and
 ``spark.read.orc`` is Spark's Python data source transport (Arrow IPC from the Python worker, then
 rows in the JVM), which ``hiveacid`` pays too; ``hiveacid`` vs ``passthrough`` is the merge's cost.
+Each read variant also prints its CPU seconds split between the JVM and Spark's Python processes
+(``/proc``, Linux only; the least of the timed runs): the JVM's share alone shows what a Python
+source costs Spark before any Python work, since in local mode the two run on different cores.
 
 Memory: for each of ``--memory-rows``, a fresh Spark session (subprocess) reads the table through
 ``hiveacid`` and reports the largest peak RSS (``VmHWM``) of its Python worker processes (found
@@ -40,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow.orc as orc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -51,6 +55,9 @@ from acid_core.orc.reader import scan_table
 from acid_core.writeids import ValidWriteIdList
 from bench import goals
 from bench.bench_read import generate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 COMMAND = "python -m bench.bench_spark_read --rows 4000000 --repeat 3"
 _ROOT = str(Path(__file__).resolve().parents[1])
@@ -166,12 +173,8 @@ def _best(function, repeat: int) -> float:
     return min(function() for _ in range(repeat))
 
 
-def _descendant_python_peak_rss() -> float:
-    """Largest VmHWM (MiB) among this process's descendant Python processes: Spark's Python workers.
-
-    In local mode the daemon forks the workers that ran ``read()``; they stay alive for reuse, so
-    their high-water marks include the read. The JVM (also a descendant) is skipped.
-    """
+def _descendants() -> set[int]:
+    """The process IDs of this process's descendants (the JVM, Spark's Python daemon and workers)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -180,16 +183,37 @@ def _descendant_python_peak_rss() -> float:
                     parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-    mine, frontier = set(), {os.getpid()}
+    mine: set[int] = set()
+    frontier = {os.getpid()}
     while frontier:
         frontier = {pid for pid, parent in parents.items() if parent in frontier} - mine
         mine |= frontier
+    return mine
+
+
+def _program(pid: int) -> str | None:
+    """``java``, ``pyspark`` (a Spark Python daemon or worker) or None (anything else, or gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            arguments = cmdline.read().split(b"\0")
+    except OSError:
+        return None
+    if os.path.basename(arguments[0]) == b"java":
+        return "java"
+    return "pyspark" if any(b"pyspark" in a for a in arguments) else None
+
+
+def _descendant_python_peak_rss() -> float:
+    """Largest VmHWM (MiB) among this process's descendant Python processes: Spark's Python workers.
+
+    In local mode the daemon forks the workers that ran ``read()``; they stay alive for reuse, so
+    their high-water marks include the read. The JVM (also a descendant) is skipped.
+    """
     peak = 0
-    for pid in mine:
+    for pid in _descendants():
+        if _program(pid) != "pyspark":
+            continue
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                if b"pyspark" not in cmdline.read():
-                    continue
             with open(f"/proc/{pid}/status") as status:
                 for line in status:
                     if line.startswith("VmHWM:"):
@@ -197,6 +221,60 @@ def _descendant_python_peak_rss() -> float:
         except OSError:
             continue
     return peak / 2**20
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_cpu() -> dict[int, tuple[str, float]]:
+    """Each JVM and Spark Python process under this one: (``java`` | ``pyspark``, CPU seconds so far).
+
+    utime + stime + the CPU of children it waited for (``/proc/PID/stat`` fields 14-17); the JVM's
+    threads (task, GC, JIT) are all in its figure. Linux only (elsewhere: nothing).
+    """
+    used: dict[int, tuple[str, float]] = {}
+    if not os.path.isdir("/proc"):
+        return used
+    for pid in _descendants():
+        program = _program(pid)
+        if program is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used[pid] = (program, sum(int(f) for f in fields[11:15]) / _TICKS)
+    return used
+
+
+def _cpu_between(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """CPU used between two ``_tree_cpu`` readings by the processes alive at the second, per program.
+
+    A process that ended in between is left out unless its parent waited for it (then its CPU is in
+    the parent's figure): an undercount, never the negative a plain difference of sums would give.
+    """
+    spent = {"java": 0.0, "pyspark": 0.0}
+    for pid, (program, seconds) in after.items():
+        earlier = before.get(pid)
+        start = earlier[1] if earlier is not None and earlier[0] == program else 0.0
+        spent[program] += max(0.0, seconds - start)
+    return spent
+
+
+def _with_cpu(function: Callable[[], float], log: list[tuple[float, float, float]]) -> Callable[[], float]:
+    """``function`` (returning its wall time) that also appends (wall, JVM CPU, Python CPU) to ``log``."""
+
+    def measured() -> float:
+        before = _tree_cpu()
+        wall = function()
+        spent = _cpu_between(before, _tree_cpu())
+        log.append((wall, spent["java"], spent["pyspark"]))
+        return wall
+
+    return measured
 
 
 def _child(args: argparse.Namespace) -> int:
@@ -235,17 +313,37 @@ def main(argv: list[str] | None = None) -> int:
         acid_rows = _acid(spark, warehouse, snapshot, args.rows).count()
         plain_rows = spark.read.orc(plain).count()
         assert acid_rows == plain_rows, (acid_rows, plain_rows)
+        logs: dict[str, list[tuple[float, float, float]]] = {"plain": [], "passthrough": [], "hiveacid": []}
         variants = {
-            "plain": lambda: _noop(spark.read.orc(plain)),
-            "passthrough": lambda: _noop(spark.read.format("bench_passthrough").load(plain)),
-            "hiveacid": lambda: _noop(_acid(spark, warehouse, snapshot, args.rows)),
+            "plain": _with_cpu(lambda: _noop(spark.read.orc(plain)), logs["plain"]),
+            "passthrough": _with_cpu(
+                lambda: _noop(spark.read.format("bench_passthrough").load(plain)), logs["passthrough"]
+            ),
+            "hiveacid": _with_cpu(
+                lambda: _noop(_acid(spark, warehouse, snapshot, args.rows)), logs["hiveacid"]
+            ),
         }
         best = _best_interleaved(variants, args.repeat)
-        plain_s, floor_s, acid_s = best["plain"], best["passthrough"], best["hiveacid"]
+        plain_s, acid_s = best["plain"], best["hiveacid"]
+        # CPU of the timed runs (the warm-up, logged first, is left out): the least of each.
+        cpu = {name: (min(r[1] for r in log[1:]), min(r[2] for r in log[1:])) for name, log in logs.items()}
         print(f"read {args.rows:,} rows ({acid_rows:,} visible), master {args.master}:")
-        print(f"  plain ORC (spark.read.orc)     {plain_s:7.2f} s  1.00x")
-        print(f"  Python source, no ACID work    {floor_s:7.2f} s  {floor_s / plain_s:.2f}x  (the floor)")
-        print(f"  hiveacid merge-on-read         {acid_s:7.2f} s  {acid_s / plain_s:.2f}x")
+        print("                                   wall   ratio   JVM CPU  Python CPU (least of the runs)")
+        labels = {
+            "plain": "plain ORC (spark.read.orc)  ",
+            "passthrough": "Python source, no ACID work ",  # the floor of any Python data source
+            "hiveacid": "hiveacid merge-on-read      ",
+        }
+        for name, label in labels.items():
+            print(
+                f"  {label} {best[name]:7.2f} s  {best[name] / plain_s:5.2f}x"
+                f"  {cpu[name][0]:6.2f} s  {cpu[name][1]:6.2f} s"
+            )
+        if cpu["plain"][0] > 0:
+            print(
+                "  JVM CPU alone vs plain: Python source transport "
+                f"{cpu['passthrough'][0] / cpu['plain'][0]:.2f}x, hiveacid {cpu['hiveacid'][0] / cpu['plain'][0]:.2f}x"
+            )
         goals.report(
             "13",
             "Spark read through hiveacid (10% deleted) vs spark.read.orc of the same rows",
