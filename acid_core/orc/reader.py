@@ -128,6 +128,7 @@ from acid_core.orc.schema import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
 )
+from acid_core.orc.stream import prefetch
 from acid_core.paths import DeleteDeltaDir, DeltaDir, parse_acid_dir
 
 if TYPE_CHECKING:
@@ -444,6 +445,21 @@ def _file_columns(opened: OpenFile, positions: tuple[int, ...], need_operation: 
 _Keyed = tuple[pa.RecordBatch, "I64", "I64", "I64"]
 """An output batch with its rows' (writeid, bucket as stored, rowid) keys."""
 
+_PREFETCH_BATCHES: Final = 2
+"""Decoded batches kept ready by the decoding thread: pyarrow decodes ORC without the GIL, so the
+next batch decodes on one core while this one's deletes are applied on the other."""
+
+
+@dataclass(slots=True)
+class _FileRead:
+    """One data file being read: what is decoded from it and, for an original file, its next row ID."""
+
+    opened: OpenFile
+    positions: tuple[int, ...]
+    columns: list[str]
+    need_operation: bool
+    next_row_id: int
+
 
 class _Head:
     """One file's position in the ordered merge."""
@@ -522,13 +538,14 @@ class _Scanner:
 
     def batches(self, ordered: bool) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
+        keyed: Iterator[_Keyed] | None = None
         try:
             if remaining is not None and remaining <= 0:
                 return
             if ordered:
                 self.need_keys = True
             if ordered and self.key_ordered:
-                keyed = self._checked_sequential()
+                keyed = self._sequential(check_unique=True)
             else:
                 keyed = self._merged() if ordered else self._sequential()
             for batch, *_ in keyed:
@@ -540,23 +557,36 @@ class _Scanner:
                 if batch.num_rows:
                     yield batch
         finally:
+            close = getattr(keyed, "close", None)
+            if close is not None:
+                close()  # stops the decoding thread before the registry goes
             if self.registry is not None:
                 self.registry.close()
 
-    def _sequential(self) -> Iterator[_Keyed]:
-        for data_file in self.plan.data_files:
-            yield from self._file_batches(data_file)
+    def _sequential(self, check_unique: bool = False) -> Iterator[_Keyed]:
+        """File by file, one file open, decoded in a second thread ``_PREFETCH_BATCHES`` ahead.
 
-    def _checked_sequential(self) -> Iterator[_Keyed]:
-        """File by file when that is already row-ID order: one file open, not one per file."""
+        ``check_unique``: the files already are in row-ID order (``ordered`` without a merge);
+        refuse equal row IDs as the merge does.
+        """
         last: tuple[tuple[int, int, int], str] | None = None
+        for read, batch in prefetch(self._decoded(), _PREFETCH_BATCHES, name="acidflow-scan-decode"):
+            keyed = self._keyed(read, batch)
+            if check_unique and keyed[1].size:
+                head = _Head(iter(()))
+                head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
+                last = _check_unique_row_ids(head, 0, read.opened.data_file.path, last)
+            yield keyed
+
+    def _decoded(self) -> Iterator[tuple[_FileRead, pa.RecordBatch]]:
+        """Every data file's decoded batches in plan order, each file closed after its last batch."""
         for data_file in self.plan.data_files:
-            for keyed in self._file_batches(data_file):
-                if keyed[1].size:
-                    head = _Head(iter(()))
-                    head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
-                    last = _check_unique_row_ids(head, 0, data_file.path, last)
-                yield keyed
+            read = self._open(data_file)
+            try:
+                for batch in read.opened.batches(read.columns, self.batch_rows):
+                    yield read, batch
+            finally:
+                read.opened.close()
 
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
@@ -590,59 +620,69 @@ class _Scanner:
                 heapq.heappush(heap, (head.key(), index))
 
     def _file_batches(self, data_file: DataFile) -> Iterator[_Keyed]:
+        read = self._open(data_file)
+        try:
+            for batch in read.opened.batches(read.columns, self.batch_rows):
+                yield self._keyed(read, batch)
+        finally:
+            read.opened.close()
+
+    def _open(self, data_file: DataFile) -> _FileRead:
+        """Open a data file and decide what to decode from it (files are opened in plan order)."""
         opened = OpenFile(self.file_io, data_file)
         try:
+            positions = self.output.needed_positions()
             if data_file.kind is FileKind.ORIGINAL:
-                yield from self._original_batches(opened)
-            else:
-                yield from self._event_batches(opened)
-        finally:
+                bucket = data_file.bucket_id
+                offset = self.original_rows.get(bucket, 0)
+                # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
+                self.original_rows[bucket] = offset + int(opened.orc.nrows)
+                columns = _file_columns(opened, positions, need_operation=False)
+                return _FileRead(opened, positions, columns, False, offset)
+            need_operation = opened.may_hold_non_inserts()
+            columns = _file_columns(opened, positions, need_operation)
+            return _FileRead(opened, positions, columns, need_operation, 0)
+        except BaseException:
             opened.close()
+            raise
 
-    def _original_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
-        bucket = opened.data_file.bucket_id
-        offset = self.original_rows.get(bucket, 0)
-        # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
-        self.original_rows[bucket] = offset + int(opened.orc.nrows)
-        bucket_property = BucketCodec.V1.encode_property(bucket)
-        positions = self.output.needed_positions()
-        columns = _file_columns(opened, positions, need_operation=False)
-        for batch in opened.batches(columns, self.batch_rows):
-            n = batch.num_rows
-            r = np.arange(offset, offset + n, dtype=np.int64)
-            offset += n
-            o = np.zeros(n, dtype=np.int64)
-            b = np.full(n, bucket_property, dtype=np.int64)
-            hidden = None if self.registry is None else self.registry.hidden(o, b, r, o)
-            keep = None if hidden is None else ~hidden
-            yield self._emit(opened, batch, positions, keep, (o, b, r))
+    def _keyed(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        if read.opened.data_file.kind is FileKind.ORIGINAL:
+            return self._original_batch(read, batch)
+        return self._event_batch(read, batch)
 
-    def _event_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
-        need_operation = opened.may_hold_non_inserts()
-        positions = self.output.needed_positions()
-        columns = _file_columns(opened, positions, need_operation)
-        names = opened.names
-        for batch in opened.batches(columns, self.batch_rows):
-            current = int64_values(batch.column(names[4]))
-            keep = valid_mask(self.write_ids, current)
-            if need_operation:
-                is_row = int64_values(batch.column(names[0])) != OPERATION_DELETE
-                keep = is_row if keep is None else keep & is_row
-            o = int64_values(batch.column(names[1]))
-            raw_bucket = int64_values(batch.column(names[2]))
-            r = int64_values(batch.column(names[3]))
-            if self.registry is not None:
-                if keep is None:
-                    hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
-                    keep = None if hidden is None else ~hidden
-                elif keep.any():
-                    index = np.flatnonzero(keep)
-                    hidden = self.registry.hidden(
-                        o[index], normalize_bucket(raw_bucket[index]), r[index], current[index]
-                    )
-                    if hidden is not None:
-                        keep[index[hidden]] = False
-            yield self._emit(opened, batch, positions, keep, (o, raw_bucket, r))
+    def _original_batch(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        n = batch.num_rows
+        r = np.arange(read.next_row_id, read.next_row_id + n, dtype=np.int64)
+        read.next_row_id += n
+        o = np.zeros(n, dtype=np.int64)
+        b = np.full(n, BucketCodec.V1.encode_property(read.opened.data_file.bucket_id), dtype=np.int64)
+        hidden = None if self.registry is None else self.registry.hidden(o, b, r, o)
+        keep = None if hidden is None else ~hidden
+        return self._emit(read.opened, batch, read.positions, keep, (o, b, r))
+
+    def _event_batch(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        names = read.opened.names
+        current = int64_values(batch.column(names[4]))
+        keep = valid_mask(self.write_ids, current)
+        if read.need_operation:
+            is_row = int64_values(batch.column(names[0])) != OPERATION_DELETE
+            keep = is_row if keep is None else keep & is_row
+        o = int64_values(batch.column(names[1]))
+        raw_bucket = int64_values(batch.column(names[2]))
+        r = int64_values(batch.column(names[3]))
+        if self.registry is not None:
+            if keep is None:
+                hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
+                keep = None if hidden is None else ~hidden
+            elif keep.any():
+                index = np.flatnonzero(keep)
+                hidden = self.registry.hidden(
+                    o[index], normalize_bucket(raw_bucket[index]), r[index], current[index]
+                )
+                if hidden is not None:
+                    keep[index[hidden]] = False
+        return self._emit(read.opened, batch, read.positions, keep, (o, raw_bucket, r))
 
     def _emit(
         self,

@@ -153,3 +153,76 @@ def test_iter_delete_events_streams_the_sorted_delete_set(tmp_path_factory, file
     assert got == sorted(expected)
     table = load_delete_events(LocalFileIO(), table_dir, ValidWriteIdList())
     assert [tuple(row.values()) for row in table.to_pylist()] == sorted(expected)
+
+
+def _deleted_table(table_dir, rows, delete_every):
+    """One insert delta of ``rows`` rows and one delete delta deleting every ``delete_every``-th row."""
+    _delta(table_dir, 1, rows)
+    doomed = list(range(0, rows, delete_every))
+    keys = (
+        pa.array([1] * len(doomed), pa.int64()),
+        pa.array([1 << 29] * len(doomed), pa.int32()),
+        pa.array(doomed, pa.int64()),
+    )
+    removed = delete_events(keys, write_id=2, row_type=ROW_TYPE)
+    write_acid_dir(LocalFileIO(), table_dir, DeleteDeltaDir(2, 2, 0), {0: [removed]}, ROW_TYPE)
+    return [i for i in range(rows) if i % delete_every]
+
+
+def test_scan_above_the_in_memory_threshold_streams_deletes_in_bounded_windows(tmp_path, monkeypatch):
+    """Hive's hive.transactional.events.mem: above it the sort-merge registry holds a window, never the set."""
+    from acid_core.orc import deletes
+
+    table_dir = str(tmp_path)
+    expected = _deleted_table(table_dir, 40_000, 2)  # 20,000 delete events
+    largest = {"window": 0, "registry": 0}
+    window, registry_init = deletes._Stream.window, deletes.ColumnizedDeleteRegistry.__init__
+
+    def recording_window(self, low, high):
+        result = window(self, low, high)
+        largest["window"] = max(largest["window"], self.buffer[0].size)
+        return result
+
+    def recording_init(self, chunks, capacity=None):
+        registry_init(self, chunks, capacity)
+        largest["registry"] = max(largest["registry"], len(self))
+
+    monkeypatch.setattr(deletes._Stream, "window", recording_window)
+    monkeypatch.setattr(deletes.ColumnizedDeleteRegistry, "__init__", recording_init)
+    batch_rows = 1024
+    for in_memory, streamed in ((20_000, False), (19_999, True), (1_000, True)):
+        largest.update(window=0, registry=0)
+        reader = scan(
+            LocalFileIO(),
+            table_dir,
+            ValidWriteIdList(),
+            delete_events_in_memory=in_memory,
+            batch_rows=batch_rows,
+        )
+        assert reader.read_all().column("a").to_pylist() == expected
+        if streamed:
+            # One delete file: at most one decoded batch of it beyond the current row batch's key range.
+            assert 0 < largest["window"] <= 2 * batch_rows
+            assert largest["registry"] <= batch_rows
+        else:
+            assert largest["window"] == 0
+            assert largest["registry"] == 20_000
+
+
+def test_scan_stopped_early_stops_its_decoding_thread_and_closes_files(tmp_path):
+    import threading
+
+    table_dir = str(tmp_path)
+    for write_id in (1, 2, 3):
+        _delta(table_dir, write_id, 50, start=100 * write_id)
+    io = CountingFileIO()
+    reader = scan(io, table_dir, ValidWriteIdList(), batch_rows=4)
+    first = reader.read_next_batch()
+    assert first.column("a").to_pylist() == [100, 101, 102, 103]
+    del reader  # an abandoned reader: its generator is closed, which joins the thread
+    assert io.open_now() == 0
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-scan-decode"]
+    limited = scan(io, table_dir, ValidWriteIdList(), batch_rows=4, limit=6).read_all()
+    assert limited.column("a").to_pylist() == [100, 101, 102, 103, 104, 105]
+    assert io.open_now() == 0
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-scan-decode"]
