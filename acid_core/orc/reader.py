@@ -22,7 +22,10 @@ How a scan works::
                in memory (ColumnizedDeleteRegistry)    <= delete_events_in_memory events
                streamed  (SortMergedDeleteRegistry)    above that (Hive's two registries)
         3. for each data file, bucket by bucket        originals -> base -> deltas, Hive's order
-               for each batch of batch_rows rows       a pyarrow.dataset ORC fragment, projected
+               for each batch of batch_rows rows       a pyarrow.dataset ORC fragment, projected, decoded
+                                                       in a second thread 2 batches ahead (file by
+                                                       file); key columns the footer's statistics
+                                                       say are constant are not decoded
                    keep events whose currentTransaction is valid in the snapshot
                    drop rows the registry hides        binary search on (origTxn, bucket, rowId)
                    take the ``row`` fields, add ``row__id``, apply the filter, stop at the limit
@@ -63,7 +66,8 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 (not normalized) bucket property. Batches come bucket by bucket, or with ``ordered=True`` in
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
-Invariants: peak memory is the delete set (24 bytes per event) plus about one batch of
+Invariants: peak memory is the delete set (24 bytes per event, or above
+``delete_events_in_memory`` one window per delete file) plus about three batches of
 ``batch_rows`` rows, whatever the table size. ``ordered`` reads file by file when that already is
 row-ID order (one bucket, disjoint insert-only write-ID ranges: the usual history); otherwise it
 merges and keeps one batch (and the ORC reader's stripe) per data file open. The result equals
@@ -132,7 +136,7 @@ from acid_core.orc.stream import prefetch
 from acid_core.paths import DeleteDeltaDir, DeltaDir, parse_acid_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Collection, Iterator, Sequence
 
     from acid_core.fs import FileIO
     from acid_core.orc.deletes import I64
@@ -429,15 +433,16 @@ def _row_columns(
     return arrays
 
 
-def _file_columns(opened: OpenFile, positions: tuple[int, ...], need_operation: bool) -> list[str]:
+def _file_columns(
+    opened: OpenFile, positions: tuple[int, ...], need_operation: bool, constant: Collection[int] = ()
+) -> list[str]:
     row_struct = opened.row_struct
     in_file = [p for p in positions if p < row_struct.num_fields]
     if not opened.is_acid:
         return [row_struct.field(p).name for p in in_file]
     names = opened.names
-    columns = list(names[1:5])
-    if need_operation:
-        columns.insert(0, names[0])
+    wanted = (0, 1, 2, 3, 4) if need_operation else (1, 2, 3, 4)
+    columns = [names[p] for p in wanted if p not in constant]
     columns.extend(f"{names[5]}.{row_struct.field(p).name}" for p in in_file)
     return columns
 
@@ -459,6 +464,14 @@ class _FileRead:
     columns: list[str]
     need_operation: bool
     next_row_id: int
+    constants: dict[int, int]  # key columns not decoded (one value in the whole file), by position
+
+    def key(self, batch: pa.RecordBatch, position: int) -> I64:
+        """Event column ``position`` (0-4) of a batch as int64, decoded or from the footer's statistics."""
+        value = self.constants.get(position)
+        if value is not None:
+            return np.full(batch.num_rows, value, dtype=np.int64)
+        return int64_values(batch.column(self.opened.names[position]))
 
 
 class _Head:
@@ -638,10 +651,11 @@ class _Scanner:
                 # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
                 self.original_rows[bucket] = offset + int(opened.orc.nrows)
                 columns = _file_columns(opened, positions, need_operation=False)
-                return _FileRead(opened, positions, columns, False, offset)
+                return _FileRead(opened, positions, columns, False, offset, {})
             need_operation = opened.may_hold_non_inserts()
-            columns = _file_columns(opened, positions, need_operation)
-            return _FileRead(opened, positions, columns, need_operation, 0)
+            constants = opened.constant_keys()
+            columns = _file_columns(opened, positions, need_operation, constants)
+            return _FileRead(opened, positions, columns, need_operation, 0, constants)
         except BaseException:
             opened.close()
             raise
@@ -662,15 +676,14 @@ class _Scanner:
         return self._emit(read.opened, batch, read.positions, keep, (o, b, r))
 
     def _event_batch(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
-        names = read.opened.names
-        current = int64_values(batch.column(names[4]))
+        current = read.key(batch, 4)
         keep = valid_mask(self.write_ids, current)
         if read.need_operation:
-            is_row = int64_values(batch.column(names[0])) != OPERATION_DELETE
+            is_row = read.key(batch, 0) != OPERATION_DELETE
             keep = is_row if keep is None else keep & is_row
-        o = int64_values(batch.column(names[1]))
-        raw_bucket = int64_values(batch.column(names[2]))
-        r = int64_values(batch.column(names[3]))
+        o = read.key(batch, 1)
+        raw_bucket = read.key(batch, 2)
+        r = read.key(batch, 3)
         if self.registry is not None:
             if keep is None:
                 hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
