@@ -26,6 +26,7 @@ import pyarrow.orc as paorc
 
 from acid_core.directory import load_directory_state
 from acid_core.errors import CorruptDataError, InvalidPathError, NotAnAcidFileError, StorageError
+from acid_core.orc.orc_tail import constant_integer_columns
 from acid_core.orc.schema import is_acid_event_schema
 from acid_core.paths import (
     BUCKET_PREFIX,
@@ -344,6 +345,23 @@ class OpenFile:
             return stats is not None and _stats_non_inserts(stats)
         stats = (self.schema.metadata or {}).get(_STATS_KEY)
         return True if stats is None else _stats_non_inserts(stats)
+
+    def constant_keys(self) -> dict[int, int]:
+        """Key columns (by position) holding one value in every row, from the footer's statistics.
+
+        Only ``operation``, ``originalTransaction``, ``bucket`` and ``currentTransaction`` count.
+
+        An insert delta's are all constant (one write ID, one bucket and statement), so the reader
+        decodes only ``rowId`` of its keys. ``rowId`` is always decoded: it carries the row count.
+        """
+        tail = getattr(getattr(self.orc, "reader", None), "serialized_file_tail", None)
+        if not self.is_acid or tail is None:
+            return {}
+        by_column_id = constant_integer_columns(tail(), int(self.orc.nrows))
+        # Column ID 0 is the root struct; the event columns before ``row`` are IDs 1-5.
+        return {
+            position: by_column_id[position + 1] for position in (0, 1, 2, 4) if position + 1 in by_column_id
+        }
 
     def batches(self, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Batches of at most ``batch_rows`` rows of ``columns`` (``row.<field>`` for a row field).

@@ -6,6 +6,10 @@ appends the ``UserMetadataItem`` fields to the Footer (a protobuf merge), rewrit
 types when the row type has them, checks the stripes' row counts against the ones observed while
 writing, and rewrites the PostScript's ``footerLength``. Stripes, stripe statistics and offsets are
 untouched. Pure bytes in, bytes out; see ``orc.writer``'s docstring for the whole picture.
+
+:func:`constant_integer_columns` reads the other way: which integer columns of a file hold one
+value in every row, from the Footer's column statistics (``pyarrow``'s serialized ``FileTail``),
+so the reader can skip decoding them (the ACID key columns of an insert delta are constant).
 Errors: ``ValueError`` for a tail this code cannot parse (a bug, not bad input: the writer wraps it).
 """
 
@@ -21,7 +25,7 @@ from acid_core.orc.schema import HiveType, RowType, event_orc_type, parse_hive_t
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["finish_tail", "string_type_overrides"]
+__all__ = ["constant_integer_columns", "finish_tail", "string_type_overrides"]
 
 # ORC protobuf field numbers (orc_proto.proto): PostScript.footerLength, PostScript.compression,
 # Footer.metadata, UserMetadataItem.name/value.
@@ -31,6 +35,13 @@ _FOOTER_METADATA: Final = 5
 _FOOTER_STRIPES: Final = 3
 _FOOTER_TYPES: Final = 4
 _STRIPE_NUMBER_OF_ROWS: Final = 5
+_FOOTER_STATISTICS: Final = 7
+_TAIL_FOOTER: Final = 2
+_STATS_NUMBER_OF_VALUES: Final = 1
+_STATS_INT: Final = 2
+_STATS_HAS_NULL: Final = 10
+_INT_MINIMUM: Final = 1
+_INT_MAXIMUM: Final = 2
 _TYPE_KIND: Final = 1
 _TYPE_MAXIMUM_LENGTH: Final = 4
 # CompressionKind and Type.Kind enum values.
@@ -91,6 +102,53 @@ def _proto_fields(data: bytes) -> list[tuple[int, int, bytes]]:
     if position != len(data):
         raise ValueError("truncated field")
     return fields
+
+
+def _zigzag(value: int) -> int:
+    return (value >> 1) ^ -(value & 1)
+
+
+def constant_integer_columns(file_tail: bytes, rows: int) -> dict[int, int]:
+    """Column IDs whose statistics say every one of ``rows`` rows holds the same integer.
+
+    Args:
+        file_tail: an uncompressed, serialized ORC ``FileTail`` (postscript, footer).
+        rows: the file's row count; a column counts only if it has this many non-null values.
+
+    Returns:
+        ``{column ID: value}`` (column 0 is the root struct, 1.. its fields in pre-order); empty
+        when the file has no rows, no statistics, or a tail this code cannot parse.
+    """
+    if rows <= 0:
+        return {}
+    try:
+        footers = [v for f, w, v in _proto_fields(file_tail) if f == _TAIL_FOOTER and w == 2]
+        if not footers:
+            return {}
+        stats = [
+            _without_length(v)
+            for f, w, v in _proto_fields(_without_length(footers[0]))
+            if f == _FOOTER_STATISTICS and w == 2
+        ]
+        constants: dict[int, int] = {}
+        for column, column_stats in enumerate(stats):
+            count, has_null, low, high = None, False, None, None
+            for f, w, v in _proto_fields(column_stats):
+                if f == _STATS_NUMBER_OF_VALUES and w == 0:
+                    count = _read_varint(v, 0)[0]
+                elif f == _STATS_HAS_NULL and w == 0:
+                    has_null = bool(_read_varint(v, 0)[0])
+                elif f == _STATS_INT and w == 2:
+                    for g, x, u in _proto_fields(_without_length(v)):
+                        if g == _INT_MINIMUM and x == 0:
+                            low = _zigzag(_read_varint(u, 0)[0])
+                        elif g == _INT_MAXIMUM and x == 0:
+                            high = _zigzag(_read_varint(u, 0)[0])
+            if count == rows and not has_null and low is not None and low == high:
+                constants[column] = low
+        return constants
+    except ValueError:
+        return {}
 
 
 def _length_delimited(field: int, payload: bytes) -> bytes:

@@ -22,7 +22,10 @@ How a scan works::
                in memory (ColumnizedDeleteRegistry)    <= delete_events_in_memory events
                streamed  (SortMergedDeleteRegistry)    above that (Hive's two registries)
         3. for each data file, bucket by bucket        originals -> base -> deltas, Hive's order
-               for each batch of batch_rows rows       a pyarrow.dataset ORC fragment, projected
+               for each batch of batch_rows rows       a pyarrow.dataset ORC fragment, projected, decoded
+                                                       in a second thread 2 batches ahead (file by
+                                                       file); key columns the footer's statistics
+                                                       say are constant are not decoded
                    keep events whose currentTransaction is valid in the snapshot
                    drop rows the registry hides        binary search on (origTxn, bucket, rowId)
                    take the ``row`` fields, add ``row__id``, apply the filter, stop at the limit
@@ -63,7 +66,8 @@ Output: the row columns (projected with ``columns``) and, with ``with_row_id``, 
 (not normalized) bucket property. Batches come bucket by bucket, or with ``ordered=True`` in
 Hive's ``RecordIdentifier`` order (writeid, bucketid, rowid).
 
-Invariants: peak memory is the delete set (24 bytes per event) plus about one batch of
+Invariants: peak memory is the delete set (24 bytes per event, or above
+``delete_events_in_memory`` one window per delete file) plus about three batches of
 ``batch_rows`` rows, whatever the table size. ``ordered`` reads file by file when that already is
 row-ID order (one bucket, disjoint insert-only write-ID ranges: the usual history); otherwise it
 merges and keeps one batch (and the ORC reader's stripe) per data file open. The result equals
@@ -128,10 +132,11 @@ from acid_core.orc.schema import (
     ROW_ID_COLUMN,
     ROW_ID_TYPE,
 )
+from acid_core.orc.stream import prefetch
 from acid_core.paths import DeleteDeltaDir, DeltaDir, parse_acid_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Collection, Iterator, Sequence
 
     from acid_core.fs import FileIO
     from acid_core.orc.deletes import I64
@@ -428,21 +433,45 @@ def _row_columns(
     return arrays
 
 
-def _file_columns(opened: OpenFile, positions: tuple[int, ...], need_operation: bool) -> list[str]:
+def _file_columns(
+    opened: OpenFile, positions: tuple[int, ...], need_operation: bool, constant: Collection[int] = ()
+) -> list[str]:
     row_struct = opened.row_struct
     in_file = [p for p in positions if p < row_struct.num_fields]
     if not opened.is_acid:
         return [row_struct.field(p).name for p in in_file]
     names = opened.names
-    columns = list(names[1:5])
-    if need_operation:
-        columns.insert(0, names[0])
+    wanted = (0, 1, 2, 3, 4) if need_operation else (1, 2, 3, 4)
+    columns = [names[p] for p in wanted if p not in constant]
     columns.extend(f"{names[5]}.{row_struct.field(p).name}" for p in in_file)
     return columns
 
 
 _Keyed = tuple[pa.RecordBatch, "I64", "I64", "I64"]
 """An output batch with its rows' (writeid, bucket as stored, rowid) keys."""
+
+_PREFETCH_BATCHES: Final = 2
+"""Decoded batches kept ready by the decoding thread: pyarrow decodes ORC without the GIL, so the
+next batch decodes on one core while this one's deletes are applied on the other."""
+
+
+@dataclass(slots=True)
+class _FileRead:
+    """One data file being read: what is decoded from it and, for an original file, its next row ID."""
+
+    opened: OpenFile
+    positions: tuple[int, ...]
+    columns: list[str]
+    need_operation: bool
+    next_row_id: int
+    constants: dict[int, int]  # key columns not decoded (one value in the whole file), by position
+
+    def key(self, batch: pa.RecordBatch, position: int) -> I64:
+        """Event column ``position`` (0-4) of a batch as int64, decoded or from the footer's statistics."""
+        value = self.constants.get(position)
+        if value is not None:
+            return np.full(batch.num_rows, value, dtype=np.int64)
+        return int64_values(batch.column(self.opened.names[position]))
 
 
 class _Head:
@@ -522,13 +551,14 @@ class _Scanner:
 
     def batches(self, ordered: bool) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
+        keyed: Iterator[_Keyed] | None = None
         try:
             if remaining is not None and remaining <= 0:
                 return
             if ordered:
                 self.need_keys = True
             if ordered and self.key_ordered:
-                keyed = self._checked_sequential()
+                keyed = self._sequential(check_unique=True)
             else:
                 keyed = self._merged() if ordered else self._sequential()
             for batch, *_ in keyed:
@@ -540,23 +570,36 @@ class _Scanner:
                 if batch.num_rows:
                     yield batch
         finally:
+            close = getattr(keyed, "close", None)
+            if close is not None:
+                close()  # stops the decoding thread before the registry goes
             if self.registry is not None:
                 self.registry.close()
 
-    def _sequential(self) -> Iterator[_Keyed]:
-        for data_file in self.plan.data_files:
-            yield from self._file_batches(data_file)
+    def _sequential(self, check_unique: bool = False) -> Iterator[_Keyed]:
+        """File by file, one file open, decoded in a second thread ``_PREFETCH_BATCHES`` ahead.
 
-    def _checked_sequential(self) -> Iterator[_Keyed]:
-        """File by file when that is already row-ID order: one file open, not one per file."""
+        ``check_unique``: the files already are in row-ID order (``ordered`` without a merge);
+        refuse equal row IDs as the merge does.
+        """
         last: tuple[tuple[int, int, int], str] | None = None
+        for read, batch in prefetch(self._decoded(), _PREFETCH_BATCHES, name="acidflow-scan-decode"):
+            keyed = self._keyed(read, batch)
+            if check_unique and keyed[1].size:
+                head = _Head(iter(()))
+                head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
+                last = _check_unique_row_ids(head, 0, read.opened.data_file.path, last)
+            yield keyed
+
+    def _decoded(self) -> Iterator[tuple[_FileRead, pa.RecordBatch]]:
+        """Every data file's decoded batches in plan order, each file closed after its last batch."""
         for data_file in self.plan.data_files:
-            for keyed in self._file_batches(data_file):
-                if keyed[1].size:
-                    head = _Head(iter(()))
-                    head.o, head.b, head.r, head.position = keyed[1], keyed[2], keyed[3], keyed[1].size
-                    last = _check_unique_row_ids(head, 0, data_file.path, last)
-                yield keyed
+            read = self._open(data_file)
+            try:
+                for batch in read.opened.batches(read.columns, self.batch_rows):
+                    yield read, batch
+            finally:
+                read.opened.close()
 
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
@@ -590,59 +633,69 @@ class _Scanner:
                 heapq.heappush(heap, (head.key(), index))
 
     def _file_batches(self, data_file: DataFile) -> Iterator[_Keyed]:
+        read = self._open(data_file)
+        try:
+            for batch in read.opened.batches(read.columns, self.batch_rows):
+                yield self._keyed(read, batch)
+        finally:
+            read.opened.close()
+
+    def _open(self, data_file: DataFile) -> _FileRead:
+        """Open a data file and decide what to decode from it (files are opened in plan order)."""
         opened = OpenFile(self.file_io, data_file)
         try:
+            positions = self.output.needed_positions()
             if data_file.kind is FileKind.ORIGINAL:
-                yield from self._original_batches(opened)
-            else:
-                yield from self._event_batches(opened)
-        finally:
+                bucket = data_file.bucket_id
+                offset = self.original_rows.get(bucket, 0)
+                # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
+                self.original_rows[bucket] = offset + int(opened.orc.nrows)
+                columns = _file_columns(opened, positions, need_operation=False)
+                return _FileRead(opened, positions, columns, False, offset, {})
+            need_operation = opened.may_hold_non_inserts()
+            constants = opened.constant_keys()
+            columns = _file_columns(opened, positions, need_operation, constants)
+            return _FileRead(opened, positions, columns, need_operation, 0, constants)
+        except BaseException:
             opened.close()
+            raise
 
-    def _original_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
-        bucket = opened.data_file.bucket_id
-        offset = self.original_rows.get(bucket, 0)
-        # OffsetAndBucketProperty: the rows of this bucket's earlier original files come first.
-        self.original_rows[bucket] = offset + int(opened.orc.nrows)
-        bucket_property = BucketCodec.V1.encode_property(bucket)
-        positions = self.output.needed_positions()
-        columns = _file_columns(opened, positions, need_operation=False)
-        for batch in opened.batches(columns, self.batch_rows):
-            n = batch.num_rows
-            r = np.arange(offset, offset + n, dtype=np.int64)
-            offset += n
-            o = np.zeros(n, dtype=np.int64)
-            b = np.full(n, bucket_property, dtype=np.int64)
-            hidden = None if self.registry is None else self.registry.hidden(o, b, r, o)
-            keep = None if hidden is None else ~hidden
-            yield self._emit(opened, batch, positions, keep, (o, b, r))
+    def _keyed(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        if read.opened.data_file.kind is FileKind.ORIGINAL:
+            return self._original_batch(read, batch)
+        return self._event_batch(read, batch)
 
-    def _event_batches(self, opened: OpenFile) -> Iterator[_Keyed]:
-        need_operation = opened.may_hold_non_inserts()
-        positions = self.output.needed_positions()
-        columns = _file_columns(opened, positions, need_operation)
-        names = opened.names
-        for batch in opened.batches(columns, self.batch_rows):
-            current = int64_values(batch.column(names[4]))
-            keep = valid_mask(self.write_ids, current)
-            if need_operation:
-                is_row = int64_values(batch.column(names[0])) != OPERATION_DELETE
-                keep = is_row if keep is None else keep & is_row
-            o = int64_values(batch.column(names[1]))
-            raw_bucket = int64_values(batch.column(names[2]))
-            r = int64_values(batch.column(names[3]))
-            if self.registry is not None:
-                if keep is None:
-                    hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
-                    keep = None if hidden is None else ~hidden
-                elif keep.any():
-                    index = np.flatnonzero(keep)
-                    hidden = self.registry.hidden(
-                        o[index], normalize_bucket(raw_bucket[index]), r[index], current[index]
-                    )
-                    if hidden is not None:
-                        keep[index[hidden]] = False
-            yield self._emit(opened, batch, positions, keep, (o, raw_bucket, r))
+    def _original_batch(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        n = batch.num_rows
+        r = np.arange(read.next_row_id, read.next_row_id + n, dtype=np.int64)
+        read.next_row_id += n
+        o = np.zeros(n, dtype=np.int64)
+        b = np.full(n, BucketCodec.V1.encode_property(read.opened.data_file.bucket_id), dtype=np.int64)
+        hidden = None if self.registry is None else self.registry.hidden(o, b, r, o)
+        keep = None if hidden is None else ~hidden
+        return self._emit(read.opened, batch, read.positions, keep, (o, b, r))
+
+    def _event_batch(self, read: _FileRead, batch: pa.RecordBatch) -> _Keyed:
+        current = read.key(batch, 4)
+        keep = valid_mask(self.write_ids, current)
+        if read.need_operation:
+            is_row = read.key(batch, 0) != OPERATION_DELETE
+            keep = is_row if keep is None else keep & is_row
+        o = read.key(batch, 1)
+        raw_bucket = read.key(batch, 2)
+        r = read.key(batch, 3)
+        if self.registry is not None:
+            if keep is None:
+                hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)
+                keep = None if hidden is None else ~hidden
+            elif keep.any():
+                index = np.flatnonzero(keep)
+                hidden = self.registry.hidden(
+                    o[index], normalize_bucket(raw_bucket[index]), r[index], current[index]
+                )
+                if hidden is not None:
+                    keep[index[hidden]] = False
+        return self._emit(read.opened, batch, read.positions, keep, (o, raw_bucket, r))
 
     def _emit(
         self,

@@ -26,6 +26,14 @@ def test_bench_read_smoke_reports_goals_2_and_3(capsys):
     start = len(goals.REPORTED)
     assert bench_read.main(["--smoke"]) == 0
     reported = _reported_since(start)
-    assert set(reported) == {"2", "3c-rows", "3c-deletes", "3d-rows", "3d-deletes"}
+    assert set(reported) == {
+        "2",
+        "3c-rows",
+        "3c-deletes",
+        "3c-sort-merged-rows",
+        "3c-sort-merged-deletes",
+        "3d-rows",
+        "3d-deletes",
+    }
     assert all(g.verdict == "SMOKE" and g.ratio > 0 for g in reported.values())
     assert "acidflow-read" in capsys.readouterr().out

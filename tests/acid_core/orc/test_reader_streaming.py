@@ -153,3 +153,149 @@ def test_iter_delete_events_streams_the_sorted_delete_set(tmp_path_factory, file
     assert got == sorted(expected)
     table = load_delete_events(LocalFileIO(), table_dir, ValidWriteIdList())
     assert [tuple(row.values()) for row in table.to_pylist()] == sorted(expected)
+
+
+def _deleted_table(table_dir, rows, delete_every):
+    """One insert delta of ``rows`` rows and one delete delta deleting every ``delete_every``-th row."""
+    _delta(table_dir, 1, rows)
+    doomed = list(range(0, rows, delete_every))
+    keys = (
+        pa.array([1] * len(doomed), pa.int64()),
+        pa.array([1 << 29] * len(doomed), pa.int32()),
+        pa.array(doomed, pa.int64()),
+    )
+    removed = delete_events(keys, write_id=2, row_type=ROW_TYPE)
+    write_acid_dir(LocalFileIO(), table_dir, DeleteDeltaDir(2, 2, 0), {0: [removed]}, ROW_TYPE)
+    return [i for i in range(rows) if i % delete_every]
+
+
+def test_scan_above_the_in_memory_threshold_streams_deletes_in_bounded_windows(tmp_path, monkeypatch):
+    """Hive's hive.transactional.events.mem: above it the sort-merge registry holds a window, never the set."""
+    from acid_core.orc import deletes
+
+    table_dir = str(tmp_path)
+    expected = _deleted_table(table_dir, 40_000, 2)  # 20,000 delete events
+    largest = {"window": 0, "registry": 0}
+    window, registry_init = deletes._Stream.window, deletes.ColumnizedDeleteRegistry.__init__
+
+    def recording_window(self, low, high):
+        result = window(self, low, high)
+        largest["window"] = max(largest["window"], self.buffer[0].size)
+        return result
+
+    def recording_init(self, chunks, capacity=None):
+        registry_init(self, chunks, capacity)
+        largest["registry"] = max(largest["registry"], len(self))
+
+    monkeypatch.setattr(deletes._Stream, "window", recording_window)
+    monkeypatch.setattr(deletes.ColumnizedDeleteRegistry, "__init__", recording_init)
+    batch_rows = 1024
+    for in_memory, streamed in ((20_000, False), (19_999, True), (1_000, True)):
+        largest.update(window=0, registry=0)
+        reader = scan(
+            LocalFileIO(),
+            table_dir,
+            ValidWriteIdList(),
+            delete_events_in_memory=in_memory,
+            batch_rows=batch_rows,
+        )
+        assert reader.read_all().column("a").to_pylist() == expected
+        if streamed:
+            # One delete file: at most one decoded batch of it beyond the current row batch's key range.
+            assert 0 < largest["window"] <= 2 * batch_rows
+            assert largest["registry"] <= batch_rows
+        else:
+            assert largest["window"] == 0
+            assert largest["registry"] == 20_000
+
+
+def test_scan_stopped_early_stops_its_decoding_thread_and_closes_files(tmp_path):
+    import threading
+
+    table_dir = str(tmp_path)
+    for write_id in (1, 2, 3):
+        _delta(table_dir, write_id, 50, start=100 * write_id)
+    io = CountingFileIO()
+    reader = scan(io, table_dir, ValidWriteIdList(), batch_rows=4)
+    first = reader.read_next_batch()
+    assert first.column("a").to_pylist() == [100, 101, 102, 103]
+    del reader  # an abandoned reader: its generator is closed, which joins the thread
+    assert io.open_now() == 0
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-scan-decode"]
+    limited = scan(io, table_dir, ValidWriteIdList(), batch_rows=4, limit=6).read_all()
+    assert limited.column("a").to_pylist() == [100, 101, 102, 103, 104, 105]
+    assert io.open_now() == 0
+    assert not [t for t in threading.enumerate() if t.name == "acidflow-scan-decode"]
+
+
+def _tail_constants(path):
+    import pyarrow.orc as paorc
+
+    from acid_core.orc.orc_tail import constant_integer_columns
+
+    orc_file = paorc.ORCFile(str(path))
+    return constant_integer_columns(orc_file.reader.serialized_file_tail(), int(orc_file.nrows))
+
+
+def test_constant_integer_columns_reads_the_footer_statistics(tmp_path):
+    table_dir = str(tmp_path)
+    _delta(table_dir, 7, 5, statement=2, bucket=3)
+    # Column IDs: 1 operation, 2 originalTransaction, 3 bucket, 4 rowId, 5 currentTransaction, 7 row.a.
+    assert _tail_constants(tmp_path / "delta_0000007_0000007_0002/bucket_00003") == {
+        1: 0,
+        2: 7,
+        3: (1 << 29) | (3 << 16) | 2,
+        5: 7,
+    }
+    one_row = str(tmp_path / "one")
+    _delta(one_row, 8, 1)
+    assert _tail_constants(tmp_path / "one/delta_0000008_0000008_0000/bucket_00000")[4] == 0  # rowId too
+    from acid_core.orc.orc_tail import constant_integer_columns
+
+    assert constant_integer_columns(b"", 5) == {}
+    assert constant_integer_columns(b"\xff\xff\xff", 5) == {}  # unparsable: decode everything
+    assert constant_integer_columns(b"", 0) == {}
+
+
+def test_scan_does_not_decode_key_columns_the_footer_says_are_constant(tmp_path, monkeypatch):
+    from acid_core.orc import files
+
+    table_dir = str(tmp_path / "deltas")
+    _delta(table_dir, 1, 30)
+    # A base with two write IDs: originalTransaction and currentTransaction vary, bucket does not.
+    mixed = pa.Table.from_batches(
+        [
+            insert_events(
+                pa.record_batch({"a": pa.array([1, 2], pa.int64())}),
+                write_id=1,
+                bucket_id=0,
+                row_type=ROW_TYPE,
+            ),
+            insert_events(
+                pa.record_batch({"a": pa.array([3], pa.int64())}), write_id=2, bucket_id=0, row_type=ROW_TYPE
+            ),
+        ]
+    ).combine_chunks()
+    from acid_core.paths import BaseDir
+
+    base_dir = str(tmp_path / "with_base")
+    write_acid_dir(LocalFileIO(), base_dir, BaseDir(2), {0: mixed.to_batches()}, ROW_TYPE)
+    requested = []
+    batches = files.OpenFile.batches
+
+    def recording(self, columns, batch_rows):
+        requested.append((self.data_file.path.rsplit("/", 2)[-2], tuple(columns)))
+        return batches(self, columns, batch_rows)
+
+    monkeypatch.setattr(files.OpenFile, "batches", recording)
+    rows = scan(LocalFileIO(), table_dir, ValidWriteIdList(), with_row_id=True).read_all().to_pylist()
+    assert requested == [("delta_0000001_0000001_0000", ("rowId", "row.a"))]
+    assert [_key(r) for r in rows] == [(1, 1 << 29, i) for i in range(30)]
+    requested.clear()
+    rows = scan(LocalFileIO(), base_dir, ValidWriteIdList(), with_row_id=True).read_all().to_pylist()
+    assert requested == [("base_0000002", ("originalTransaction", "rowId", "currentTransaction", "row.a"))]
+    assert [(_key(r), r["a"]) for r in rows] == [
+        ((1, 1 << 29, 0), 1),
+        ((1, 1 << 29, 1), 2),
+        ((2, 1 << 29, 0), 3),
+    ]
