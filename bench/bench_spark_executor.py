@@ -32,7 +32,6 @@ import time
 from bench import goals
 from bench.bench_compaction import build
 
-COMMAND = "python -m bench.bench_spark_executor --small-rows 20000 --large-rows 2000000 --buckets 4"
 MODES = ("embedded", "auto", "spark", "local[1]", "local[2]")
 
 
@@ -105,12 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"large table ({args.large_rows:,} rows, {args.buckets} buckets, one Spark task per bucket):")
     one = _run("local[1]", args.large_rows, args.deltas, args.buckets)
     two = _run("local[2]", args.large_rows, args.deltas, args.buckets)
+    command = (
+        "python -m bench.bench_spark_executor --smoke"
+        if args.smoke
+        else f"python -m bench.bench_spark_executor --small-rows {args.small_rows} "
+        f"--large-rows {args.large_rows} --buckets {args.buckets} --deltas {args.deltas}"
+    )
     goals.report(
         "5a",
         "Spark executor configured (auto) vs embedded, small table",
         auto / embedded,
         1.2,
-        command=COMMAND,
+        command=command,
         smoke=args.smoke,
     )
     goals.report(
@@ -118,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "Spark executor speed-up local[1] -> local[2], large table",
         one / two,
         1.8,
-        command=COMMAND,
+        command=command,
         smoke=args.smoke,
         higher_is_better=True,
     )
