@@ -116,14 +116,19 @@ def create_engine_for_url(url: sa.URL) -> Engine:
     """
     if url.get_backend_name() != "sqlite":
         url = resolve_postgres_driver(url)
+        postgresql = url.get_backend_name() == "postgresql"
         try:
-            server = sa.create_engine(url, pool_recycle=1800)
+            server = sa.create_engine(
+                url, pool_recycle=1800, **({} if postgresql else {"isolation_level": "READ COMMITTED"})
+            )
         except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
             raise MissingDependencyError(
                 f"the database driver {url.drivername!r}",
                 f"the metastore URL {url.render_as_string()!r}",
                 "postgres",
             ) from e
+        if not postgresql:
+            return server
 
         @event.listens_for(server, "connect")
         def _read_committed(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped

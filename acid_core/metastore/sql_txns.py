@@ -98,6 +98,7 @@ _INSERT_HISTORY = sa.text(
     f'SELECT :txn_id, coalesce(min("TXN_ID"), :txn_id) FROM "TXNS" WHERE "TXN_STATE" = \'{_OPEN}\''
 )
 _TXN_STATE = 'SELECT "TXN_STATE", "TXN_TYPE" FROM "TXNS" WHERE "TXN_ID" = :txn_id'
+# SQLite has no row locks (and no FOR UPDATE): BEGIN IMMEDIATE already serializes writers.
 _LOCK_TXN = {True: sa.text(_TXN_STATE + " FOR UPDATE"), False: sa.text(_TXN_STATE)}
 _SAME_WRITE_TABLE = '"T2W_DATABASE" = :database AND "T2W_TABLE" = :table'
 _SAME_COUNTER = '"NWI_DATABASE" = :database AND "NWI_TABLE" = :table'
@@ -186,7 +187,7 @@ class SqlTxnPart(SqlMetastoreBase):
     def _locked_txn(self, c: sa.Connection, txn_id: int) -> tuple[str, int]:
         """The state and type code of a transaction, its row locked until the end of ``c``'s transaction."""
         _check_id("transaction ID", txn_id)
-        row = c.execute(_LOCK_TXN[self._postgresql], {"txn_id": txn_id}).first()
+        row = c.execute(_LOCK_TXN[self.dialect != "sqlite"], {"txn_id": txn_id}).first()
         if row is None:
             raise NoSuchTxnError(txn_id)
         return str(row[0]), int(row[1])
