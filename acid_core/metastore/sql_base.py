@@ -244,7 +244,7 @@ def _same_partition(column: Any, partition: str | None) -> Any:  # noqa: ANN401 
     return column.is_(None) if partition is None else column == partition
 
 
-def _sequence_high_watermark(s: Session) -> int:
+def _sequence_high_watermark(s: Session | sa.Connection) -> int:
     """The highest transaction ID the PostgreSQL sequence has handed out (its row may not be visible yet)."""
     last_value, is_called = s.execute(sa.text('SELECT last_value, is_called FROM "TXN_ID_SEQ"')).one()
     return int(last_value) if is_called else int(last_value) - 1
@@ -302,7 +302,8 @@ class SqlMetastoreBase:
             raise translate_db_error("open", self._url, e) from e
         except SchemaRevisionError as e:  # e.g. the database is at a revision this code does not know
             raise MetastoreError("migrate", self._shown_url, str(e)) from e
-        self._txn_id_sequence = self._engine.dialect.name == "postgresql"
+        self._postgresql = self._engine.dialect.name == "postgresql"
+        self._txn_id_sequence = self._postgresql
         self._ensure_default_database()
 
     @property
@@ -336,6 +337,46 @@ class SqlMetastoreBase:
             if on_integrity_error is None:
                 raise translate_db_error(operation, self._url, e) from e
             raise on_integrity_error() from e
+        except SQLAlchemyError as e:
+            raise translate_db_error(operation, self._url, e) from e
+
+    @contextlib.contextmanager
+    def _connection(self, operation: str) -> Iterator[sa.Connection]:
+        """One database transaction on a plain connection: ``_transaction`` without an ORM session.
+
+        The transaction path (open, allocate a write ID, commit) runs on this with prepared
+        ``text()`` statements: no unit of work, no identity map, no statement compilation per call.
+        """
+        try:
+            with self._serialize, self._engine.begin() as connection:
+                yield connection
+        except SQLAlchemyError as e:
+            raise translate_db_error(operation, self._url, e) from e
+
+    @contextlib.contextmanager
+    def _autocommit(self, operation: str) -> Iterator[sa.Connection]:
+        """A PostgreSQL connection in autocommit mode: each statement commits on its own.
+
+        For an operation that is one statement: one round trip, no BEGIN or COMMIT, and its row
+        locks are released by that statement's commit. The driver's ``autocommit`` flag is set
+        directly (SQLAlchemy's AUTOCOMMIT isolation level costs two round trips per checkout).
+        """
+        try:
+            with self._serialize, self._engine.connect() as connection:
+                driver: Any = connection.connection.dbapi_connection
+                try:
+                    driver.autocommit = True
+                except self._engine.dialect.loaded_dbapi.Error as e:  # e.g. closed by the server
+                    connection.invalidate(e)
+                    raise MetastoreError(operation, self._shown_url, f"{type(e).__name__}: {e}") from e
+                try:
+                    yield connection
+                finally:
+                    if not connection.invalidated:
+                        try:
+                            driver.autocommit = False
+                        except self._engine.dialect.loaded_dbapi.Error as e:
+                            connection.invalidate(e)  # not back to the pool in autocommit
         except SQLAlchemyError as e:
             raise translate_db_error(operation, self._url, e) from e
 
@@ -392,7 +433,7 @@ class SqlMetastoreBase:
             raise TxnNotOpenError(txn_id, _TXN_STATE_BY_CODE[row.state].value, operation)
         return row
 
-    def _next_txn_id_locked(self, s: Session) -> int:
+    def _next_txn_id_locked(self, s: Session | sa.Connection) -> int:
         """Lock NEXT_TXN_ID exclusively and return the next txn ID; every lower ID is settled.
 
         Hive 4's ``acquireTxnLock(exclusive)``: opens hold the same row in share mode from before
@@ -407,7 +448,7 @@ class SqlMetastoreBase:
         return self._settle(s, settled)
 
     @staticmethod
-    def _settle(s: Session, settled: int) -> int:
+    def _settle(s: Session | sa.Connection, settled: int) -> int:
         next_txn_id = max(settled, _sequence_high_watermark(s) + 1)
         if next_txn_id != settled:
             s.execute(update(NextTxnId).values(next_txn_id=next_txn_id))

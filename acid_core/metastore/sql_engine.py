@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
-SCHEMA_HEAD = "0008"
+SCHEMA_HEAD = "0009"
 """The newest Alembic revision in ``migrations/versions`` (a test checks it against Alembic's head).
 
 A database already at this revision is opened without importing Alembic (about 0.2 s of every
@@ -103,7 +103,8 @@ def resolve_postgres_driver(url: sa.URL) -> sa.URL:
 def create_engine_for_url(url: sa.URL) -> Engine:
     """An engine configured as the metastore uses it; the lock store shares this setup.
 
-    PostgreSQL runs at READ COMMITTED. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
+    PostgreSQL runs at READ COMMITTED (set on each connection's session, so autocommit statements
+    run at it too). SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
     and ``BEGIN IMMEDIATE`` for every transaction, so each one is serialized against every writer
     (SQLite's ``SELECT ... FOR UPDATE``); an in-memory database is one shared connection.
 
@@ -115,14 +116,30 @@ def create_engine_for_url(url: sa.URL) -> Engine:
     """
     if url.get_backend_name() != "sqlite":
         url = resolve_postgres_driver(url)
+        postgresql = url.get_backend_name() == "postgresql"
         try:
-            return sa.create_engine(url, pool_recycle=1800, isolation_level="READ COMMITTED")
+            server = sa.create_engine(
+                url, pool_recycle=1800, **({} if postgresql else {"isolation_level": "READ COMMITTED"})
+            )
         except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
             raise MissingDependencyError(
                 f"the database driver {url.drivername!r}",
                 f"the metastore URL {url.render_as_string()!r}",
                 "postgres",
             ) from e
+        if not postgresql:
+            return server
+
+        @event.listens_for(server, "connect")
+        def _read_committed(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped
+            # Set on the session, once per connection, rather than through the driver: psycopg2
+            # would then send BEGIN ISOLATION LEVEL ... and a SET on every switch to autocommit.
+            cursor = dbapi_connection.cursor()
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cursor.close()
+            dbapi_connection.commit()
+
+        return server
     memory = _is_sqlite_memory(url)
     if memory:
         engine = sa.create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})

@@ -11,7 +11,7 @@ Not here: the snapshot computation (``sql_base``). Errors: ``TxnNotOpenError``, 
 from __future__ import annotations
 
 import socket
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
@@ -25,11 +25,9 @@ from acid_core.errors import (
     TxnNotOpenError,
 )
 from acid_core.metastore.models import (
-    TXN_ID_SEQUENCE,
     CompactionQueueEntry,
     CompletedTxnComponent,
     MinHistoryLevel,
-    NextTxnId,
     NextWriteId,
     Txn,
     TxnComponent,
@@ -67,6 +65,7 @@ from acid_core.metastore.sql_base import (
     _OPEN,
     _OPERATION_CODE,
     _OPERATION_NAME,
+    _TXN_STATE_BY_CODE,
     _TXN_TYPE_CODE,
     _UPDATE_DELETE_CODES,
     SqlMetastoreBase,
@@ -75,6 +74,48 @@ from acid_core.metastore.sql_base import (
     _ms,
     _txn_info,
 )
+
+# The transaction path (open -> allocate a write ID -> commit) in plain SQL on a connection, no
+# ORM session: a ``text()`` statement is compiled once. On PostgreSQL each of the three is one
+# autocommit call of a server-side function (alembic 0009: the same statements, run by the server,
+# one round trip and one commit each); SQLite (no row locks: every transaction is BEGIN
+# IMMEDIATE) and the rarer cases (a commit with writes, a table without a counter) run the
+# statements below in a database transaction.
+_TXN_COLUMNS = (
+    '"TXN_ID", "TXN_STATE", "TXN_STARTED", "TXN_LAST_HEARTBEAT", "TXN_USER", "TXN_HOST", "TXN_TYPE"'
+)
+_TXN_VALUES = f"'{_OPEN}', :now, :now, :user, :host, :kind"
+_OPEN_TXN_PG = sa.text("SELECT acidflow_open_txn(:now, :user, :host, :kind)")
+_ALLOCATE_WRITE_ID_PG = sa.text("SELECT * FROM acidflow_allocate_write_id(:txn_id, :database, :table)")
+_COMMIT_TXN_PG = sa.text("SELECT acidflow_commit_txn(:txn_id)")
+# The counter (SQLite; Hive 3): the row lock on NEXT_TXN_ID is held through the commit.
+_BUMP_NEXT_TXN_ID = sa.text(
+    'UPDATE "NEXT_TXN_ID" SET "NTXN_NEXT" = "NTXN_NEXT" + 1 RETURNING "NTXN_NEXT" - 1'
+)
+_INSERT_TXN = sa.text(f'INSERT INTO "TXNS" ({_TXN_COLUMNS}) VALUES (:txn_id, {_TXN_VALUES})')
+_INSERT_HISTORY = sa.text(
+    'INSERT INTO "MIN_HISTORY_LEVEL" ("MHL_TXNID", "MHL_MIN_OPEN_TXNID") '
+    f'SELECT :txn_id, coalesce(min("TXN_ID"), :txn_id) FROM "TXNS" WHERE "TXN_STATE" = \'{_OPEN}\''
+)
+_TXN_STATE = 'SELECT "TXN_STATE", "TXN_TYPE" FROM "TXNS" WHERE "TXN_ID" = :txn_id'
+# SQLite has no row locks (and no FOR UPDATE): BEGIN IMMEDIATE already serializes writers.
+_LOCK_TXN = {True: sa.text(_TXN_STATE + " FOR UPDATE"), False: sa.text(_TXN_STATE)}
+_SAME_WRITE_TABLE = '"T2W_DATABASE" = :database AND "T2W_TABLE" = :table'
+_SAME_COUNTER = '"NWI_DATABASE" = :database AND "NWI_TABLE" = :table'
+_EXISTING_WRITE_ID = (
+    f'SELECT "T2W_WRITEID" FROM "TXN_TO_WRITE_ID" WHERE "T2W_TXNID" = :txn_id AND {_SAME_WRITE_TABLE}'
+)
+_BUMP_WRITE_ID = f'UPDATE "NEXT_WRITE_ID" SET "NWI_NEXT" = "NWI_NEXT" + 1 WHERE {_SAME_COUNTER}'
+_INSERT_WRITE_ID = 'INSERT INTO "TXN_TO_WRITE_ID" ("T2W_DATABASE", "T2W_TABLE", "T2W_WRITEID", "T2W_TXNID") '
+_EXISTING_WRITE_ID_SQL = sa.text(_EXISTING_WRITE_ID)
+_BUMP_WRITE_ID_SQL = sa.text(_BUMP_WRITE_ID + ' RETURNING "NWI_NEXT" - 1')
+_INSERT_WRITE_ID_SQL = sa.text(_INSERT_WRITE_ID + "VALUES (:database, :table, :write_id, :txn_id)")
+_COMPONENTS = sa.text(
+    'SELECT "TC_DATABASE", "TC_TABLE", "TC_PARTITION", "TC_OPERATION_TYPE", "TC_WRITEID" '
+    'FROM "TXN_COMPONENTS" WHERE "TC_TXNID" = :txn_id'
+)
+_END_TXN_SQL = sa.text('UPDATE "TXNS" SET "TXN_STATE" = :state WHERE "TXN_ID" = :txn_id')
+_FORGET_HISTORY_SQL = sa.text('DELETE FROM "MIN_HISTORY_LEVEL" WHERE "MHL_TXNID" = :txn_id')
 
 
 class SqlTxnPart(SqlMetastoreBase):
@@ -90,8 +131,11 @@ class SqlTxnPart(SqlMetastoreBase):
         """See ``Metastore.open_txn``."""
         kind = TxnType(txn_type)
         now_ms = self._now_ms(now)
-        with self._transaction("open_txn") as s:
-            return self._open_txn_in(s, user, host, kind, now_ms)
+        if self._txn_id_sequence:
+            with self._autocommit("open_txn") as c:
+                return self._open_txn_in(c, user, host, kind, now_ms)
+        with self._connection("open_txn") as c:
+            return self._open_txn_in(c, user, host, kind, now_ms)
 
     def open_compaction_txn(
         self, compaction_id: int, user: str | None = None, host: str | None = None, now: float | None = None
@@ -101,63 +145,28 @@ class SqlTxnPart(SqlMetastoreBase):
         with self._transaction("open_compaction_txn") as s:
             row = self._queue_row(s, compaction_id)
             self._require_state(row, "open a compaction transaction for", (CompactionState.WORKING,))
-            txn_id = self._open_txn_in(s, user, host, TxnType.COMPACTION, now_ms)
+            txn_id = self._open_txn_in(s.connection(), user, host, TxnType.COMPACTION, now_ms)
             row.txn_id = txn_id
             return txn_id
 
     def _open_txn_in(
-        self, s: Session, user: str | None, host: str | None, kind: TxnType, now_ms: int
+        self, c: sa.Connection, user: str | None, host: str | None, kind: TxnType, now_ms: int
     ) -> TxnId:
         values = {
-            "state": _OPEN,
-            "started": now_ms,
-            "last_heartbeat": now_ms,
+            "now": now_ms,
             "user": user if user is not None else _current_user(),
             "host": host if host is not None else socket.gethostname(),
-            "txn_type": _TXN_TYPE_CODE[kind],
+            "kind": _TXN_TYPE_CODE[kind],
         }
-        if self._txn_id_sequence:
-            # Hive 4's openTxns: a share lock on the mutex row (writers' commits take it
-            # exclusively), then an ID from the sequence; opens no longer queue behind each
-            # other's disk sync. When nobody holds the row, take it exclusively instead and
-            # move the settled mark up, so MIN_HISTORY_LEVEL and snapshots stay tight.
-            alone = s.execute(
-                select(NextTxnId.next_txn_id).with_for_update(skip_locked=True)
-            ).scalar_one_or_none()
-            if alone is None:
-                settled = int(
-                    s.execute(select(NextTxnId.next_txn_id).with_for_update(read=True)).scalar_one()
-                )
-            txn_id = int(
-                s.execute(
-                    insert(Txn).values(txn_id=TXN_ID_SEQUENCE.next_value(), **values).returning(Txn.txn_id)
-                ).scalar_one()
-            )
-            if alone is not None:
-                # No open is in flight (none holds the row): every ID below ours is settled.
-                settled = txn_id
-                if int(alone) != txn_id:
-                    s.execute(update(NextTxnId).values(next_txn_id=txn_id))
-        else:
-            txn_id = self._next_txn_id_locked(s)
-            settled = txn_id + 1
-            s.execute(update(NextTxnId).values(next_txn_id=settled))
-            s.execute(insert(Txn).values(txn_id=txn_id, **values))
-        # Hive 3's openTxns: remember the lowest txn open now (this one included). Any snapshot
-        # this txn takes lists as open only txns at or above it; housekeeping keeps their rows.
-        # An open still in flight below this one is invisible, but never below the settled
-        # mark (Hive 4's getMinOpenTxnIdWaterMark: min(lowest open, timeout boundary + 1)).
-        lowest_open = func.min(Txn.txn_id)
-        s.execute(
-            insert(MinHistoryLevel).from_select(
-                [MinHistoryLevel.txn_id, MinHistoryLevel.min_open_txn_id],
-                select(
-                    sa.literal(txn_id, sa.BigInteger),
-                    sa.case((lowest_open < settled, lowest_open), else_=sa.literal(settled, sa.BigInteger)),
-                ).where(Txn.state == _OPEN),
-            )
-        )
-        return TxnId(txn_id)
+        if not self._txn_id_sequence:
+            # Hive 3: the counter's row lock (SQLite: the database's) is held through the commit.
+            txn_id = int(c.execute(_BUMP_NEXT_TXN_ID).scalar_one())
+            c.execute(_INSERT_TXN, {"txn_id": txn_id, **values})
+            c.execute(_INSERT_HISTORY, {"txn_id": txn_id})
+            return TxnId(txn_id)
+        # Hive 4's openTxns (acidflow_open_txn): IDs from TXN_ID_SEQ under a share lock on
+        # NEXT_TXN_ID, so opens do not queue behind each other's disk sync.
+        return TxnId(int(c.execute(_OPEN_TXN_PG, values).scalar_one()))
 
     def get_txn(self, txn_id: int) -> TxnInfo:
         """See ``Metastore.get_txn``."""
@@ -175,41 +184,60 @@ class SqlTxnPart(SqlMetastoreBase):
         with self._transaction("get_valid_txns") as s:
             return self._valid_txns(s, current_txn_id)
 
-    def _allocate(self, s: Session, txn_id: int, database: str, table: str) -> WriteId:
-        existing = s.scalar(
-            select(TxnToWriteId.write_id).where(
-                TxnToWriteId.txn_id == txn_id, TxnToWriteId.database == database, TxnToWriteId.table == table
-            )
-        )
+    def _locked_txn(self, c: sa.Connection, txn_id: int) -> tuple[str, int]:
+        """The state and type code of a transaction, its row locked until the end of ``c``'s transaction."""
+        _check_id("transaction ID", txn_id)
+        row = c.execute(_LOCK_TXN[self.dialect != "sqlite"], {"txn_id": txn_id}).first()
+        if row is None:
+            raise NoSuchTxnError(txn_id)
+        return str(row[0]), int(row[1])
+
+    def _locked_open_txn(self, c: sa.Connection, txn_id: int, operation: str) -> None:
+        state, _ = self._locked_txn(c, txn_id)
+        if state != _OPEN:
+            raise TxnNotOpenError(txn_id, _TXN_STATE_BY_CODE[state].value, operation)
+
+    def _allocate(self, c: sa.Connection, txn_id: int, database: str, table: str) -> WriteId:
+        """The txn's write ID of the table, allocated from NEXT_WRITE_ID (row-locked) if it has none.
+
+        The caller holds the txn's TXNS row lock, so the existing-ID check and the allocation are
+        one step for this txn.
+        """
+        key = {"txn_id": txn_id, "database": database, "table": table}
+        existing = c.execute(_EXISTING_WRITE_ID_SQL, key).scalar_one_or_none()
         if existing is not None:
-            return WriteId(existing)
-        next_write_id = s.scalar(
-            select(NextWriteId.next_write_id)
-            .where(NextWriteId.database == database, NextWriteId.table == table)
-            .with_for_update()
-        )
-        if next_write_id is None:
-            # create_table makes the counter and drop_table removes it, so this is a missing table
-            # (raises), or one whose counter was lost: start it as Hive does, at 1.
+            return WriteId(int(existing))
+        write_id = c.execute(_BUMP_WRITE_ID_SQL, key).scalar_one_or_none()
+        if write_id is not None:
+            c.execute(_INSERT_WRITE_ID_SQL, {"write_id": write_id, **key})
+            return WriteId(int(write_id))
+        # create_table makes the counter and drop_table removes it, so this is a missing table
+        # (raises), or one whose counter was lost: start it as Hive does, at 1.
+        with Session(bind=c) as s:
             self._table_row(s, database, table)
-            next_write_id = 1
-            s.add(NextWriteId(database=database, table=table, next_write_id=2))
-        else:
-            s.execute(
-                update(NextWriteId)
-                .where(NextWriteId.database == database, NextWriteId.table == table)
-                .values(next_write_id=next_write_id + 1)
-            )
-        s.add(TxnToWriteId(database=database, table=table, write_id=next_write_id, txn_id=txn_id))
-        s.flush()
-        return WriteId(next_write_id)
+        c.execute(insert(NextWriteId).values(database=database, table=table, next_write_id=2))
+        c.execute(_INSERT_WRITE_ID_SQL, {"write_id": 1, **key})
+        return WriteId(1)
 
     def allocate_write_id(self, txn_id: int, table: str) -> WriteId:
         """See ``Metastore.allocate_write_id``."""
         database, name = split_table_name(table)
-        with self._transaction("allocate_write_id") as s:
-            self._lock_open_txn(s, txn_id, "allocate a write ID in")
-            return self._allocate(s, txn_id, database, name)
+        operation = "allocate a write ID in"
+        if self._postgresql:
+            _check_id("transaction ID", txn_id)
+            with self._autocommit("allocate_write_id") as c:
+                key = {"txn_id": txn_id, "database": database, "table": name}
+                state, write_id = c.execute(_ALLOCATE_WRITE_ID_PG, key).one()
+            if state is None:
+                raise NoSuchTxnError(txn_id)
+            if state != _OPEN:
+                raise TxnNotOpenError(txn_id, _TXN_STATE_BY_CODE[state].value, operation)
+            if write_id is not None:
+                return WriteId(int(write_id))
+        # SQLite; on PostgreSQL a table with no write-ID counter (the function changed nothing).
+        with self._connection("allocate_write_id") as c:
+            self._locked_open_txn(c, txn_id, operation)
+            return self._allocate(c, txn_id, database, name)
 
     def get_valid_write_ids(self, table: str, valid_txns: ValidTxnList) -> ValidWriteIdList:
         """See ``Metastore.get_valid_write_ids``."""
@@ -235,7 +263,7 @@ class SqlTxnPart(SqlMetastoreBase):
                 raise InvalidPartitionError(
                     f"{database}.{name}", partition, "None: the table is unpartitioned"
                 )
-            write_id = self._allocate(s, txn_id, database, name)
+            write_id = self._allocate(s.connection(), txn_id, database, name)
             s.add(
                 TxnComponent(
                     txn_id=txn_id,
@@ -251,54 +279,54 @@ class SqlTxnPart(SqlMetastoreBase):
     def commit_txn(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.commit_txn``."""
         now_ms = self._now_ms(now)
+        if self._postgresql:
+            _check_id("transaction ID", txn_id)
+            with self._autocommit("commit_txn") as c:
+                if c.execute(_COMMIT_TXN_PG, {"txn_id": txn_id}).scalar_one() is not None:
+                    return  # an open txn that wrote nothing: committed (acidflow_commit_txn)
         conflict: str | None = None
-        with self._transaction("commit_txn") as s:
-            txn = self._lock_txn(s, txn_id)
-            if txn.state == _COMMITTED:
+        with self._connection("commit_txn") as c:
+            state, txn_type = self._locked_txn(c, txn_id)
+            if state == _COMMITTED:
                 return  # Hive: a repeated commit is a retry; succeed quietly
-            if txn.state == _ABORTED:
+            if state == _ABORTED:
                 raise TxnNotOpenError(txn_id, TxnState.ABORTED.value, "commit")
-            components = s.scalars(select(TxnComponent).where(TxnComponent.txn_id == txn_id)).all()
+            components = c.execute(_COMPONENTS, {"txn_id": txn_id}).all()
             footprint = sorted(
-                {
-                    (c.database, c.table, c.partition, c.operation)
-                    for c in components
-                    if c.operation in _UPDATE_DELETE_CODES
-                },
+                {(db, tbl, part, op) for db, tbl, part, op, _ in components if op in _UPDATE_DELETE_CODES},
                 key=lambda item: (item[0], item[1], item[2] or "", item[3]),
             )
             commit_id: int | None = None
-            if txn.txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY] and footprint:
-                commit_id = self._next_txn_id_locked(s) - 1
-                conflict = self._find_write_conflict(s, txn_id, commit_id, footprint)
+            if txn_type != _TXN_TYPE_CODE[TxnType.READ_ONLY] and footprint:
+                commit_id = self._next_txn_id_locked(c) - 1
+                conflict = self._find_write_conflict(c, txn_id, commit_id, footprint)
                 if conflict is not None:
-                    s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
-                    s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+                    self._end_txn(c, txn_id, _ABORTED)
                 else:
-                    s.execute(
+                    c.execute(
                         insert(WriteSetEntry),
                         [
                             {
-                                "database": db,
-                                "table": tbl,
-                                "partition": part,
-                                "txn_id": txn_id,
-                                "commit_id": commit_id,
-                                "operation": op,
+                                "WS_DATABASE": db,
+                                "WS_TABLE": tbl,
+                                "WS_PARTITION": part,
+                                "WS_TXNID": txn_id,
+                                "WS_COMMIT_ID": commit_id,
+                                "WS_OPERATION_TYPE": op,
                             }
                             for db, tbl, part, op in footprint
                         ],
                     )
-            elif txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
-                commit_id = self._next_txn_id_locked(s) - 1
+            elif txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION]:
+                commit_id = self._next_txn_id_locked(c) - 1
             if conflict is None:
-                self._complete_txn(s, txn_id, components, "Y" if footprint else "N", now_ms)
-                if txn.txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION] and commit_id is not None:
+                self._complete_txn(c, txn_id, components, "Y" if footprint else "N", now_ms)
+                if txn_type == _TXN_TYPE_CODE[TxnType.COMPACTION] and commit_id is not None:
                     # CompactionTxnHandler.updateWSCommitIdAndCleanUpMetadata records the cleaner's
                     # rule data at commit. Hive 4 stores the high watermark there; we store the next
                     # txn ID (hwm + 1), so "next_txn_id <= min open txn" also waits for the newest
                     # txn open at commit time, which Hive 4's off-by-one would let through.
-                    s.execute(
+                    c.execute(
                         update(CompactionQueueEntry)
                         .where(CompactionQueueEntry.txn_id == txn_id)
                         .values(next_txn_id=commit_id + 1, commit_time=now_ms)
@@ -308,7 +336,7 @@ class SqlTxnPart(SqlMetastoreBase):
 
     @staticmethod
     def _find_write_conflict(
-        s: Session, txn_id: int, commit_id: int, footprint: Sequence[tuple[str, str, str | None, str]]
+        c: sa.Connection, txn_id: int, commit_id: int, footprint: Sequence[tuple[str, str, str | None, str]]
     ) -> str | None:
         # TxnHandler.checkForWriteConflict: an update/delete committed at or after our start
         # (committed.WS_COMMIT_ID >= our TXN_ID) on the same table and partition wins.
@@ -318,7 +346,7 @@ class SqlTxnPart(SqlMetastoreBase):
                 if partition is None
                 else WriteSetEntry.partition == partition
             )
-            hit = s.execute(
+            hit = c.execute(
                 select(WriteSetEntry.txn_id, WriteSetEntry.commit_id, WriteSetEntry.operation)
                 .where(
                     WriteSetEntry.database == database,
@@ -344,43 +372,49 @@ class SqlTxnPart(SqlMetastoreBase):
         return None
 
     @staticmethod
+    def _end_txn(c: sa.Connection, txn_id: int, state: str) -> None:
+        """Set the txn's final state and drop its MIN_HISTORY_LEVEL row."""
+        c.execute(_END_TXN_SQL, {"txn_id": txn_id, "state": state})
+        c.execute(_FORGET_HISTORY_SQL, {"txn_id": txn_id})
+
     def _complete_txn(
-        s: Session, txn_id: int, components: Sequence[TxnComponent], update_delete: str, now_ms: int
+        self,
+        c: sa.Connection,
+        txn_id: int,
+        components: Sequence[Any],
+        update_delete: str,
+        now_ms: int,
     ) -> None:
         # TxnHandler.commitTxn: the compactor's own footprint ('p') only guards an abort of the
         # compaction txn; it is not a write, so it is not copied to COMPLETED_TXN_COMPONENTS.
-        writes = [c for c in components if c.operation != _COMPACT_OPERATION]
+        writes = [
+            {
+                "CTC_TXNID": txn_id,
+                "CTC_DATABASE": db,
+                "CTC_TABLE": tbl,
+                "CTC_PARTITION": part,
+                "CTC_TIMESTAMP": now_ms,
+                "CTC_WRITEID": write_id,
+                "CTC_UPDATE_DELETE": update_delete,
+            }
+            for db, tbl, part, op, write_id in components
+            if op != _COMPACT_OPERATION
+        ]
         if writes:
-            s.execute(
-                insert(CompletedTxnComponent),
-                [
-                    {
-                        "txn_id": txn_id,
-                        "database": c.database,
-                        "table": c.table,
-                        "partition": c.partition,
-                        "timestamp": now_ms,
-                        "write_id": c.write_id,
-                        "update_delete": update_delete,
-                    }
-                    for c in writes
-                ],
-            )
+            c.execute(insert(CompletedTxnComponent), writes)
         if components:
-            s.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
-        s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_COMMITTED))
-        s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+            c.execute(delete(TxnComponent).where(TxnComponent.txn_id == txn_id))
+        self._end_txn(c, txn_id, _COMMITTED)
 
     def abort_txn(self, txn_id: int) -> None:
         """See ``Metastore.abort_txn``."""
-        with self._transaction("abort_txn") as s:
-            txn = self._lock_txn(s, txn_id)
-            if txn.state == _ABORTED:
+        with self._connection("abort_txn") as c:
+            state, _ = self._locked_txn(c, txn_id)
+            if state == _ABORTED:
                 return
-            if txn.state == _COMMITTED:
+            if state == _COMMITTED:
                 raise TxnNotOpenError(txn_id, TxnState.COMMITTED.value, "abort")
-            s.execute(update(Txn).where(Txn.txn_id == txn_id).values(state=_ABORTED))
-            s.execute(delete(MinHistoryLevel).where(MinHistoryLevel.txn_id == txn_id))
+            self._end_txn(c, txn_id, _ABORTED)
 
     def heartbeat(self, txn_id: int, now: float | None = None) -> None:
         """See ``Metastore.heartbeat``."""
