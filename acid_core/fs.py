@@ -359,6 +359,15 @@ def _key(path: str) -> str:
     return posixpath.normpath(path)
 
 
+def _is_normal_below(path: str, prefix: str) -> bool:
+    """Whether ``path`` starts with ``prefix`` and is already normal (``normpath`` is the identity).
+
+    Listings and the callers' joins give normal paths; only those with a ``//``, a ``.`` or ``..``
+    part (or a hidden name: ``/.``) or a trailing ``/`` pay for ``normpath``.
+    """
+    return path.startswith(prefix) and "//" not in path and "/." not in path and path[-1] != "/"
+
+
 def _parent_of(entry: FileInfo) -> str:
     return entry.parent
 
@@ -394,16 +403,13 @@ class PrelistedFileIO:
         # Listings come grouped by directory: normalize each parent once, not each entry.
         for parent, group in itertools.groupby(listing, key=_parent_of):
             entries = list(group)
-            key = _key(parent)
+            key = parent if _is_normal_below(parent, self._prefix) else _key(parent)
             self._children.setdefault(key, []).extend(entries)
-            for entry in entries:
-                if entry.is_dir:
-                    self._children.setdefault(f"{key}/{entry.name}", [])
+            for directory in [f"{key}/{entry.name}" for entry in entries if entry.is_dir]:
+                self._children.setdefault(directory, [])
 
     def _below(self, path: str) -> str | None:
-        # The callers' paths are joins of the root and listed names, already normal: only paths
-        # that might not be (a "//", a "." or ".." part, a trailing "/") pay for normpath.
-        if path.startswith(self._prefix) and "//" not in path and "/." not in path and path[-1] != "/":
+        if _is_normal_below(path, self._prefix):
             return path
         key = _key(path)
         if key == self._root or key.startswith(self._prefix):

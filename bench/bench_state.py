@@ -80,6 +80,19 @@ def measure(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+class SqlStatementCounter:
+    """Counts the SQL statements a ``SqlMetastore`` sends (an N+1 shows as a count growing with N)."""
+
+    def __init__(self, store: object) -> None:
+        from sqlalchemy import event
+
+        self.count = 0
+        event.listen(store._engine, "before_cursor_execute", self._seen)  # type: ignore[attr-defined]
+
+    def _seen(self, *_: object) -> None:
+        self.count += 1
+
+
 class CountingFileIO(LocalFileIO):
     """The local FileIO, counting calls as an object store's round trips (``list_tree``: one)."""
 
@@ -189,6 +202,7 @@ def partitions_axis(counts: list[int], repeat: int, smoke: bool) -> None:
     committed = ValidWriteIdList(table_name="default.t")
     print(
         f"{'partitions':>10s} {'variant':34s} {'wall ms':>9s} {'cpu ms':>9s} {'cpu ratio':>9s} {'fs calls':>9s}"
+        f" {'SQL':>5s}"
     )
     for count in counts:
         _one_table(count, repeat, smoke, committed)
@@ -205,7 +219,9 @@ def _one_table(count: int, repeat: int, smoke: bool, committed: ValidWriteIdList
         table_root = os.path.join(work, "t")
         names = make_table(table_root, count)
         store = _bulk_metastore(work, table_root, names)
+        statements = SqlStatementCounter(store)
         calls: dict[str, int] = {}
+        sql: dict[str, int] = {}
 
         def states(label: str, prelist: bool) -> Callable[[], object]:
             def run() -> object:
@@ -223,9 +239,11 @@ def _one_table(count: int, repeat: int, smoke: bool, committed: ValidWriteIdList
 
         def initiator() -> object:
             io = CountingFileIO()
+            before = statements.count
             with mock.patch.object(backlog, "file_io_for", lambda location: (io, location)):
                 backlog.run_initiator(store, dry_run=True, tables=["default.t"])  # type: ignore[arg-type]
             calls["initiator cycle (dry run)"] = io.calls
+            sql["initiator cycle (dry run)"] = statements.count - before
             return io
 
         runs: dict[str, Callable[[], object]] = {
@@ -244,7 +262,7 @@ def _one_table(count: int, repeat: int, smoke: bool, committed: ValidWriteIdList
             wall, cpu = min(w for w, _ in samples), min(c for _, c in samples)
             print(
                 f"{count:>10d} {label:34s} {wall * 1000:9.1f} {cpu * 1000:9.1f} "
-                f"{cpu / base_cpu:8.2f}x {calls[label]:>9d}",
+                f"{cpu / base_cpu:8.2f}x {calls[label]:>9d} {sql.get(label, 0):>5d}",
                 flush=True,
             )
         command = f"python -m bench.bench_state --partitions {count}"
