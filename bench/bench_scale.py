@@ -29,14 +29,13 @@ import tracemalloc
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from acid_core.compaction.backlog import iter_initiator
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.metastore import CompactionType, SqlMetastore
 from acid_core.metastore.models import NextWriteId, PartitionRow, TableRow
 from bench import goals
-from bench.bench_state import partitioned_acid_table
+from bench.bench_state import SqlStatementCounter, partitioned_acid_table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -94,16 +93,7 @@ def make_cleaner_work(store: SqlMetastore, count: int) -> None:
         store.mark_compacted(compaction_id)
 
 
-class _StatementCounter:
-    def __init__(self, store: SqlMetastore) -> None:
-        self.count = 0
-        event.listen(store._engine, "before_cursor_execute", self._seen)
-
-    def _seen(self, *_: object) -> None:
-        self.count += 1
-
-
-def _cycle(fn: Callable[[], object], counter: _StatementCounter) -> tuple[float, float, int, int]:
+def _cycle(fn: Callable[[], object], counter: SqlStatementCounter) -> tuple[float, float, int, int]:
     """(wall s, CPU s, SQL statements, peak traced bytes) of one call, memory from a second call."""
     before = counter.count
     wall, cpu = time.perf_counter(), time.process_time()
@@ -140,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             build_started = time.perf_counter()
             store = build(work, tables, args.partitions)
             build_seconds = time.perf_counter() - build_started
-            counter = _StatementCounter(store)
+            counter = SqlStatementCounter(store)
             cycles: list[tuple[str, Callable[[], object]]] = [
                 ("initiator, nothing to do", lambda s=store: sum(1 for _ in iter_initiator(s))),
                 ("cleaner, nothing to do", lambda s=store: run_cleaner(s)),

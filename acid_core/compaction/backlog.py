@@ -121,12 +121,24 @@ def collect_facts(
     )
 
 
-def _records(history: list[CompactionInfo], partition: str | None) -> list[CompactionRecord]:
-    return [
-        CompactionRecord(entry.id, entry.state.value, entry.end_time)
-        for entry in history
-        if entry.partition == partition
-    ]
+def _records_by_partition(history: list[CompactionInfo]) -> dict[str | None, list[CompactionRecord]]:
+    """A table's queue and history grouped by partition, once per table (not a scan per partition)."""
+    records: dict[str | None, list[CompactionRecord]] = {}
+    for entry in history:
+        records.setdefault(entry.partition, []).append(
+            CompactionRecord(entry.id, entry.state.value, entry.end_time)
+        )
+    return records
+
+
+def _table_names(metastore: Metastore, tables: list[str] | None) -> Iterator[str]:
+    """``tables``, or every table of every database, one database's names at a time."""
+    if tables:
+        yield from tables
+        return
+    for database in metastore.list_databases():
+        for name in metastore.list_tables(database):
+            yield f"{database}.{name}"
 
 
 class InitiatorOptions(TypedDict, total=False):
@@ -176,25 +188,20 @@ def iter_initiator(
     now = time.time() if now is None else now
     if not dry_run:
         reap_timed_out_transactions(metastore, txn_timeout_seconds, now)
-    names = tables or [
-        f"{database}.{name}"
-        for database in metastore.list_databases()
-        for name in metastore.list_tables(database)
-    ]
     histories: dict[str, list[CompactionInfo]] | None = None
-    if tables is None:
+    if not tables:
         histories = {}
         for entry in metastore.show_compactions():
             histories.setdefault(entry.table, []).append(entry)
     txns = metastore.get_valid_txns()
-    for name in names:
+    for name in _table_names(metastore, tables):
         table = metastore.get_table(name)
         if table.table_type is TableType.PLAIN:
             continue
-        history = (
+        records = _records_by_partition(
             metastore.show_compactions(table.full_name)
             if histories is None
-            else histories.get(table.full_name, [])
+            else histories.pop(table.full_name, [])
         )
         partitions: list[tuple[str | None, str]] = (
             [(p.name, p.location) for p in metastore.list_partitions(table.full_name)]
@@ -227,7 +234,7 @@ def iter_initiator(
                     facts,
                     config,
                     table_properties=table.properties,
-                    history=_records(history, partition),
+                    history=records.get(partition, ()),
                     now=now,
                 )
             except AcidError as error:

@@ -128,6 +128,8 @@ class InitiatorConfig:
         Raises:
             InvalidCompactionConfigError: an override that does not parse or is out of range.
         """
+        if not properties:
+            return self
         lowered = {key.lower(): value for key, value in properties.items()}
         changes: dict[str, object] = {}
         for setting, attribute, parse in _OVERRIDES:
@@ -312,10 +314,13 @@ def decide_compaction(
     ) -> Decision:
         return Decision(facts.table, facts.partition, kind, reason, message, numbers)
 
+    # The common path (no queue, no history, no aborts) runs once per partition of every table in
+    # a cycle: it skips the history scans and builds its numbers without keyword round trips.
+
     where = facts.table if facts.partition is None else f"{facts.table} partition {facts.partition}"
     if is_no_auto_compaction(properties):
         return decide(None, DecisionReason.NO_AUTO_COMPACTION, f"{where}: NO_AUTO_COMPACTION=true is set")
-    active = sorted(r.compaction_id for r in history if r.state in _ACTIVE_STATES)
+    active = sorted(r.compaction_id for r in history if r.state in _ACTIVE_STATES) if history else []
     if active:
         return decide(
             None,
@@ -323,7 +328,7 @@ def decide_compaction(
             f"{where}: compaction {active[0]} is already initiated or working",
             compaction_id=active[0],
         )
-    failures, last_failure = _consecutive_failures(history)
+    failures, last_failure = _consecutive_failures(history) if history else (0, None)
     if config.failed_threshold > 0 and failures >= config.failed_threshold:
         age = math.inf if last_failure is None else now - last_failure
         if age < config.failed_retry_seconds:
@@ -372,14 +377,17 @@ def decide_compaction(
     no_base = facts.base_bytes == 0 and facts.delta_bytes > 0
     if not no_base and facts.base_bytes > 0:
         ratio = facts.delta_bytes / facts.base_bytes
-        numbers.update(delta_pct=ratio, delta_pct_threshold=config.delta_pct_threshold)
+        numbers["delta_pct"] = ratio
+        numbers["delta_pct_threshold"] = config.delta_pct_threshold
         if ratio > config.delta_pct_threshold:
-            return decide(
+            return Decision(
+                facts.table,
+                facts.partition,
                 CompactionType.MAJOR,
                 DecisionReason.DELTA_PCT,
                 f"{where}: delta bytes / base bytes = {facts.delta_bytes}/{facts.base_bytes} = {ratio:.3f} > "
                 f"threshold {config.delta_pct_threshold}",
-                **numbers,
+                numbers,
             )
     if facts.delta_count > config.delta_num_threshold:
         counted = f"{facts.delta_count} deltas > threshold {config.delta_num_threshold}"
@@ -400,11 +408,12 @@ def decide_compaction(
         if "delta_pct" in numbers
         else ""
     )
-    return decide(
+    return Decision(
+        facts.table,
+        facts.partition,
         None,
         DecisionReason.BELOW_THRESHOLDS,
         f"{where}: not now: {facts.delta_count} deltas <= threshold {config.delta_num_threshold}{pct}, "
         f"{facts.aborted_count} aborted directories <= threshold {config.aborted_threshold}",
-        aborted_count=facts.aborted_count,
-        **numbers,
+        {"aborted_count": facts.aborted_count, **numbers},
     )

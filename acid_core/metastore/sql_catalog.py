@@ -300,10 +300,16 @@ class SqlCatalogPart(SqlMetastoreBase):
         database, name = split_table_name(table)
         with self._transaction("list_partitions") as s:
             row = self._table_row(s, database, name)
-            parts = s.scalars(
-                select(PartitionRow).where(PartitionRow.tbl_id == row.tbl_id).order_by(PartitionRow.name)
+            # Columns, not ORM objects: a table of 100,000 partitions skips the identity map.
+            parts = s.execute(
+                select(
+                    PartitionRow.name, PartitionRow.values, PartitionRow.location, PartitionRow.create_time
+                )
+                .where(PartitionRow.tbl_id == row.tbl_id)
+                .order_by(PartitionRow.name)
             )
+            full_name = f"{database}.{name}"
             return [
-                Partition(f"{database}.{name}", p.name, tuple(p.values), p.location, p.create_time / 1000)
-                for p in parts
+                Partition(full_name, part_name, tuple(values), location, create_time / 1000)
+                for part_name, values, location, create_time in parts
             ]
