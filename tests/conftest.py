@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from hypothesis import HealthCheck, Verbosity, settings
@@ -16,6 +17,11 @@ pytest_plugins: list[str] = [
     "tests.fixtures.spark",
     "tests.fixtures.zookeeper",
 ]
+
+# py4j logs "Closing down clientserver connection" at INFO from an atexit hook, after pytest has
+# closed its capture streams: a "--- Logging error ---" traceback at the end of every run. Its
+# warnings and errors still show.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=50, deadline=None)
