@@ -594,12 +594,16 @@ class _Scanner:
     def _decoded(self) -> Iterator[tuple[_FileRead, pa.RecordBatch]]:
         """Every data file's decoded batches in plan order, each file closed after its last batch."""
         for data_file in self.plan.data_files:
-            read = self._open(data_file)
-            try:
-                for batch in read.opened.batches(read.columns, self.batch_rows):
-                    yield read, batch
-            finally:
-                read.opened.close()
+            yield from self._file_decoded(data_file)
+
+    def _file_decoded(self, data_file: DataFile) -> Iterator[tuple[_FileRead, pa.RecordBatch]]:
+        """One data file's decoded batches; the file is closed after its last batch (or on close)."""
+        read = self._open(data_file)
+        try:
+            for batch in read.opened.batches(read.columns, self.batch_rows):
+                yield read, batch
+        finally:
+            read.opened.close()
 
     def _merged(self) -> Iterator[_Keyed]:
         """A k-way merge of the files' batches into Hive's row-ID order (each file is sorted)."""
@@ -633,12 +637,8 @@ class _Scanner:
                 heapq.heappush(heap, (head.key(), index))
 
     def _file_batches(self, data_file: DataFile) -> Iterator[_Keyed]:
-        read = self._open(data_file)
-        try:
-            for batch in read.opened.batches(read.columns, self.batch_rows):
-                yield self._keyed(read, batch)
-        finally:
-            read.opened.close()
+        for read, batch in self._file_decoded(data_file):
+            yield self._keyed(read, batch)
 
     def _open(self, data_file: DataFile) -> _FileRead:
         """Open a data file and decide what to decode from it (files are opened in plan order)."""
