@@ -13,6 +13,8 @@
                                                             the last renewal (tasks renew it)
         .option("partitions", "p=a;p=b/q=1")                read only these partitions (name prefixes)
         .option("pushdown", "true")                         prune partitions from pushed filters too
+        .option("engine", "auto")                           auto | jvm | python: which read path (the
+                                                            JVM source's choice; Python ignores it)
         .load("db.table")                                   or .option("table", "db.table")
 
 Why a ``columns`` option: Spark 4's Python data source API gives ``reader(schema)`` the whole
@@ -28,6 +30,11 @@ make it read too few rows"). Partitions pruned for ``WHERE p = 'a'`` would then 
 ``df.count()`` reads. ``partitions`` is part of the DataFrame's definition, so it is always safe;
 ``pushdown`` is safe when every filtered query starts from a fresh ``load()``.
 
+Why ``engine``: the JVM data source (``pyspark_hiveacid/jvm``, planning through
+``pyspark_hiveacid.planner``) reads without the cost of a Python data source. ``auto`` lets it
+fall back to this Python source when it cannot read a table, ``python`` forces the Python source,
+``jvm`` refuses to fall back. The Python source accepts and ignores the option.
+
 Invariants: ``parse_source_options`` is deterministic in its input and the environment variables;
 relative warehouse paths become absolute (executors may run elsewhere).
 Not here: taking the snapshot (``snapshot``), reading (``source``).
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from acid_core.errors import AcidError, InvalidDataSourceOptionError
@@ -51,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_LEASE_TTL_SECONDS",
+    "Engine",
     "METASTORE_ENV",
     "SNAPSHOT_LATEST",
     "WAREHOUSE_ENV",
@@ -77,8 +86,17 @@ _KNOWN = frozenset(
         "batch_rows",
         "partitions",
         "pushdown",
+        "engine",
     }
 )
+
+
+class Engine(StrEnum):
+    """The read path option ``engine`` asks the JVM source for (see the module docstring)."""
+
+    AUTO = "auto"
+    JVM = "jvm"
+    PYTHON = "python"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +116,8 @@ class SourceOptions:
         batch_rows: rows decoded per Arrow batch.
         partitions: partition-name prefixes (``p=a``, ``p=a/q=1``) to read, or None for all.
         pushdown: prune partitions from the filters Spark pushes (see the module docstring).
+        engine: ``auto``, ``jvm`` or ``python``: the read path the JVM source takes (see the
+            module docstring); the Python source ignores it.
     """
 
     table: str
@@ -111,6 +131,7 @@ class SourceOptions:
     batch_rows: int
     partitions: tuple[str, ...] | None = None
     pushdown: bool = False
+    engine: Engine = Engine.AUTO
 
     @property
     def lease_id(self) -> int | None:
@@ -206,6 +227,9 @@ def parse_source_options(
     pushdown_text = given.get("pushdown", "false").strip().lower()
     if pushdown_text not in ("true", "false"):
         raise InvalidDataSourceOptionError("pushdown", given["pushdown"], "true or false")
+    engine_text = given.get("engine", Engine.AUTO.value).strip().lower()
+    if engine_text not in {e.value for e in Engine}:
+        raise InvalidDataSourceOptionError("engine", given["engine"], "auto, jvm or python")
     return SourceOptions(
         table,
         metastore,
@@ -218,4 +242,5 @@ def parse_source_options(
         batch_rows,
         partitions,
         pushdown_text == "true",
+        Engine(engine_text),
     )

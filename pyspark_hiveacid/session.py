@@ -2,7 +2,8 @@
 
 ::
 
-    hiveacid_session(master="local[*]")   SparkSession.builder with FILTER_PUSHDOWN_CONF=true, registered
+    hiveacid_session(master="local[*]")   SparkSession.builder with FILTER_PUSHDOWN_CONF=true, acidflow's
+                                          JVM reader on spark.jars (built once, ``jvm.jar_path``), registered
     configure(spark)                      an existing session: set FILTER_PUSHDOWN_CONF, register the source
     create_view(spark, "t", "db.t", ...)  CREATE TEMPORARY VIEW t USING hiveacid OPTIONS (table 'db.t', ...)
 
@@ -11,18 +12,33 @@ Spark 4 runs a Python reader's ``pushFilters`` only with ``spark.sql.python.filt
 ``pushFilters`` with option ``pushdown=true`` (partition pruning from WHERE filters), so every
 session acidflow builds sets it (here and in ``spark_jobs/compact.py``).
 
+With the JVM reader's jar on the class path (``hiveacid_session`` puts it there; for your own
+session: ``spark.jars`` / ``--jars "$(python -m pyspark_hiveacid.jvm)"``, which must be set before
+the session starts), ``format("hiveacid")`` reads in the JVM and writes through the Python source;
+without a JDK to build the jar, ``hiveacid_session`` logs a warning and the Python source does both.
+
 Not here: the data source itself (``source``).
 Errors: whatever Spark raises.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["FILTER_PUSHDOWN_CONF", "configure", "create_view", "hiveacid_session", "register"]
+__all__ = [
+    "FILTER_PUSHDOWN_CONF",
+    "configure",
+    "create_view",
+    "hiveacid_session",
+    "jvm_reader_jar",
+    "register",
+]
+
+_LOG = logging.getLogger(__name__)
 
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
@@ -41,11 +57,26 @@ def configure(spark: SparkSession) -> SparkSession:
     return spark
 
 
+def jvm_reader_jar() -> str | None:
+    """The JVM reader's jar (built on first use), or None with a warning when it cannot be built."""
+    from acid_core.errors import StorageError
+    from pyspark_hiveacid.jvm import jar_path
+
+    try:
+        return str(jar_path())
+    except StorageError as e:
+        _LOG.warning("hiveacid: the Python data source reads (slower): %s", e)
+        return None
+
+
 def hiveacid_session(master: str | None = None, app_name: str = "acidflow-hiveacid") -> SparkSession:
     """A SparkSession ready for ``format("hiveacid")``."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name).config(FILTER_PUSHDOWN_CONF, "true")
+    jar = jvm_reader_jar()
+    if jar is not None:
+        builder = builder.config("spark.jars", jar)
     if master is not None:
         builder = builder.master(master)
     return configure(builder.getOrCreate())

@@ -96,6 +96,9 @@ __all__ = [
     "HiveAcidPruningReader",
     "HiveAcidReader",
     "HiveAcidWriter",
+    "PlannedBucket",
+    "ReadPlan",
+    "load_read_plan",
     "spark_schema_of",
 ]
 
@@ -215,7 +218,9 @@ def _partition_values(table: Table, values: Sequence[str]) -> dict[str, object]:
     """A partition's path values as typed Python values (``__HIVE_DEFAULT_PARTITION__`` is null)."""
     typed: dict[str, object] = {}
     for key, text in zip(table.partition_keys, values, strict=True):
-        if text == _HIVE_DEFAULT_PARTITION:
+        # The metastore keeps a null value as "" (format_partition_name: null or empty is the default
+        # partition); Hive has no empty partition value, so both read as null.
+        if text in (_HIVE_DEFAULT_PARTITION, ""):
             typed[key.name.lower()] = None
             continue
         try:
@@ -320,6 +325,106 @@ def _row_filter_of(
 # -- reading -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedBucket:
+    """One bucket of one table partition, with exactly the files a reader of it reads.
+
+    Attributes:
+        location: the partition (or unpartitioned table) directory.
+        partition_values: typed values (``_partition_values``) in partition-key order; () unpartitioned.
+        bucket_id: the bucket.
+        plan: ``plan_scan(...).for_bucket(bucket_id)`` of that directory at the read's snapshot.
+    """
+
+    location: str
+    partition_values: tuple[object, ...]
+    bucket_id: int
+    plan: ScanPlan
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """A read's driver-side plan: its one snapshot and its buckets (Python and JVM readers share it).
+
+    Attributes:
+        snapshot: the snapshot every bucket is read at.
+        buckets: one entry per bucket of each pruned, written partition, in listing order.
+        renewed_lease: the lease the tasks renew: one this read took (``latest``); a user's lease
+            (option ``snapshot=<lease id>``) is theirs to renew, and an explicit snapshot has none.
+    """
+
+    snapshot: Snapshot
+    buckets: tuple[PlannedBucket, ...]
+    renewed_lease: int | None
+
+
+def _read_snapshot(store: Metastore, table: str, options: SourceOptions) -> Snapshot:
+    if options.write_ids is not None:
+        return Snapshot(None, options.write_ids, options.txns)
+    if options.lease_id is not None:
+        return lease_snapshot(store, table, options.lease_id)
+    return take_snapshot(store, table, options.lease_ttl)
+
+
+def _pruned_locations(
+    store: Metastore, table: Table, prefixes: Sequence[str] | None, filters: Sequence[Filter]
+) -> list[tuple[tuple[object, ...], str]]:
+    """Partition (typed values, location) pairs kept by ``prefixes`` and every filter being True."""
+    if not table.partition_keys:
+        return [((), table.location)]
+    chosen = []
+    for partition in store.list_partitions(table.full_name):
+        if prefixes is not None and not any(
+            partition.name == p or partition.name.startswith(p + "/") for p in prefixes
+        ):
+            continue
+        typed = _partition_values(table, partition.values)
+        if all(_evaluate(f, typed) is True for f in filters):
+            chosen.append((tuple(typed.values()), partition.location))
+    return chosen
+
+
+def load_read_plan(
+    store: Metastore, table: Table, options: SourceOptions, partition_filters: Sequence[Filter] = ()
+) -> ReadPlan:
+    """Take a read's snapshot (once), prune its partitions and list the files of each bucket.
+
+    The snapshot follows option ``snapshot``: ``latest`` takes a new lease (``take_snapshot``), a
+    lease ID reads that lease's snapshot, an explicit ValidWriteIdList takes no lease. Partitions
+    are kept by option ``partitions`` and by ``partition_filters`` (a partition stays only when
+    every filter is True on its typed values); a partition registered but never written is skipped.
+
+    Args:
+        store: an open metastore (left open).
+        table: the full-ACID table (``_load_acid_table``).
+        options: the read's options.
+        partition_filters: filters on partition columns only (``_filter_columns``).
+
+    Returns:
+        The snapshot and one ``PlannedBucket`` per bucket holding data files.
+
+    Raises:
+        NoSuchLeaseError: option ``snapshot`` names a lease that is not live.
+        InvalidDataSourceOptionError: ``latest`` on a metastore without reader leases.
+    """
+    from acid_core.fs import file_io_for
+    from acid_core.orc.reader import plan_scan
+
+    snapshot = _read_snapshot(store, table.full_name, options)
+    locations = _pruned_locations(store, table, options.partitions, partition_filters)
+    buckets: list[PlannedBucket] = []
+    for values, location in locations:
+        file_io, path = file_io_for(location)
+        if file_io.info(path) is None:
+            continue  # a partition registered but never written
+        plan = plan_scan(file_io, path, snapshot.write_ids, snapshot.txns)
+        buckets.extend(
+            PlannedBucket(location, values, bucket, plan.for_bucket(bucket)) for bucket in plan.bucket_ids
+        )
+    renewed = snapshot.lease_id if options.lease_id is None else None
+    return ReadPlan(snapshot, tuple(buckets), renewed)
+
+
 @dataclass
 class AcidInputPartition(InputPartition):
     """One Spark task: one bucket of one table partition, with exactly the files it reads."""
@@ -355,65 +460,28 @@ class HiveAcidReader(DataSourceReader):
     def _data_types(self) -> dict[str, tuple[str, pa.DataType]]:
         return {c.name.lower(): (c.name, _arrow_type(c.type)) for c in self.table.columns}
 
-    def _snapshot(self, store: Metastore) -> Snapshot:
-        options = self.options
-        if options.write_ids is not None:
-            return Snapshot(None, options.write_ids, options.txns)
-        if options.lease_id is not None:
-            return lease_snapshot(store, self.table.full_name, options.lease_id)
-        return take_snapshot(store, self.table.full_name, options.lease_ttl)
-
-    def _locations(self, store: Metastore) -> list[tuple[tuple[object, ...], str]]:
-        table = self.table
-        if not table.partition_keys:
-            return [((), table.location)]
-        chosen = []
-        prefixes = self.options.partitions
-        for partition in store.list_partitions(table.full_name):
-            if prefixes is not None and not any(
-                partition.name == p or partition.name.startswith(p + "/") for p in prefixes
-            ):
-                continue
-            typed = _partition_values(table, partition.values)
-            if all(_evaluate(f, typed) is True for f in self.partition_filters):
-                chosen.append((tuple(typed.values()), partition.location))
-        return chosen
-
-    def _renewed_lease(self, snapshot: Snapshot) -> int | None:
-        """The lease the tasks renew: one this read took (``latest``); a user's lease is theirs."""
-        return snapshot.lease_id if self.options.lease_id is None else None
-
     def partitions(self) -> list[InputPartition]:
         """Take the snapshot (once), prune partitions, and plan one input partition per bucket."""
-        from acid_core.fs import file_io_for
-        from acid_core.orc.reader import plan_scan
-
         store = _open_store(self.options)
         try:
-            snapshot = self.snapshot = self._snapshot(store)
-            locations = self._locations(store)
+            read_plan = load_read_plan(store, self.table, self.options, self.partition_filters)
         finally:
             store.close()
+        self.snapshot = snapshot = read_plan.snapshot
         write_ids = snapshot.write_ids.to_string()
         txns = None if snapshot.txns is None else snapshot.txns.to_string()
-        planned: list[InputPartition] = []
-        for values, location in locations:
-            file_io, path = file_io_for(location)
-            if file_io.info(path) is None:
-                continue  # a partition registered but never written
-            plan = plan_scan(file_io, path, snapshot.write_ids, snapshot.txns)
-            planned.extend(
-                AcidInputPartition(
-                    location,
-                    values,
-                    bucket,
-                    plan.for_bucket(bucket),
-                    write_ids,
-                    txns,
-                    lease_id=self._renewed_lease(snapshot),
-                )
-                for bucket in plan.bucket_ids
+        planned: list[InputPartition] = [
+            AcidInputPartition(
+                bucket.location,
+                bucket.partition_values,
+                bucket.bucket_id,
+                bucket.plan,
+                write_ids,
+                txns,
+                lease_id=read_plan.renewed_lease,
             )
+            for bucket in read_plan.buckets
+        ]
         _LOG.info("hiveacid: %s at %s: %d input partitions", self.table.full_name, write_ids, len(planned))
         return planned
 

@@ -8,7 +8,7 @@ import pytest
 
 from acid_core.errors import InvalidDataSourceOptionError
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
-from pyspark_hiveacid.options import DEFAULT_LEASE_TTL_SECONDS, parse_source_options
+from pyspark_hiveacid.options import DEFAULT_LEASE_TTL_SECONDS, Engine, parse_source_options
 
 
 def test_parse_options_defaults_from_environment():
@@ -24,6 +24,7 @@ def test_parse_options_defaults_from_environment():
     assert parsed.columns is None
     assert parsed.partitions is None
     assert parsed.pushdown is False
+    assert parsed.engine is Engine.AUTO
 
 
 def test_parse_options_relative_warehouse_becomes_absolute():
@@ -56,6 +57,15 @@ def test_parse_options_columns_partitions_and_pushdown_parse():
 
 
 @pytest.mark.parametrize(
+    ("text", "engine"),
+    [("auto", Engine.AUTO), ("JVM", Engine.JVM), (" python ", Engine.PYTHON)],
+    ids=["auto", "jvm-upper-case", "python-spaces"],
+)
+def test_parse_options_engine_parses_case_insensitively(text, engine):
+    assert parse_source_options({"path": "t", "Engine": text}, {}).engine is engine
+
+
+@pytest.mark.parametrize(
     ("options", "message"),
     [
         ({}, "Invalid hiveacid option table=''; expected a table name"),
@@ -74,6 +84,10 @@ def test_parse_options_columns_partitions_and_pushdown_parse():
         ({"path": "t", "columns": "a,,b"}, "Invalid hiveacid option columns='a,,b'"),
         ({"path": "t", "partitions": "a"}, "Invalid hiveacid option partitions='a'"),
         ({"path": "t", "pushdown": "yes"}, "Invalid hiveacid option pushdown='yes'; expected true or false"),
+        (
+            {"path": "t", "engine": "native"},
+            "Invalid hiveacid option engine='native'; expected auto, jvm or python",
+        ),
         ({"path": "t", "colums": "a"}, "Invalid hiveacid option colums='a'; expected one of"),
     ],
     ids=[
@@ -87,6 +101,7 @@ def test_parse_options_columns_partitions_and_pushdown_parse():
         "empty-column",
         "bad-partition",
         "bad-pushdown",
+        "bad-engine",
         "typo",
     ],
 )

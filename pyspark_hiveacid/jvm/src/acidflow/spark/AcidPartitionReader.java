@@ -1,0 +1,490 @@
+package acidflow.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.ql.exec.vector.ColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.LongColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.StructColumnVector;
+import org.apache.hadoop.hive.ql.exec.vector.VectorizedRowBatch;
+import org.apache.orc.OrcFile;
+import org.apache.orc.Reader;
+import org.apache.orc.RecordReader;
+import org.apache.orc.TypeDescription;
+import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
+import org.apache.spark.sql.execution.vectorized.ColumnVectorUtils;
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * Merge-on-read of one bucket, file by file, as Spark columnar batches: the JVM twin of
+ * {@code acid_core.orc.reader.scan} (unordered), following the same Hive rules.
+ *
+ * <pre>
+ *   open: every file's footer (event schema checked, legacy non-insert stats), then the registry:
+ *         valid delete events of the delete deltas + valid update/delete events of data files
+ *         that may hold them (hide: MAX for a delete, currentTransaction for a legacy update)
+ *   next: one ORC batch of the current file (orc-core, table types, positional evolution)
+ *         keep rows whose currentTransaction is valid, that are not delete events, and that the
+ *         registry does not hide (a cursor walks it along the file's key order)
+ *         -> the kept rows as a selection over Spark's ORC vectors (no copy), partition values
+ *            as constants, row__id from the key columns
+ * </pre>
+ *
+ * Original files (pre-ACID): key (0, V1 bucket property, position after the bucket's earlier
+ * original files), as OrcInputFormat's OffsetAndBucketProperty computes it.
+ */
+final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
+  private static final String STATS_KEY = "hive.acid.stats";
+  private static final String[] EVENT_NAMES = {
+    "operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row"
+  };
+  private static final int OPERATION_DELETE = 2;
+  private static final long V1_FLAG = 1L << 29;
+
+  private final ReadSpec spec;
+  private final HiveAcidInputPartition part;
+  private final Configuration conf;
+  private final ValidWriteIds writeIds;
+  private final TypeDescription rowType;
+  private final TypeDescription eventType;
+  private final StructType rowIdType;
+  private final boolean wantsRowId;
+  private final boolean[] nonInserts;
+  private final DeleteRegistry registry;
+  private final ConstantColumnVector[] constants;
+  private final SelectedColumnVector.Selection selection = new SelectedColumnVector.Selection();
+
+  private int fileIndex = -1;
+  private RecordReader rows;
+  private VectorizedRowBatch orcBatch;
+  private boolean original;
+  private boolean fileNonInserts;
+  private long nextOriginalRowId;
+  private DeleteRegistry.Cursor cursor;
+  private ColumnarBatch batch;
+  private org.apache.spark.sql.vectorized.ColumnVector[] plain;
+  private org.apache.spark.sql.vectorized.ColumnVector[] selected;
+  private OrcColumnVector[] orcVectors;
+  private OnHeapColumnVector originalRowIds;
+  private ConstantColumnVector originalWriteId;
+  private ConstantColumnVector originalBucket;
+
+  AcidPartitionReader(ReadSpec spec, HiveAcidInputPartition part, Configuration conf) {
+    this.spec = spec;
+    this.part = part;
+    this.conf = conf;
+    this.writeIds = ValidWriteIds.parse(spec.writeIds);
+    this.rowType = TypeDescription.fromString(spec.rowType);
+    this.eventType = eventSchema(rowType);
+    boolean rowId = false;
+    for (byte kind : spec.kinds) {
+      rowId |= kind == ReadSpec.ROW_ID;
+    }
+    this.wantsRowId = rowId;
+    this.rowIdType = rowIdOf(spec);
+    this.constants = new ConstantColumnVector[spec.kinds.length];
+    for (int k = 0; k < spec.kinds.length; k++) {
+      if (spec.kinds[k] == ReadSpec.PARTITION) {
+        ConstantColumnVector c = new ConstantColumnVector(spec.batchSize, spec.output.fields()[k].dataType());
+        ColumnVectorUtils.populate(c, part.partitionValues, spec.indexes[k]);
+        constants[k] = c;
+      }
+    }
+    this.nonInserts = new boolean[part.dataPaths.length];
+    long events = 0;
+    // Every footer first: a misplaced plain file fails the task before any row is returned.
+    for (int i = 0; i < part.dataPaths.length; i++) {
+      if (part.dataKinds[i] == HiveAcidInputPartition.ORIGINAL) {
+        continue;
+      }
+      try (Reader reader = open(part.dataPaths[i], part.dataLengths[i])) {
+        checkEventSchema(part.dataPaths[i], reader.getSchema());
+        nonInserts[i] = mayHoldNonInserts(reader, part.dataKinds[i]);
+        if (nonInserts[i]) {
+          events += reader.getNumberOfRows();
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    for (int i = 0; i < part.deletePaths.length; i++) {
+      try (Reader reader = open(part.deletePaths[i], part.deleteLengths[i])) {
+        checkEventSchema(part.deletePaths[i], reader.getSchema());
+        events += reader.getNumberOfRows();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    if (events > spec.deleteEventsInMemory) {
+      throw new IllegalStateException(
+          "hiveacid: bucket "
+              + part.bucket
+              + " of "
+              + part.location
+              + " has "
+              + events
+              + " delete events, more than the JVM reader holds in memory ("
+              + spec.deleteEventsInMemory
+              + "); expected at most that many: read with option engine='python' (it streams them) "
+              + "or compact the table");
+    }
+    this.registry = events == 0 ? null : buildRegistry((int) events);
+  }
+
+  // -- files -------------------------------------------------------------------------------------
+
+  private Reader open(String path, long length) throws IOException {
+    return OrcFile.createReader(
+        new Path(path), OrcFile.readerOptions(conf).maxLength(length).useUTCTimestamp(true));
+  }
+
+  static TypeDescription eventSchema(TypeDescription row) {
+    return TypeDescription.createStruct()
+        .addField("operation", TypeDescription.createInt())
+        .addField("originalTransaction", TypeDescription.createLong())
+        .addField("bucket", TypeDescription.createInt())
+        .addField("rowId", TypeDescription.createLong())
+        .addField("currentTransaction", TypeDescription.createLong())
+        .addField("row", row.clone());
+  }
+
+  private static void checkEventSchema(String path, TypeDescription schema) {
+    List<String> names = schema.getFieldNames();
+    boolean ok = schema.getCategory() == TypeDescription.Category.STRUCT && names.size() == 6;
+    for (int i = 0; ok && i < 6; i++) {
+      ok = names.get(i).equalsIgnoreCase(EVENT_NAMES[i]);
+    }
+    ok = ok && schema.getChildren().get(5).getCategory() == TypeDescription.Category.STRUCT;
+    if (!ok) {
+      throw new IllegalStateException(
+          "File '"
+              + path
+              + "' is not an ACID event file: its columns are "
+              + names
+              + "; expected struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
+              + "currentTransaction:bigint,row:struct<...>>; hint: a plain (non-ACID) ORC file inside "
+              + "a base or delta directory is not read; move it to the table directory (an original "
+              + "file) or load it through an INSERT");
+    }
+  }
+
+  /** Whether a file may hold update or delete events (legacy, non-split-update files). */
+  private static boolean mayHoldNonInserts(Reader reader, byte kind) {
+    if (!reader.hasMetadataValue(STATS_KEY)) {
+      return kind != HiveAcidInputPartition.BASE;
+    }
+    ByteBuffer value = reader.getMetadataValue(STATS_KEY).duplicate();
+    byte[] bytes = new byte[value.remaining()];
+    value.get(bytes);
+    String[] parts = new String(bytes, StandardCharsets.US_ASCII).split(",");
+    try {
+      for (int i = 1; i < Math.min(parts.length, 3); i++) {
+        if (Long.parseLong(parts[i].trim()) > 0) {
+          return true;
+        }
+      }
+      return false;
+    } catch (NumberFormatException e) {
+      return true;
+    }
+  }
+
+  private static long normalizeBucket(long bucket) {
+    return (bucket >>> 29) == 0 ? V1_FLAG | (bucket << 16) : bucket;
+  }
+
+  private static long value(LongColumnVector v, int i) {
+    return v.isRepeating ? v.vector[0] : v.vector[i];
+  }
+
+  /** Read only the event columns (and none of the row), or the requested row fields. */
+  private boolean[] include(TypeDescription schema, boolean keysOnly, boolean withOperation) {
+    boolean[] include = new boolean[schema.getMaximumId() + 1];
+    include[0] = true;
+    List<TypeDescription> top = schema.getChildren();
+    for (int i = 0; i < 5; i++) {
+      include[top.get(i).getId()] = i > 0 || withOperation;
+    }
+    if (!keysOnly) {
+      TypeDescription row = top.get(5);
+      include[row.getId()] = true;
+      markRowFields(include, row);
+    }
+    return include;
+  }
+
+  private void markRowFields(boolean[] include, TypeDescription row) {
+    List<TypeDescription> fields = row.getChildren();
+    for (int k = 0; k < spec.kinds.length; k++) {
+      if (spec.kinds[k] == ReadSpec.DATA && spec.indexes[k] < fields.size()) {
+        TypeDescription f = fields.get(spec.indexes[k]);
+        for (int id = f.getId(); id <= f.getMaximumId(); id++) {
+          include[id] = true;
+        }
+      }
+    }
+  }
+
+  private RecordReader rowsOf(Reader reader, TypeDescription schema, boolean[] include, int levels)
+      throws IOException {
+    return reader.rows(
+        reader
+            .options()
+            .schema(schema)
+            .include(include)
+            .forcePositionalEvolution(true)
+            .positionalEvolutionLevel(levels)
+            .isSchemaEvolutionCaseAware(false));
+  }
+
+  private DeleteRegistry buildRegistry(int capacity) {
+    DeleteRegistry reg = new DeleteRegistry(capacity);
+    try {
+      for (int i = 0; i < part.deletePaths.length; i++) {
+        collect(reg, part.deletePaths[i], part.deleteLengths[i], true);
+      }
+      for (int i = 0; i < part.dataPaths.length; i++) {
+        if (nonInserts[i]) {
+          collect(reg, part.dataPaths[i], part.dataLengths[i], false);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    reg.seal();
+    return reg;
+  }
+
+  /** The valid overriding events of one file (a delete delta: its delete events). */
+  private void collect(DeleteRegistry reg, String path, long length, boolean deleteDelta)
+      throws IOException {
+    try (Reader reader = open(path, length)) {
+      RecordReader events = rowsOf(reader, eventType, include(eventType, true, true), 2);
+      VectorizedRowBatch vb = eventType.createRowBatch(spec.batchSize);
+      try {
+        while (events.nextBatch(vb)) {
+          LongColumnVector op = (LongColumnVector) vb.cols[0];
+          LongColumnVector o = (LongColumnVector) vb.cols[1];
+          LongColumnVector b = (LongColumnVector) vb.cols[2];
+          LongColumnVector r = (LongColumnVector) vb.cols[3];
+          LongColumnVector cur = (LongColumnVector) vb.cols[4];
+          for (int i = 0; i < vb.size; i++) {
+            long operation = value(op, i);
+            long current = value(cur, i);
+            boolean overriding = deleteDelta ? operation == OPERATION_DELETE : operation != 0;
+            if (!overriding || !writeIds.isValid(current)) {
+              continue;
+            }
+            // A delete hides every version; a legacy update hides the versions before it.
+            long hide = operation == OPERATION_DELETE ? Long.MAX_VALUE : current;
+            reg.add(value(o, i), normalizeBucket(value(b, i)), value(r, i), hide);
+          }
+        }
+      } finally {
+        events.close();
+      }
+    }
+  }
+
+  private boolean openNextFile() throws IOException {
+    closeFile();
+    fileIndex++;
+    if (fileIndex >= part.dataPaths.length) {
+      return false;
+    }
+    String path = part.dataPaths[fileIndex];
+    original = part.dataKinds[fileIndex] == HiveAcidInputPartition.ORIGINAL;
+    fileNonInserts = nonInserts[fileIndex];
+    Reader reader = open(path, part.dataLengths[fileIndex]);
+    boolean dataColumns = false;
+    for (byte kind : spec.kinds) {
+      dataColumns |= kind == ReadSpec.DATA;
+    }
+    TypeDescription schema;
+    if (original) {
+      schema = rowType;
+      boolean[] include = new boolean[schema.getMaximumId() + 1];
+      include[0] = true;
+      markRowFields(include, schema);
+      rows = rowsOf(reader, schema, include, 1);
+    } else {
+      schema = eventType;
+      rows = rowsOf(reader, schema, include(schema, !dataColumns, fileNonInserts), 2);
+    }
+    orcBatch = schema.createRowBatch(spec.batchSize);
+    bindVectors(schema);
+    cursor = registry == null ? null : registry.cursor();
+    return true;
+  }
+
+  /** Spark vectors over this file's ORC batch (one set per file). */
+  private void bindVectors(TypeDescription schema) {
+    int n = spec.kinds.length;
+    plain = new org.apache.spark.sql.vectorized.ColumnVector[n];
+    selected = new org.apache.spark.sql.vectorized.ColumnVector[n];
+    orcVectors = new OrcColumnVector[n + 3];
+    ColumnVector[] rowFields =
+        original ? orcBatch.cols : ((StructColumnVector) orcBatch.cols[5]).fields;
+    for (int k = 0; k < n; k++) {
+      StructField field = spec.output.fields()[k];
+      switch (spec.kinds[k]) {
+        case ReadSpec.DATA -> {
+          OrcColumnVector v = OrcVectors.toSpark(field.dataType(), rowFields[spec.indexes[k]]);
+          orcVectors[k] = v;
+          plain[k] = v;
+        }
+        case ReadSpec.PARTITION -> plain[k] = constants[k];
+        default -> plain[k] = rowIdVector();
+      }
+      int children = field.dataType() instanceof StructType s ? s.size() : 0;
+      selected[k] =
+          spec.kinds[k] == ReadSpec.PARTITION
+              ? constants[k]
+              : new SelectedColumnVector(plain[k], selection, children);
+    }
+    batch = new ColumnarBatch(plain, 0);
+  }
+
+  private org.apache.spark.sql.vectorized.ColumnVector rowIdVector() {
+    int n = spec.kinds.length;
+    if (original) {
+      originalWriteId = new ConstantColumnVector(spec.batchSize, DataTypes.LongType);
+      originalWriteId.setLong(0L);
+      originalBucket = new ConstantColumnVector(spec.batchSize, DataTypes.IntegerType);
+      originalBucket.setInt((int) (V1_FLAG | ((long) part.bucket << 16)));
+      originalRowIds = new OnHeapColumnVector(spec.batchSize, DataTypes.LongType);
+      return new RowIdColumnVector(rowIdType, originalWriteId, originalBucket, originalRowIds);
+    }
+    orcVectors[n] = OrcVectors.toSpark(DataTypes.LongType, orcBatch.cols[1]);
+    orcVectors[n + 1] = OrcVectors.toSpark(DataTypes.IntegerType, orcBatch.cols[2]);
+    orcVectors[n + 2] = OrcVectors.toSpark(DataTypes.LongType, orcBatch.cols[3]);
+    return new RowIdColumnVector(rowIdType, orcVectors[n], orcVectors[n + 1], orcVectors[n + 2]);
+  }
+
+  private static StructType rowIdOf(ReadSpec spec) {
+    for (int k = 0; k < spec.kinds.length; k++) {
+      if (spec.kinds[k] == ReadSpec.ROW_ID) {
+        return (StructType) spec.output.fields()[k].dataType();
+      }
+    }
+    return null;
+  }
+
+  private void closeFile() throws IOException {
+    if (rows != null) {
+      rows.close();
+      rows = null;
+    }
+  }
+
+  // -- batches -----------------------------------------------------------------------------------
+
+  @Override
+  public boolean next() throws IOException {
+    while (true) {
+      if (rows == null && !openNextFile()) {
+        return false;
+      }
+      if (!rows.nextBatch(orcBatch)) {
+        closeFile(); // an original file's successor continues its row IDs (nextOriginalRowId)
+        continue;
+      }
+      int n = orcBatch.size;
+      if (n == 0) {
+        continue;
+      }
+      int kept = original ? keepOriginal(n) : keepEvents(n);
+      if (kept == 0) {
+        continue;
+      }
+      for (OrcColumnVector v : orcVectors) {
+        if (v != null) {
+          v.setBatchSize(n);
+        }
+      }
+      batch = new ColumnarBatch(kept == n ? plain : selected, kept);
+      return true;
+    }
+  }
+
+  private int[] selectionRows(int n) {
+    if (selection.rows.length < n) {
+      selection.rows = new int[Math.max(n, spec.batchSize)];
+    }
+    return selection.rows;
+  }
+
+  private int keepEvents(int n) {
+    int[] sel = selectionRows(n);
+    LongColumnVector o = (LongColumnVector) orcBatch.cols[1];
+    LongColumnVector b = (LongColumnVector) orcBatch.cols[2];
+    LongColumnVector r = (LongColumnVector) orcBatch.cols[3];
+    LongColumnVector cur = (LongColumnVector) orcBatch.cols[4];
+    LongColumnVector op = fileNonInserts ? (LongColumnVector) orcBatch.cols[0] : null;
+    boolean checkValid = true;
+    if (cur.isRepeating) {
+      if (!writeIds.isValid(cur.vector[0])) {
+        return 0;
+      }
+      checkValid = false;
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+      long current = value(cur, i);
+      if (checkValid && !writeIds.isValid(current)) {
+        continue;
+      }
+      if (op != null && value(op, i) == OPERATION_DELETE) {
+        continue;
+      }
+      if (cursor != null
+          && cursor.hidden(value(o, i), normalizeBucket(value(b, i)), value(r, i), current)) {
+        continue;
+      }
+      sel[kept++] = i;
+    }
+    selection.size = kept;
+    return kept;
+  }
+
+  private int keepOriginal(int n) {
+    int[] sel = selectionRows(n);
+    long first = nextOriginalRowId;
+    nextOriginalRowId += n;
+    long bucket = V1_FLAG | ((long) part.bucket << 16);
+    if (originalRowIds != null) {
+      for (int i = 0; i < n; i++) {
+        originalRowIds.putLong(i, first + i);
+      }
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+      if (cursor != null && cursor.hidden(0L, bucket, first + i, 0L)) {
+        continue;
+      }
+      sel[kept++] = i;
+    }
+    selection.size = kept;
+    return kept;
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return batch;
+  }
+
+  @Override
+  public void close() throws IOException {
+    closeFile();
+  }
+}
