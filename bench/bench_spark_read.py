@@ -55,6 +55,7 @@ from acid_core.orc.reader import scan_table
 from acid_core.writeids import ValidWriteIdList
 from bench import goals
 from bench.bench_read import generate
+from pyspark_hiveacid.jvm import jar_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,6 +106,7 @@ def _session(master: str):
         .config("spark.ui.enabled", "false")
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.driver.memory", "2g")
+        .config("spark.jars", str(jar_path()))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -142,11 +144,12 @@ def prepare(root: Path, rows: int) -> tuple[str, str, str]:
     return str(warehouse), snapshot.to_string(), str(plain)
 
 
-def _acid(spark, warehouse: str, snapshot: str, rows: int):
+def _acid(spark, warehouse: str, snapshot: str, rows: int, engine: str = "jvm"):
     return (
         spark.read.format("hiveacid")
         .option("warehouse", warehouse)
         .option("snapshot", snapshot)
+        .option("engine", engine)
         .load(f"bench.acid_{rows}")
     )
 
@@ -313,7 +316,14 @@ def main(argv: list[str] | None = None) -> int:
         acid_rows = _acid(spark, warehouse, snapshot, args.rows).count()
         plain_rows = spark.read.orc(plain).count()
         assert acid_rows == plain_rows, (acid_rows, plain_rows)
-        logs: dict[str, list[tuple[float, float, float]]] = {"plain": [], "passthrough": [], "hiveacid": []}
+        python_rows = _acid(spark, warehouse, snapshot, args.rows, "python").count()
+        assert acid_rows == python_rows, (acid_rows, python_rows)
+        logs: dict[str, list[tuple[float, float, float]]] = {
+            "plain": [],
+            "passthrough": [],
+            "hiveacid": [],
+            "python": [],
+        }
         variants = {
             "plain": _with_cpu(lambda: _noop(spark.read.orc(plain)), logs["plain"]),
             "passthrough": _with_cpu(
@@ -321,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "hiveacid": _with_cpu(
                 lambda: _noop(_acid(spark, warehouse, snapshot, args.rows)), logs["hiveacid"]
+            ),
+            "python": _with_cpu(
+                lambda: _noop(_acid(spark, warehouse, snapshot, args.rows, "python")), logs["python"]
             ),
         }
         best = _best_interleaved(variants, args.repeat)
@@ -332,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
         labels = {
             "plain": "plain ORC (spark.read.orc)  ",
             "passthrough": "Python source, no ACID work ",  # the floor of any Python data source
-            "hiveacid": "hiveacid merge-on-read      ",
+            "hiveacid": "hiveacid, JVM reader        ",
+            "python": "hiveacid, engine='python'   ",
         }
         for name, label in labels.items():
             print(

@@ -13,8 +13,7 @@
                                                             the last renewal (tasks renew it)
         .option("partitions", "p=a;p=b/q=1")                read only these partitions (name prefixes)
         .option("pushdown", "true")                         prune partitions from pushed filters too
-        .option("engine", "auto")                           auto | jvm | python: which read path (the
-                                                            JVM source's choice; Python ignores it)
+        .option("engine", "auto")                           auto | jvm | python: which read path
         .load("db.table")                                   or .option("table", "db.table")
 
 Why a ``columns`` option: Spark 4's Python data source API gives ``reader(schema)`` the whole
@@ -30,10 +29,13 @@ make it read too few rows"). Partitions pruned for ``WHERE p = 'a'`` would then 
 ``df.count()`` reads. ``partitions`` is part of the DataFrame's definition, so it is always safe;
 ``pushdown`` is safe when every filtered query starts from a fresh ``load()``.
 
-Why ``engine``: the JVM data source (``pyspark_hiveacid/jvm``, planning through
-``pyspark_hiveacid.planner``) reads without the cost of a Python data source. ``auto`` lets it
-fall back to this Python source when it cannot read a table, ``python`` forces the Python source,
-``jvm`` refuses to fall back. The Python source accepts and ignores the option.
+Why ``engine``: the JVM reader (``pyspark_hiveacid/jvm``, planning through
+``pyspark_hiveacid.planner``) reads without the cost of a Python data source, when its jar is on
+the session's class path (``pyspark_hiveacid.jvm``). ``auto``: the JVM reader if its jar is there,
+else this Python source; ``python``: this Python source (the JVM reader hands it the read); ``jvm``:
+the JVM reader or an error naming the option (this Python source refuses to read it, so a session
+without the jar fails instead of silently reading slower). Writes always go through this Python
+source and ignore the option.
 
 Invariants: ``parse_source_options`` is deterministic in its input and the environment variables;
 relative warehouse paths become absolute (executors may run elsewhere).
@@ -116,8 +118,7 @@ class SourceOptions:
         batch_rows: rows decoded per Arrow batch.
         partitions: partition-name prefixes (``p=a``, ``p=a/q=1``) to read, or None for all.
         pushdown: prune partitions from the filters Spark pushes (see the module docstring).
-        engine: ``auto``, ``jvm`` or ``python``: the read path the JVM source takes (see the
-            module docstring); the Python source ignores it.
+        engine: ``auto``, ``jvm`` or ``python``: the read path (see the module docstring).
     """
 
     table: str

@@ -3,8 +3,8 @@
 ::
 
     JVM driver (pyspark_hiveacid/jvm)            python -m pyspark_hiveacid.planner
-      stdin  {"id":1,"op":"schema","options":{..}}  -> {"id":1,"ok":true,"schema":..,"partition_columns":..,
-                                                        "data_columns":..}
+      stdin  {"id":1,"op":"schema","options":{..}}  -> {"id":1,"ok":true,"schema":..,"table_schema":..,
+                                                        "partition_columns":..,"data_columns":..}
              {"id":2,"op":"plan","options":{..},     -> {"id":2,"ok":true,"lease_id":7,"renew":true,
                     "filters":[..]}                       "lease_ttl":600.0,"write_ids":"..","row_type":"struct<..>",
                                                         "partitions":[{"location","values","bucket",
@@ -369,6 +369,7 @@ class PlannerServer:
         table = self._table(options)
         return {
             "schema": spark_schema_of(table, options.columns).jsonValue(),
+            "table_schema": spark_schema_of(table).jsonValue(),
             "partition_columns": [k.name for k in table.partition_keys],
             "data_columns": [c.name for c in table.columns],
         }

@@ -76,8 +76,13 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-from acid_core.errors import NoSuchColumnError, UnsupportedDataSourceWriteError, UnsupportedStatementError
-from pyspark_hiveacid.options import parse_source_options
+from acid_core.errors import (
+    InvalidDataSourceOptionError,
+    NoSuchColumnError,
+    UnsupportedDataSourceWriteError,
+    UnsupportedStatementError,
+)
+from pyspark_hiveacid.options import Engine, parse_source_options
 from pyspark_hiveacid.snapshot import Snapshot, current_user, lease_snapshot, take_snapshot
 from pyspark_hiveacid.write_locks import hold_write_locks, wait_for_release
 
@@ -881,8 +886,21 @@ class HiveAcidDataSource(DataSource):
         return spark_schema_of(table, options.columns)
 
     def reader(self, schema: StructType) -> HiveAcidReader:
-        """A reader of the columns in ``schema`` (the table's, or the user's subset)."""
+        """A reader of the columns in ``schema`` (the table's, or the user's subset).
+
+        Raises:
+            InvalidDataSourceOptionError: option ``engine='jvm'``: the JVM reader would read, so its
+                jar is not on the session's class path.
+        """
         options = self._options()
+        if options.engine is Engine.JVM:
+            raise InvalidDataSourceOptionError(
+                "engine",
+                "jvm",
+                "the JVM reader's jar on the session's class path (spark.jars, or "
+                '--jars "$(python -m pyspark_hiveacid.jvm)"; hiveacid_session() adds it), or engine '
+                "'auto' / 'python'",
+            )
         store = _open_store(options)
         try:
             table = _load_acid_table(store, options.table, "read")

@@ -153,7 +153,8 @@ def read_table(
         rows = _read_location(wh, table, location, write_ids, txns, with_row_id)
         if with_partition_columns and partition is not None:
             for key, value in zip(table.partition_keys, partition.values, strict=True):
-                shown = None if value == HIVE_DEFAULT_PARTITION else value
+                # The metastore keeps a null key as "" (Hive's __HIVE_DEFAULT_PARTITION__): null.
+                shown = None if value in (HIVE_DEFAULT_PARTITION, "") else value
                 constant = pa.array([shown] * rows.num_rows, pa.string()).cast(partition_arrow_type(key.type))
                 rows = rows.append_column(key.name, constant)
         parts.append(rows.cast(schema))

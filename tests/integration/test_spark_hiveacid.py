@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -525,4 +526,89 @@ def test_read_pushed_data_filters_apply_after_the_delete_merge(spark, tmp_path, 
     df = _read(spark, wh, "default.t", engine=engine, pushdown="true").where("length(v) > 2")
     assert sorted(tuple(r) for r in df.collect()) == [r for r in live if len(r[1]) > 2]
     assert _spark_filters(df)
+    wh.close()
+
+
+def test_read_jvm_lease_lives_while_the_query_runs_and_is_released_after(spark, tmp_path):
+    """The JVM reader's ``latest`` lease: renewed by the driver while its query runs (it outlives its
+    TTL several times), released when the query's SQL execution ends (not left to expire)."""
+    from pyspark.sql import functions as F
+
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    history = random_history(wh, 4, partitioned=False, buckets=1, txns=3)
+    assert len(history.model) >= 5
+    watcher = Warehouse.open(wh.location, heartbeat_seconds=None)  # its own metastore connection
+    seen: list[tuple[float, tuple[int, ...]]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            leases = tuple(lease.lease_id for lease in watcher.metastore.list_leases("default.t"))
+            seen.append((time.monotonic(), leases))
+            time.sleep(0.1)
+
+    @F.udf("string")
+    def slow(value):
+        time.sleep(1.0)
+        return value
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        df = _read(spark, wh, "default.t", lease_ttl="2").select("id", slow("v").alias("v"))
+        rows = df.collect()
+        finished = time.monotonic()
+        assert sorted((r.id, r.v) for r in rows) == sorted((k, *v) for k, v in history.model.items())
+        assert finished - started > 2 * 2, "the query did not outlast its lease's TTL"
+        deadline = time.monotonic() + 10
+        while watcher.metastore.list_leases("default.t") and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        done.set()
+        thread.join()
+    assert watcher.metastore.list_leases("default.t") == [], "the lease was not released after the query"
+    held = [at for at, leases in seen if leases and started + 2.5 < at < finished - 0.5]
+    assert held, "the lease expired while the query still ran"
+    assert len({ids for _, ids in seen if ids}) == 1, "one query, one lease"
+    watcher.close()
+    wh.close()
+
+
+_NO_JAR_READER = textwrap.dedent(
+    """
+    import sys
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate())
+    reader = spark.read.format("hiveacid").option("warehouse", sys.argv[1])
+    print("ROWS", sorted(tuple(r) for r in reader.load("default.t").collect()), flush=True)
+    try:
+        reader.option("engine", "jvm").load("default.t").collect()
+    except Exception as e:
+        print("JVM", str(e).splitlines()[0] if "engine='jvm'" not in str(e) else "refused: engine='jvm'", flush=True)
+    """
+)
+
+
+def test_read_without_the_jar_is_the_python_source_and_engine_jvm_is_refused(tmp_path):
+    """A session without acidflow's jar: ``format("hiveacid")`` is the Python source (Spark's lookup
+    of ``pyspark_*`` modules), which reads the same rows and refuses ``engine='jvm'`` by name."""
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    history = random_history(wh, 6, partitioned=False, buckets=2, txns=4)
+    script = tmp_path / "reader.py"
+    script.write_text(_NO_JAR_READER)
+    root = str(Path(__file__).resolve().parents[2])
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, str(script), wh.location], env=env, capture_output=True, text=True, timeout=600
+    )
+    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert lines["ROWS"] == repr(sorted((k, *v) for k, v in history.model.items()))
+    assert lines["JVM"] == "refused: engine='jvm'"
     wh.close()

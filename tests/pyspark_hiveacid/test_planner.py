@@ -147,17 +147,19 @@ def test_planner_process_answers_schema_plan_renew_release_and_exits_0_at_eof(wh
     assert [r["id"] for r in responses] == [1, 2, None, 3, 4, 5, 6, 7, 8, 9]
 
     schema, plan, not_json, unknown_op, missing, renew, release, again, late_renew, pruned = responses
+    whole = {
+        "type": "struct",
+        "fields": [
+            {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
+            {"name": "v", "type": "string", "nullable": True, "metadata": {}},
+            {"name": "p", "type": "string", "nullable": True, "metadata": {}},
+        ],
+    }
     assert schema == {
         "id": 1,
         "ok": True,
-        "schema": {
-            "type": "struct",
-            "fields": [
-                {"name": "id", "type": "integer", "nullable": True, "metadata": {}},
-                {"name": "v", "type": "string", "nullable": True, "metadata": {}},
-                {"name": "p", "type": "string", "nullable": True, "metadata": {}},
-            ],
-        },
+        "schema": whole,
+        "table_schema": whole,
         "partition_columns": ["p"],
         "data_columns": ["id", "v"],
     }
@@ -237,6 +239,19 @@ def test_plan_with_explicit_write_ids_takes_no_lease(wh):
     assert (response["lease_id"], response["renew"]) == (None, False)
     assert wh.metastore.list_leases("default.t") == []
     assert _listed(response["partitions"]) == _expected_partitions(wh, "default.t", write_ids)
+
+
+def test_schema_with_columns_option_keeps_the_whole_table_schema_beside_it(wh):
+    """The JVM reader types partition values and maps row fields by the table's own columns, whatever
+    option ``columns`` (or a user schema) narrows the DataFrame to."""
+    server = PlannerServer()
+    try:
+        response = server.handle({"id": 1, "op": "schema", "options": _options(wh, columns="row__id,v")})
+    finally:
+        server.close()
+    assert [f["name"] for f in response["schema"]["fields"]] == ["row__id", "v"]
+    assert [f["name"] for f in response["table_schema"]["fields"]] == ["id", "v", "p"]
+    assert (response["data_columns"], response["partition_columns"]) == (["id", "v"], ["p"])
 
 
 def test_planner_reuses_one_metastore_per_warehouse(wh):

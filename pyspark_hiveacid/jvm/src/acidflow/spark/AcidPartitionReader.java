@@ -15,7 +15,6 @@ import org.apache.orc.OrcFile;
 import org.apache.orc.Reader;
 import org.apache.orc.RecordReader;
 import org.apache.orc.TypeDescription;
-import org.apache.spark.sql.execution.datasources.orc.OrcColumnVector;
 import org.apache.spark.sql.execution.vectorized.ColumnVectorUtils;
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -60,6 +59,9 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private final StructType rowIdType;
   private final boolean wantsRowId;
   private final boolean[] nonInserts;
+  /** The footers read first, reused to read the files (closed at the end of the task). */
+  private final Reader[] dataReaders;
+  private final Reader[] deleteReaders;
   private final DeleteRegistry registry;
   private final ConstantColumnVector[] constants;
   private final SelectedColumnVector.Selection selection = new SelectedColumnVector.Selection();
@@ -74,7 +76,8 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private ColumnarBatch batch;
   private org.apache.spark.sql.vectorized.ColumnVector[] plain;
   private org.apache.spark.sql.vectorized.ColumnVector[] selected;
-  private OrcColumnVector[] orcVectors;
+  private final SparkVectors.Rows batchRows = new SparkVectors.Rows();
+  private ColumnVector[] compactable;
   private OnHeapColumnVector originalRowIds;
   private ConstantColumnVector originalWriteId;
   private ConstantColumnVector originalBucket;
@@ -101,32 +104,37 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       }
     }
     this.nonInserts = new boolean[part.dataPaths.length];
+    this.dataReaders = new Reader[part.dataPaths.length];
+    this.deleteReaders = new Reader[part.deletePaths.length];
     long events = 0;
-    // Every footer first: a misplaced plain file fails the task before any row is returned.
-    for (int i = 0; i < part.dataPaths.length; i++) {
-      if (part.dataKinds[i] == HiveAcidInputPartition.ORIGINAL) {
-        continue;
-      }
-      try (Reader reader = open(part.dataPaths[i], part.dataLengths[i])) {
+    try {
+      // Every footer first: a misplaced plain file fails the task before any row is returned.
+      for (int i = 0; i < part.dataPaths.length; i++) {
+        if (part.dataKinds[i] == HiveAcidInputPartition.ORIGINAL) {
+          continue;
+        }
+        Reader reader = dataReaders[i] = open(part.dataPaths[i], part.dataLengths[i]);
         checkEventSchema(part.dataPaths[i], reader.getSchema());
         nonInserts[i] = mayHoldNonInserts(reader, part.dataKinds[i]);
         if (nonInserts[i]) {
           events += reader.getNumberOfRows();
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
       }
-    }
-    for (int i = 0; i < part.deletePaths.length; i++) {
-      try (Reader reader = open(part.deletePaths[i], part.deleteLengths[i])) {
+      for (int i = 0; i < part.deletePaths.length; i++) {
+        Reader reader = deleteReaders[i] = open(part.deletePaths[i], part.deleteLengths[i]);
         checkEventSchema(part.deletePaths[i], reader.getSchema());
         events += reader.getNumberOfRows();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
       }
+    } catch (IOException e) {
+      closeReaders();
+      throw new UncheckedIOException(e);
+    } catch (RuntimeException e) {
+      closeReaders();
+      throw e;
     }
     if (events > spec.deleteEventsInMemory) {
-      throw new IllegalStateException(
+      closeReaders();
+      throw new HiveAcidException(
           "hiveacid: bucket "
               + part.bucket
               + " of "
@@ -134,11 +142,20 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
               + " has "
               + events
               + " delete events, more than the JVM reader holds in memory ("
+              + HiveAcidScan.DELETE_EVENTS_CONF
+              + "="
               + spec.deleteEventsInMemory
-              + "); expected at most that many: read with option engine='python' (it streams them) "
-              + "or compact the table");
+              + "); expected at most that many: read with option engine='python' (it streams them), "
+              + "raise "
+              + HiveAcidScan.DELETE_EVENTS_CONF
+              + " (8 bytes x 4 per event of executor memory), or compact the table");
     }
-    this.registry = events == 0 ? null : buildRegistry((int) events);
+    try {
+      this.registry = events == 0 ? null : buildRegistry((int) events);
+    } catch (RuntimeException e) {
+      closeReaders();
+      throw e;
+    }
   }
 
   // -- files -------------------------------------------------------------------------------------
@@ -250,12 +267,12 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private DeleteRegistry buildRegistry(int capacity) {
     DeleteRegistry reg = new DeleteRegistry(capacity);
     try {
-      for (int i = 0; i < part.deletePaths.length; i++) {
-        collect(reg, part.deletePaths[i], part.deleteLengths[i], true);
+      for (Reader reader : deleteReaders) {
+        collect(reg, reader, true);
       }
       for (int i = 0; i < part.dataPaths.length; i++) {
         if (nonInserts[i]) {
-          collect(reg, part.dataPaths[i], part.dataLengths[i], false);
+          collect(reg, dataReaders[i], false);
         }
       }
     } catch (IOException e) {
@@ -266,9 +283,8 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   }
 
   /** The valid overriding events of one file (a delete delta: its delete events). */
-  private void collect(DeleteRegistry reg, String path, long length, boolean deleteDelta)
-      throws IOException {
-    try (Reader reader = open(path, length)) {
+  private void collect(DeleteRegistry reg, Reader reader, boolean deleteDelta) throws IOException {
+    {
       RecordReader events = rowsOf(reader, eventType, include(eventType, true, true), 2);
       VectorizedRowBatch vb = eventType.createRowBatch(spec.batchSize);
       try {
@@ -305,7 +321,10 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     String path = part.dataPaths[fileIndex];
     original = part.dataKinds[fileIndex] == HiveAcidInputPartition.ORIGINAL;
     fileNonInserts = nonInserts[fileIndex];
-    Reader reader = open(path, part.dataLengths[fileIndex]);
+    Reader reader = dataReaders[fileIndex];
+    if (reader == null) {
+      reader = dataReaders[fileIndex] = open(path, part.dataLengths[fileIndex]);
+    }
     boolean dataColumns = false;
     for (byte kind : spec.kinds) {
       dataColumns |= kind == ReadSpec.DATA;
@@ -327,36 +346,54 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     return true;
   }
 
-  /** Spark vectors over this file's ORC batch (one set per file). */
+  /**
+   * Spark vectors over this file's ORC batch (one set per file). Where rows are dropped, a column
+   * of scalars is compacted in place (kept rows moved down: a few array copies, and Spark's
+   * generated code then reads the ORC arrays directly); structs, arrays and maps are read through
+   * a selection instead.
+   */
   private void bindVectors(TypeDescription schema) {
     int n = spec.kinds.length;
     plain = new org.apache.spark.sql.vectorized.ColumnVector[n];
     selected = new org.apache.spark.sql.vectorized.ColumnVector[n];
-    orcVectors = new OrcColumnVector[n + 3];
+    List<ColumnVector> compact = new java.util.ArrayList<>();
     ColumnVector[] rowFields =
         original ? orcBatch.cols : ((StructColumnVector) orcBatch.cols[5]).fields;
     for (int k = 0; k < n; k++) {
       StructField field = spec.output.fields()[k];
+      boolean compacted = false;
       switch (spec.kinds[k]) {
         case ReadSpec.DATA -> {
-          OrcColumnVector v = OrcVectors.toSpark(field.dataType(), rowFields[spec.indexes[k]]);
-          orcVectors[k] = v;
-          plain[k] = v;
+          ColumnVector orc = rowFields[spec.indexes[k]];
+          TypeDescription orcType = rowType.getChildren().get(spec.indexes[k]);
+          plain[k] = SparkVectors.of(field.dataType(), orcType, orc, batchRows);
+          if (Compaction.supports(orc)) {
+            compact.add(orc);
+            compacted = true;
+          }
         }
-        case ReadSpec.PARTITION -> plain[k] = constants[k];
-        default -> plain[k] = rowIdVector();
+        case ReadSpec.PARTITION -> {
+          plain[k] = constants[k];
+          compacted = true; // a constant is the same for any rows
+        }
+        default -> {
+          plain[k] = rowIdVector();
+          if (!original) {
+            compact.add(orcBatch.cols[1]);
+            compact.add(orcBatch.cols[2]);
+            compact.add(orcBatch.cols[3]);
+          }
+          compacted = true; // originals' row IDs are written for the kept rows
+        }
       }
       int children = field.dataType() instanceof StructType s ? s.size() : 0;
-      selected[k] =
-          spec.kinds[k] == ReadSpec.PARTITION
-              ? constants[k]
-              : new SelectedColumnVector(plain[k], selection, children);
+      selected[k] = compacted ? plain[k] : new SelectedColumnVector(plain[k], selection, children);
     }
+    compactable = compact.toArray(new ColumnVector[0]);
     batch = new ColumnarBatch(plain, 0);
   }
 
   private org.apache.spark.sql.vectorized.ColumnVector rowIdVector() {
-    int n = spec.kinds.length;
     if (original) {
       originalWriteId = new ConstantColumnVector(spec.batchSize, DataTypes.LongType);
       originalWriteId.setLong(0L);
@@ -365,10 +402,12 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       originalRowIds = new OnHeapColumnVector(spec.batchSize, DataTypes.LongType);
       return new RowIdColumnVector(rowIdType, originalWriteId, originalBucket, originalRowIds);
     }
-    orcVectors[n] = OrcVectors.toSpark(DataTypes.LongType, orcBatch.cols[1]);
-    orcVectors[n + 1] = OrcVectors.toSpark(DataTypes.IntegerType, orcBatch.cols[2]);
-    orcVectors[n + 2] = OrcVectors.toSpark(DataTypes.LongType, orcBatch.cols[3]);
-    return new RowIdColumnVector(rowIdType, orcVectors[n], orcVectors[n + 1], orcVectors[n + 2]);
+    List<TypeDescription> events = eventType.getChildren();
+    return new RowIdColumnVector(
+        rowIdType,
+        SparkVectors.of(DataTypes.LongType, events.get(1), orcBatch.cols[1], batchRows),
+        SparkVectors.of(DataTypes.IntegerType, events.get(2), orcBatch.cols[2], batchRows),
+        SparkVectors.of(DataTypes.LongType, events.get(3), orcBatch.cols[3], batchRows));
   }
 
   private static StructType rowIdOf(ReadSpec spec) {
@@ -407,11 +446,12 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       if (kept == 0) {
         continue;
       }
-      for (OrcColumnVector v : orcVectors) {
-        if (v != null) {
-          v.setBatchSize(n);
+      if (kept < n) {
+        for (ColumnVector v : compactable) {
+          Compaction.compact(v, selection.rows, kept);
         }
       }
+      batchRows.count = kept;
       batch = new ColumnarBatch(kept == n ? plain : selected, kept);
       return true;
     }
@@ -438,6 +478,9 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       }
       checkValid = false;
     }
+    if (op == null && o.isRepeating && b.isRepeating && !r.isRepeating) {
+      return keepOneKeyPrefix(n, sel, o.vector[0], normalizeBucket(b.vector[0]), r.vector, cur, checkValid);
+    }
     int kept = 0;
     for (int i = 0; i < n; i++) {
       long current = value(cur, i);
@@ -457,16 +500,50 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     return kept;
   }
 
+  /**
+   * The usual batch (one write's inserts: one originalTransaction and bucket): only rowId varies,
+   * so the rows meet the registry's events of that (write, bucket) in one merge along rowId.
+   */
+  private int keepOneKeyPrefix(
+      int n, int[] sel, long ov, long bv, long[] rows, LongColumnVector cur, boolean checkValid) {
+    int first = 0;
+    int end = 0;
+    if (registry != null) {
+      first = registry.lowerBound(ov, bv, Long.MIN_VALUE);
+      end = registry.endOf(ov, bv);
+    }
+    boolean merge = first < end;
+    int at = merge ? registry.lowerBound(ov, bv, rows[0]) : 0;
+    long previous = rows[0];
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+      long rv = rows[i];
+      if (checkValid && !writeIds.isValid(cur.vector[i])) {
+        continue;
+      }
+      if (merge) {
+        if (rv < previous) {
+          at = registry.lowerBound(ov, bv, rv); // rows out of order: search again
+        }
+        previous = rv;
+        while (at < end && registry.rowIdAt(at) < rv) {
+          at++;
+        }
+        if (at < end && registry.rowIdAt(at) == rv && value(cur, i) < registry.hideAt(at)) {
+          continue;
+        }
+      }
+      sel[kept++] = i;
+    }
+    selection.size = kept;
+    return kept;
+  }
+
   private int keepOriginal(int n) {
     int[] sel = selectionRows(n);
     long first = nextOriginalRowId;
     nextOriginalRowId += n;
     long bucket = V1_FLAG | ((long) part.bucket << 16);
-    if (originalRowIds != null) {
-      for (int i = 0; i < n; i++) {
-        originalRowIds.putLong(i, first + i);
-      }
-    }
     int kept = 0;
     for (int i = 0; i < n; i++) {
       if (cursor != null && cursor.hidden(0L, bucket, first + i, 0L)) {
@@ -475,6 +552,11 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       sel[kept++] = i;
     }
     selection.size = kept;
+    if (originalRowIds != null) {
+      for (int k = 0; k < kept; k++) {
+        originalRowIds.putLong(k, first + sel[k]);
+      }
+    }
     return kept;
   }
 
@@ -483,8 +565,27 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     return batch;
   }
 
+  private void closeReaders() {
+    for (Reader[] readers : new Reader[][] {dataReaders, deleteReaders}) {
+      for (int i = 0; i < readers.length; i++) {
+        if (readers[i] != null) {
+          try {
+            readers[i].close();
+          } catch (IOException ignored) {
+            // a footer reader holds nothing that must be flushed
+          }
+          readers[i] = null;
+        }
+      }
+    }
+  }
+
   @Override
   public void close() throws IOException {
-    closeFile();
+    try {
+      closeFile();
+    } finally {
+      closeReaders();
+    }
   }
 }

@@ -93,6 +93,46 @@ final class DeleteRegistry {
     return c;
   }
 
+  /** The first index whose key is >= (ov, bv, rv). */
+  int lowerBound(long ov, long bv, long rv) {
+    int low = 0;
+    int high = size;
+    while (low < high) {
+      int mid = (low + high) >>> 1;
+      if (compare(mid, ov, bv, rv) < 0) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low;
+  }
+
+  /** The first index whose (originalTransaction, bucket) is above (ov, bv). */
+  int endOf(long ov, long bv) {
+    int low = 0;
+    int high = size;
+    while (low < high) {
+      int mid = (low + high) >>> 1;
+      int c = Long.compare(o[mid], ov);
+      if (c == 0) c = Long.compare(b[mid], bv);
+      if (c <= 0) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low;
+  }
+
+  long rowIdAt(int at) {
+    return r[at];
+  }
+
+  long hideAt(int at) {
+    return h[at];
+  }
+
   /** A lookup position for one data file: linear in its rows when they come in key order. */
   Cursor cursor() {
     return new Cursor();

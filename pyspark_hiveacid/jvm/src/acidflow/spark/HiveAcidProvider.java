@@ -50,12 +50,17 @@ public final class HiveAcidProvider implements TableProvider, DataSourceRegister
     return source;
   }
 
+  /** The columns the last inferSchema found (Spark calls getTable next, on this instance). */
+  private TableColumns inferred;
+
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     if (usesPython(options)) {
       return python().inferSchema(options);
     }
-    return schemaOf(options).schema;
+    JsonNode response = Planner.get().call(Planner.request("schema", options));
+    inferred = columnsOf(response);
+    return (StructType) DataType.fromJson(response.get("schema").toString());
   }
 
   @Override
@@ -63,7 +68,7 @@ public final class HiveAcidProvider implements TableProvider, DataSourceRegister
     if (usesPython(properties)) {
       return python().getTable(schema, partitioning, properties);
     }
-    return new HiveAcidTable(schema, partitioning, properties);
+    return new HiveAcidTable(schema, partitioning, properties, inferred);
   }
 
   @Override
@@ -71,22 +76,14 @@ public final class HiveAcidProvider implements TableProvider, DataSourceRegister
     return true; // .schema(...) names a subset of the columns; a write passes the DataFrame's
   }
 
-  /** The table's schema (restricted by option {@code columns}) and column roles, from the metastore. */
-  static TableColumns schemaOf(Map<String, String> options) {
-    JsonNode response = Planner.get().call(Planner.request("schema", options));
-    StructType schema = (StructType) DataType.fromJson(response.get("schema").toString());
-    return new TableColumns(schema, names(response.get("partition_columns")), names(response.get("data_columns")));
+  /** The whole table's columns and their roles, from the metastore (through the planner). */
+  static TableColumns tableColumns(Map<String, String> options) {
+    return columnsOf(Planner.get().call(Planner.request("schema", options)));
   }
 
-  /** The whole table's columns, whatever option {@code columns} restricts the DataFrame to. */
-  static TableColumns tableColumns(Map<String, String> options) {
-    Map<String, String> all = new java.util.HashMap<>();
-    for (Map.Entry<String, String> e : options.entrySet()) {
-      if (!e.getKey().equalsIgnoreCase("columns")) {
-        all.put(e.getKey(), e.getValue());
-      }
-    }
-    return schemaOf(all);
+  private static TableColumns columnsOf(JsonNode response) {
+    StructType schema = (StructType) DataType.fromJson(response.get("table_schema").toString());
+    return new TableColumns(schema, names(response.get("partition_columns")), names(response.get("data_columns")));
   }
 
   private static List<String> names(JsonNode array) {
@@ -97,5 +94,6 @@ public final class HiveAcidProvider implements TableProvider, DataSourceRegister
     return out;
   }
 
+  /** The table's full schema (data columns, then partition columns) and which column is which. */
   record TableColumns(StructType schema, List<String> partitionColumns, List<String> dataColumns) {}
 }

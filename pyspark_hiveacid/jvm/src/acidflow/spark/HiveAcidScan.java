@@ -41,7 +41,9 @@ import org.apache.spark.util.SerializableConfiguration;
 final class HiveAcidScan implements Scan, Batch {
   static final String ROW_ID = "row__id";
   private static final String BATCH_SIZE_CONF = "spark.sql.orc.columnarReaderBatchSize";
+  /** Hive's hive.transactional.events.mem default: the Python reader streams above it. */
   private static final long DELETE_EVENTS_IN_MEMORY = 10_000_000L;
+  static final String DELETE_EVENTS_CONF = "spark.acidflow.deleteEventsInMemory";
 
   private final StructType output;
   private final HiveAcidProvider.TableColumns columns;
@@ -171,8 +173,18 @@ final class HiveAcidScan implements Scan, Batch {
     throw new HiveAcidException("hiveacid: partition column type " + type.simpleString() + " is not supported");
   }
 
+  private ReadSpec factory;
+
+  /** Built once per scan (Spark asks more than once; each build would broadcast the Hadoop conf). */
   @Override
-  public PartitionReaderFactory createReaderFactory() {
+  public synchronized PartitionReaderFactory createReaderFactory() {
+    if (factory == null) {
+      factory = buildFactory();
+    }
+    return factory;
+  }
+
+  private ReadSpec buildFactory() {
     StructField[] fields = output.fields();
     byte[] kinds = new byte[fields.length];
     int[] indexes = new int[fields.length];
@@ -194,6 +206,8 @@ final class HiveAcidScan implements Scan, Batch {
     SparkSession spark = SparkSession.active();
     SparkContext sc = spark.sparkContext();
     int batchSize = Integer.parseInt(spark.conf().get(BATCH_SIZE_CONF, "4096"));
+    long deleteEventsInMemory =
+        Long.parseLong(spark.conf().get(DELETE_EVENTS_CONF, Long.toString(DELETE_EVENTS_IN_MEMORY)));
     return new ReadSpec(
         output,
         kinds,
@@ -201,7 +215,7 @@ final class HiveAcidScan implements Scan, Batch {
         plan.get("row_type").asText(),
         plan.get("write_ids").asText(),
         batchSize,
-        DELETE_EVENTS_IN_MEMORY,
+        deleteEventsInMemory,
         SerializableConfiguration.broadcast(sc, spark.sessionState().newHadoopConf()));
   }
 }

@@ -38,10 +38,11 @@ final class HiveAcidScanBuilder
   private Filter[] pushed = new Filter[0];
   private final List<JsonNode> pushedJson = new ArrayList<>();
 
-  HiveAcidScanBuilder(StructType tableSchema, CaseInsensitiveStringMap options) {
+  HiveAcidScanBuilder(
+      StructType tableSchema, HiveAcidProvider.TableColumns columns, CaseInsensitiveStringMap options) {
     this.tableSchema = tableSchema;
     this.options = options;
-    this.columns = HiveAcidProvider.tableColumns(options.asCaseSensitiveMap());
+    this.columns = columns;
     this.required = tableSchema;
   }
 
@@ -148,8 +149,21 @@ final class HiveAcidScanBuilder
     return v.toString(); // LocalDate, BigDecimal, Timestamp, Instant, LocalDateTime
   }
 
+  /**
+   * Spark 4.2 hands a columnar scan's batches straight to Arrow Python UDFs when this is true, and
+   * then hangs unless the batches are Arrow vectors (ours are ORC vectors): a query like
+   * {@code df.select(my_udf("v"))} never returns. Off, Spark converts our batches to rows first, as
+   * it does for its own ORC reader. Set on the session when a hiveacid scan is planned (before the
+   * physical plan is chosen); it only affects that experimental shortcut.
+   */
+  static final String ARROW_UDF_COLUMNAR_INPUT = "spark.sql.execution.arrow.pythonUDF.columnarInput.enabled";
+
   @Override
   public Scan build() {
+    org.apache.spark.sql.RuntimeConfig conf = org.apache.spark.sql.SparkSession.active().conf();
+    if (!"false".equalsIgnoreCase(conf.get(ARROW_UDF_COLUMNAR_INPUT, "true"))) {
+      conf.set(ARROW_UDF_COLUMNAR_INPUT, "false");
+    }
     ObjectNode request = Planner.request("plan", options.asCaseSensitiveMap());
     ArrayNode filters = request.putArray("filters");
     pushedJson.forEach(filters::add);

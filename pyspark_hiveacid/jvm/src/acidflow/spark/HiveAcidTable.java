@@ -19,11 +19,17 @@ final class HiveAcidTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
   private final Transform[] partitioning;
   private final Map<String, String> properties;
+  private HiveAcidProvider.TableColumns columns;
 
-  HiveAcidTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+  HiveAcidTable(
+      StructType schema,
+      Transform[] partitioning,
+      Map<String, String> properties,
+      HiveAcidProvider.TableColumns columns) {
     this.schema = schema;
     this.partitioning = partitioning;
     this.properties = properties;
+    this.columns = columns;
   }
 
   @Override
@@ -44,7 +50,10 @@ final class HiveAcidTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new HiveAcidScanBuilder(schema, options);
+    if (columns == null) { // a user schema: Spark did not ask for one
+      columns = HiveAcidProvider.tableColumns(options.asCaseSensitiveMap());
+    }
+    return new HiveAcidScanBuilder(schema, columns, options);
   }
 
   @Override
