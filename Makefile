@@ -25,6 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-build-isolation --no-deps -e .
+	$(BIN)/python -m pyspark_hiveacid.jvm >/dev/null  # the hiveacid JVM reader's jar (javac; cached)
 	touch $(STAMP)
 
 install: $(STAMP) ## Create or refresh .venv from requirements.txt

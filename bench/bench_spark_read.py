@@ -7,23 +7,25 @@
 Read: the table of ``bench.bench_read`` (base with 50% of the rows, five insert deltas of 10%, one
 delete delta deleting a random 10% of all rows; ``struct<id:bigint, name:string, price:double>``,
 one bucket), registered in an embedded metastore as ``bench.acid`` and read at write ID 11 with
-``spark.read.format("hiveacid")``. Baseline: the same visible rows written once to ONE plain ORC
-file (ZLIB) and read with ``spark.read.orc``. Both are consumed with the ``noop`` sink (every row
-and column materialized), in the same session, after one warm-up each; best of ``--repeat``.
-The goal (issue 13: hiveacid <= 1.3x plain) is reported with ``bench.goals.report``.
+``spark.read.format("hiveacid")``, through the JVM reader (its jar on ``spark.jars``, the default)
+and through the Python data source (``engine='python'``). Baseline: the same visible rows written
+once to ONE plain ORC file (ZLIB) and read with ``spark.read.orc``. All are consumed with the
+``noop`` sink (every row and column materialized), in the same session, round-robin after one
+warm-up each; best of ``--repeat``. The goal (issue 13: hiveacid <= 1.3x plain) is reported with
+``bench.goals.report`` for the JVM reader.
 
 The floor of any Python data source: ``passthrough`` is a Python data source that does no ACID work
 at all (pyarrow reads the plain ORC file and yields its batches unchanged); the gap between it and
 ``spark.read.orc`` is Spark's Python data source transport (Arrow IPC from the Python worker, then
-rows in the JVM), which ``hiveacid`` pays too; ``hiveacid`` vs ``passthrough`` is the merge's cost.
-Each read variant also prints its CPU seconds split between the JVM and Spark's Python processes
-(``/proc``, Linux only; the least of the timed runs): the JVM's share alone shows what a Python
-source costs Spark before any Python work, since in local mode the two run on different cores.
+rows in the JVM), which the Python source pays too. Each read variant also prints its CPU seconds
+split between the JVM and Spark's Python processes (``/proc``, Linux only; the least of the timed
+runs).
 
-Memory: for each of ``--memory-rows``, a fresh Spark session (subprocess) reads the table through
-``hiveacid`` and reports the largest peak RSS (``VmHWM``) of its Python worker processes (found
-under its own process tree in ``/proc``, Linux only): the merge runs there; it should not grow with
-the table beyond the delete set (24 bytes per deleted row).
+Memory: for each of ``--memory-rows``, a fresh Spark session (subprocess) per read path reads the
+table and reports the peak RSS (``VmHWM``) of the process that merges: the JVM for the JVM reader
+(in local mode it is also the driver: a ceiling, not the task's own memory), the largest of Spark's
+Python workers for the Python source. Both should stay flat as the table grows, beyond the delete
+set (24-32 bytes per deleted row).
 
 Write: ``--write-rows`` rows from ``spark.range`` through ``hiveacid`` (append, one transaction)
 vs ``df.write.orc``; best of ``--repeat``.
@@ -206,15 +208,16 @@ def _program(pid: int) -> str | None:
     return "pyspark" if any(b"pyspark" in a for a in arguments) else None
 
 
-def _descendant_python_peak_rss() -> float:
-    """Largest VmHWM (MiB) among this process's descendant Python processes: Spark's Python workers.
+def _descendant_peak_rss(program_name: str) -> float:
+    """Largest VmHWM (MiB) among this process's descendants running ``program_name``.
 
-    In local mode the daemon forks the workers that ran ``read()``; they stay alive for reuse, so
-    their high-water marks include the read. The JVM (also a descendant) is skipped.
+    ``pyspark``: Spark's Python workers (in local mode the daemon forks the workers that ran
+    ``read()``; they stay alive for reuse, so their high-water marks include the read). ``java``:
+    the JVM (driver and executor in local mode).
     """
     peak = 0
     for pid in _descendants():
-        if _program(pid) != "pyspark":
+        if _program(pid) != program_name:
             continue
         try:
             with open(f"/proc/{pid}/status") as status:
@@ -283,9 +286,10 @@ def _with_cpu(function: Callable[[], float], log: list[tuple[float, float, float
 def _child(args: argparse.Namespace) -> int:
     warehouse, snapshot, _plain = prepare(Path(args.dir), args.rows)
     spark = _session(args.master)
-    count = _acid(spark, warehouse, snapshot, args.rows).count()
-    _noop(_acid(spark, warehouse, snapshot, args.rows))
-    print(json.dumps({"rows": args.rows, "visible": count, "worker_peak_mib": _descendant_python_peak_rss()}))
+    count = _acid(spark, warehouse, snapshot, args.rows, args.engine).count()
+    _noop(_acid(spark, warehouse, snapshot, args.rows, args.engine))
+    program = "java" if args.engine == "jvm" else "pyspark"
+    print(json.dumps({"rows": args.rows, "visible": count, "peak_mib": _descendant_peak_rss(program)}))
     spark.stop()
     return 0
 
@@ -300,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default=None, help="keep generated tables here (default: a temp dir)")
     parser.add_argument("--smoke", action="store_true", help="CI size: seconds, no verdict")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--engine", default="jvm", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.smoke:
         args.rows, args.repeat, args.memory_rows, args.write_rows = 20_000, 1, "", 1_000
@@ -392,13 +397,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  hiveacid append (1 txn)        {acid_w:7.2f} s  {acid_w / plain_w:.2f}x")
         spark.stop()
 
-        print("python worker peak RSS while reading through hiveacid (fresh session per size):")
+        print("peak RSS of the merging process while reading through hiveacid (fresh session per read):")
+        print("          table rows   JVM reader: the JVM   engine='python': its Python worker")
         for rows in [int(r) for r in args.memory_rows.split(",") if r]:
-            command = [sys.executable, "-m", "bench.bench_spark_read", "--child", "--rows", str(rows)]
-            command += ["--master", args.master, "--dir", args.dir]
-            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-            result = json.loads(out.strip().splitlines()[-1])
-            print(f"  {rows:>11,} rows: {result['worker_peak_mib']:7.1f} MiB")
+            peaks = []
+            for engine in ("jvm", "python"):
+                command = [sys.executable, "-m", "bench.bench_spark_read", "--child", "--rows", str(rows)]
+                command += ["--master", args.master, "--dir", args.dir, "--engine", engine]
+                out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+                peaks.append(json.loads(out.strip().splitlines()[-1])["peak_mib"])
+            print(f"  {rows:>18,}   {peaks[0]:10.1f} MiB   {peaks[1]:10.1f} MiB")
         return 0
     finally:
         if temporary is not None:

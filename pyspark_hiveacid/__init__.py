@@ -12,8 +12,13 @@ Spark 4 finds ``DefaultSource`` in installed top-level modules named ``pyspark_*
 it by its name (``pyspark.sql.worker.lookup_data_sources``), so ``format("hiveacid")`` works
 without user code once acidflow is installed; ``register(spark)`` does the same explicitly.
 
+With the JVM reader's jar on the session's class path (``jvm.jar_path``; ``hiveacid_session`` puts
+it there), ``format("hiveacid")`` is that reader (Java, ``jvm/src``; Spark asks JVM sources first):
+it reads in the JVM, planned by ``planner`` (one Python process per driver), and hands writes and
+``engine='python'`` reads to the Python source here.
+
 Not here: merge-on-read and event files (``acid_core.orc``); this package only plugs them into
-Spark. ``acid_core`` never imports this package or pyspark.
+Spark (the JVM reader follows the same rules, tested against it on the same tables). ``acid_core`` never imports this package or pyspark.
 Errors: see ``pyspark_hiveacid.source``.
 """
 

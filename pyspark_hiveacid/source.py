@@ -1,5 +1,9 @@
 """The ``hiveacid`` PySpark data source: Spark reads and writes Hive full-ACID tables through acidflow.
 
+With the JVM reader's jar on the class path (``pyspark_hiveacid.jvm``), Spark finds the Java
+``hiveacid`` first; it reads by itself (planning through ``pyspark_hiveacid.planner``, which calls
+``load_read_plan`` here) and hands this source every write and the reads with ``engine='python'``.
+
 Reading, ``spark.read.format("hiveacid").load("db.t")``::
 
     driver (planning)                                       executors (one task per input partition)
