@@ -516,3 +516,28 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
     }
     queued = {(e.table, e.state.value) for e in hms.show_compactions() if e.table in decisions}
     assert queued == {(override.full_name, "initiated"), (aborts.full_name, "initiated")}
+
+
+@pytest.mark.integration("spark")
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("engine", ["jvm", "python"])
+def test_spark_hiveacid_reads_a_hive_table_through_the_hms(hms, hive, hive_metastore_server, spark, engine):
+    """``spark.read.format("hiveacid")`` on a Hive-written table of the real HMS (option
+    ``metastore``): the JVM reader's planner and the Python source both plan through the Thrift
+    adapter and return what Hive 2.3's own reader returns at the same snapshot."""
+    name = f"spark_{engine}_t"
+    table, txns = _story(hms, hive, name)
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    assert _hive_rows(hive, hms, table) == expected
+    snapshot = hms.get_valid_write_ids(table.full_name, hms.get_valid_txns())
+    df = (
+        spark.read.format("hiveacid")
+        .option("metastore", hive_metastore_server.uri)
+        .option("warehouse", str(hive_metastore_server.warehouse))
+        .option("snapshot", snapshot.to_string())
+        .option("engine", engine)
+        .load(table.full_name)
+    )
+    assert df.columns == ["id", "name", "salary"]
+    assert sorted(tuple(r) for r in df.collect()) == expected
+    hms.abort_txn(txns["open"])

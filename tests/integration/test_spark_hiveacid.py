@@ -36,7 +36,7 @@ from acid_core.metastore import Column, CompactionType, TableDefinition, TxnStat
 from acid_core.writeids import ValidWriteIdList
 from acid_core.writes.transaction import Warehouse
 from pyspark_hiveacid import create_view, held_snapshot
-from tests.acid_core.compaction.histories import random_history, read_rows
+from tests.acid_core.compaction.histories import create_table, random_history, read_rows
 from tests.fixtures.hive import Delete, Insert, Update, hive_txn_list
 
 if TYPE_CHECKING:
@@ -158,6 +158,17 @@ def test_read_default_reader_stays_correct_when_a_dataframe_is_reused(spark, tmp
     df = _read(spark, wh, "default.t")
     assert df.where("p = 'a'").count() == sum(1 for v in history.model.values() if v[1] == "a")
     assert df.count() == len(history.model)
+    wh.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_an_empty_table_and_a_partition_never_written(spark, tmp_path, engine):
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    create_table(wh, "default.t", partitioned=True, buckets=2)
+    df = _read(spark, wh, "default.t", engine=engine)
+    assert (df.columns, df.count()) == (["id", "v", "p"], 0)
+    wh.metastore.add_partition("default.t", {"p": "a"}, str(tmp_path / "wh" / "t" / "p=a"))
+    assert _read(spark, wh, "default.t", engine=engine).collect() == []
     wh.close()
 
 
