@@ -460,19 +460,24 @@ _KILLED_WRITER = textwrap.dedent(
 )
 
 
+def _driver_env() -> dict[str, str]:
+    """The environment of a PySpark driver script run by a test: this interpreter, this checkout."""
+    root = str(Path(__file__).resolve().parents[2])
+    return {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+    }
+
+
 def test_write_killed_job_leaves_nothing_visible(tmp_path):
     wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
     history = random_history(wh, 8, partitioned=False, buckets=1, txns=4)
     before = read_rows(history)
     script = tmp_path / "writer.py"
     script.write_text(_KILLED_WRITER)
-    root = str(Path(__file__).resolve().parents[2])
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
-    }
+    env = _driver_env()
     process = subprocess.Popen(
         [sys.executable, str(script), wh.location],
         env=env,
@@ -608,13 +613,7 @@ def test_read_without_the_jar_is_the_python_source_and_engine_jvm_is_refused(tmp
     history = random_history(wh, 6, partitioned=False, buckets=2, txns=4)
     script = tmp_path / "reader.py"
     script.write_text(_NO_JAR_READER)
-    root = str(Path(__file__).resolve().parents[2])
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-        "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
-    }
+    env = _driver_env()
     done = subprocess.run(
         [sys.executable, str(script), wh.location], env=env, capture_output=True, text=True, timeout=600
     )

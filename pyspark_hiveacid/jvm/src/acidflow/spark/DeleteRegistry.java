@@ -95,8 +95,11 @@ final class DeleteRegistry {
 
   /** The first index whose key is >= (ov, bv, rv). */
   int lowerBound(long ov, long bv, long rv) {
-    int low = 0;
-    int high = size;
+    return lowerBound(0, size, ov, bv, rv);
+  }
+
+  /** The first index in [low, high) whose key is >= (ov, bv, rv), or high. */
+  private int lowerBound(int low, int high, long ov, long bv, long rv) {
     while (low < high) {
       int mid = (low + high) >>> 1;
       if (compare(mid, ov, bv, rv) < 0) {
@@ -159,18 +162,6 @@ final class DeleteRegistry {
         pos = lowerBound(low, Math.min(high, size), ov, bv, rv);
       }
       return pos < size && compare(pos, ov, bv, rv) == 0 && current < h[pos];
-    }
-
-    private int lowerBound(int low, int high, long ov, long bv, long rv) {
-      while (low < high) {
-        int mid = (low + high) >>> 1;
-        if (compare(mid, ov, bv, rv) < 0) {
-          low = mid + 1;
-        } else {
-          high = mid;
-        }
-      }
-      return low;
     }
   }
 }
