@@ -179,6 +179,22 @@ def test_read_bad_snapshot_option_names_the_value(spark, tmp_path):
         _read(spark, wh, "default.t", snapshot="yesterday").collect()
     with pytest.raises(Exception, match=r"No such reader lease 99"):
         _read(spark, wh, "default.t", snapshot="99").collect()
+    # The JVM reader's errors reach PySpark as one line (its IllegalArgumentException), no JVM stack.
+    from pyspark.errors import IllegalArgumentException
+
+    for options, expected in [
+        (
+            {"snapshot": "yesterday"},
+            "acidflow: error: Invalid hiveacid option snapshot='yesterday'; expected",
+        ),
+        ({"bogus": "1"}, "acidflow: error: Invalid hiveacid option bogus='1'; expected one of"),
+    ]:
+        with pytest.raises(IllegalArgumentException) as raised:
+            _read(spark, wh, "default.t", **options).collect()
+        assert str(raised.value).startswith(expected)
+        assert len(str(raised.value).splitlines()) == 1
+    with pytest.raises(IllegalArgumentException, match=r"^acidflow: error: No such table 'default.nope'"):
+        _read(spark, wh, "default.nope").collect()
     wh.close()
 
 
