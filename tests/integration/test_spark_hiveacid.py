@@ -34,6 +34,7 @@ from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import run_worker
 from acid_core.metastore import Column, CompactionType, TableDefinition, TxnState
 from acid_core.writeids import ValidWriteIdList
+from acid_core.writes.streaming import StreamingConnection
 from acid_core.writes.transaction import Warehouse
 from pyspark_hiveacid import create_view, held_snapshot
 from tests.acid_core.compaction.histories import create_table, random_history, read_rows
@@ -169,6 +170,47 @@ def test_read_an_empty_table_and_a_partition_never_written(spark, tmp_path, engi
     assert (df.columns, df.count()) == (["id", "v", "p"], 0)
     wh.metastore.add_partition("default.t", {"p": "a"}, str(tmp_path / "wh" / "t" / "p=a"))
     assert _read(spark, wh, "default.t", engine=engine).collect() == []
+    wh.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_while_a_streaming_batch_is_open_sees_committed_rows_up_to_the_flush(spark, tmp_path, engine):
+    """Hive Streaming V2 (``StreamingConnection``): one ``delta_x_y`` holds a committed, an aborted
+    and a still-open transaction, and its file is read only up to the length in
+    ``bucket_00000_flush_length``; Spark returns the committed rows, as acidflow's reader does."""
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    create_table(wh, "default.t", partitioned=False, buckets=1)
+
+    def rows(ids: list[int]) -> pa.Table:
+        return pa.table({"id": pa.array(ids, pa.int32()), "v": [f"s{i}" for i in ids]})
+
+    with StreamingConnection(wh, "default.t", txns_per_batch=3) as connection:
+        connection.begin_transaction()
+        connection.write(rows([1, 2]))
+        connection.commit_transaction()
+        connection.begin_transaction()
+        connection.write(rows([3]))
+        connection.abort_transaction()
+        connection.begin_transaction()
+        connection.write(rows([4, 5]))  # open: never visible while it is
+        table_dir = Path(wh.metastore.get_table("default.t").location)
+        assert list(table_dir.glob("delta_*/bucket_00000_flush_length")), "no streaming side file"
+        expected = sorted(tuple(r.values()) for r in wh.read("default.t").to_pylist())
+        assert expected == [(1, "s1"), (2, "s2")]
+        assert sorted(tuple(r) for r in _read(spark, wh, "default.t", engine=engine).collect()) == expected
+        # A writer in the middle of its next stripe: bytes past the last flush are not ORC yet.
+        (data,) = table_dir.glob("delta_*/bucket_00000")
+        flushed = data.read_bytes()
+        data.write_bytes(flushed + b"\x00a stripe being written, after the last flush")
+        assert sorted(tuple(r) for r in _read(spark, wh, "default.t", engine=engine).collect()) == expected
+        data.write_bytes(flushed)
+        connection.commit_transaction()
+    assert sorted(tuple(r) for r in _read(spark, wh, "default.t", engine=engine).collect()) == [
+        (1, "s1"),
+        (2, "s2"),
+        (4, "s4"),
+        (5, "s5"),
+    ]
     wh.close()
 
 
