@@ -7,7 +7,8 @@ split-update: operation-1 updates under the same row ID and deletes inside the i
 some write-ID ranges written as one streaming or compacted delta. Each history is written to a
 directory, registered as a table at that location in an embedded metastore, and read through
 Spark's JVM reader at a random snapshot (an explicit ValidWriteIdList) with its ROW__IDs: the rows
-must be exactly the model's items under the same row IDs, each once.
+must be exactly the model's items under the same row IDs, each once, whether the overriding
+events are held in memory or streamed from their files (``spark.acidflow.deleteEventsInMemory``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
 @given(history=histories(), data=st.data())
 def test_jvm_reader_equals_dict_model(spark, warehouse, history: History, data):
     high_watermark = data.draw(st.integers(0, len(history.txns)), label="high watermark")
+    # 0: every bucket's overriding events are streamed from their files (StreamedDeletes).
+    in_memory = data.draw(st.sampled_from([10_000_000, 0]), label="delete events in memory")
     name = f"default.m{next(_NAMES)}"
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory) / "t"
@@ -57,15 +60,19 @@ def test_jvm_reader_equals_dict_model(spark, warehouse, history: History, data):
         named = ValidWriteIdList(
             snapshot.high_watermark, snapshot.open_ids, snapshot.aborted_ids, snapshot.min_open_id, name
         )
-        rows = (
-            spark.read.format("hiveacid")
-            .option("warehouse", warehouse)
-            .option("snapshot", named.to_string())
-            .option("columns", "row__id,k,v")
-            .option("engine", "jvm")
-            .load(name)
-            .collect()
-        )
+        spark.conf.set("spark.acidflow.deleteEventsInMemory", str(in_memory))
+        try:
+            rows = (
+                spark.read.format("hiveacid")
+                .option("warehouse", warehouse)
+                .option("snapshot", named.to_string())
+                .option("columns", "row__id,k,v")
+                .option("engine", "jvm")
+                .load(name)
+                .collect()
+            )
+        finally:
+            spark.conf.unset("spark.acidflow.deleteEventsInMemory")
     got = {(r.row__id.writeid, r.row__id.bucketid, r.row__id.rowid): (r.k, r.v) for r in rows}
     assert len(rows) == len(got), "a row ID came back twice"
     assert got == _model(history, high_watermark)

@@ -29,13 +29,16 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * {@code acid_core.orc.reader.scan} (unordered), following the same Hive rules.
  *
  * <pre>
- *   open: every file's footer (event schema checked, legacy non-insert stats), then the registry:
- *         valid delete events of the delete deltas + valid update/delete events of data files
- *         that may hold them (hide: MAX for a delete, currentTransaction for a legacy update)
+ *   open: every file's footer (event schema checked, legacy non-insert stats), then the
+ *         overriding events (OverridingEvents): valid delete events of the delete deltas + valid
+ *         update/delete events of data files that may hold them; in memory, sorted
+ *         (DeleteRegistry, Hive's ColumnizedDeleteEventRegistry) up to
+ *         spark.acidflow.deleteEventsInMemory events, else streamed from the files in key order
+ *         (StreamedDeletes, Hive's SortMergedDeleteEventRegistry)
  *   next: one ORC batch of the current file (orc-core, table types, positional evolution)
  *         keep rows whose currentTransaction is valid, that are not delete events, and that the
- *         registry does not hide (a cursor walks it along the file's key order)
- *         -> the kept rows as a selection over Spark's ORC vectors (no copy), partition values
+ *         overriding events do not hide (walked along the file's key order)
+ *         -> the kept rows moved down in place (scalars) or selected (nested), partition values
  *            as constants, row__id from the key columns
  * </pre>
  *
@@ -47,7 +50,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private static final String[] EVENT_NAMES = {
     "operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row"
   };
-  private static final int OPERATION_DELETE = 2;
+  private static final int OPERATION_DELETE = OverridingEvents.OPERATION_DELETE;
   private static final long V1_FLAG = 1L << 29;
 
   private final ReadSpec spec;
@@ -63,6 +66,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private final Reader[] dataReaders;
   private final Reader[] deleteReaders;
   private final DeleteRegistry registry;
+  private final StreamedDeletes streamed;
   private final ConstantColumnVector[] constants;
   private final SelectedColumnVector.Selection selection = new SelectedColumnVector.Selection();
 
@@ -72,7 +76,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private boolean original;
   private boolean fileNonInserts;
   private long nextOriginalRowId;
-  private DeleteRegistry.Cursor cursor;
+  private RowHider cursor;
   private ColumnarBatch batch;
   private org.apache.spark.sql.vectorized.ColumnVector[] plain;
   private org.apache.spark.sql.vectorized.ColumnVector[] selected;
@@ -132,26 +136,11 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       closeReaders();
       throw e;
     }
-    if (events > spec.deleteEventsInMemory) {
-      closeReaders();
-      throw new HiveAcidException(
-          "hiveacid: bucket "
-              + part.bucket
-              + " of "
-              + part.location
-              + " has "
-              + events
-              + " delete events, more than the JVM reader holds in memory ("
-              + HiveAcidScan.DELETE_EVENTS_CONF
-              + "="
-              + spec.deleteEventsInMemory
-              + "); expected at most that many: read with option engine='python' (it streams them), "
-              + "raise "
-              + HiveAcidScan.DELETE_EVENTS_CONF
-              + " (8 bytes x 4 per event of executor memory), or compact the table");
-    }
+    // Above the limit, Hive's SortMergedDeleteEventRegistry: stream the events in key order.
+    boolean stream = events > spec.deleteEventsInMemory;
+    this.streamed = stream ? streamedDeletes() : null;
     try {
-      this.registry = events == 0 ? null : buildRegistry((int) events);
+      this.registry = events == 0 || stream ? null : buildRegistry((int) events);
     } catch (RuntimeException e) {
       closeReaders();
       throw e;
@@ -216,10 +205,6 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
-  private static long normalizeBucket(long bucket) {
-    return (bucket >>> 29) == 0 ? V1_FLAG | (bucket << 16) : bucket;
-  }
-
   private static long value(LongColumnVector v, int i) {
     return v.isRepeating ? v.vector[0] : v.vector[i];
   }
@@ -267,12 +252,12 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private DeleteRegistry buildRegistry(int capacity) {
     DeleteRegistry reg = new DeleteRegistry(capacity);
     try {
-      for (Reader reader : deleteReaders) {
-        collect(reg, reader, true);
+      for (int i = 0; i < deleteReaders.length; i++) {
+        collect(reg, part.deletePaths[i], deleteReaders[i], true);
       }
       for (int i = 0; i < part.dataPaths.length; i++) {
         if (nonInserts[i]) {
-          collect(reg, dataReaders[i], false);
+          collect(reg, part.dataPaths[i], dataReaders[i], false);
         }
       }
     } catch (IOException e) {
@@ -282,34 +267,36 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     return reg;
   }
 
-  /** The valid overriding events of one file (a delete delta: its delete events). */
-  private void collect(DeleteRegistry reg, Reader reader, boolean deleteDelta) throws IOException {
-    {
-      RecordReader events = rowsOf(reader, eventType, include(eventType, true, true), 2);
-      VectorizedRowBatch vb = eventType.createRowBatch(spec.batchSize);
-      try {
-        while (events.nextBatch(vb)) {
-          LongColumnVector op = (LongColumnVector) vb.cols[0];
-          LongColumnVector o = (LongColumnVector) vb.cols[1];
-          LongColumnVector b = (LongColumnVector) vb.cols[2];
-          LongColumnVector r = (LongColumnVector) vb.cols[3];
-          LongColumnVector cur = (LongColumnVector) vb.cols[4];
-          for (int i = 0; i < vb.size; i++) {
-            long operation = value(op, i);
-            long current = value(cur, i);
-            boolean overriding = deleteDelta ? operation == OPERATION_DELETE : operation != 0;
-            if (!overriding || !writeIds.isValid(current)) {
-              continue;
-            }
-            // A delete hides every version; a legacy update hides the versions before it.
-            long hide = operation == OPERATION_DELETE ? Long.MAX_VALUE : current;
-            reg.add(value(o, i), normalizeBucket(value(b, i)), value(r, i), hide);
-          }
-        }
-      } finally {
-        events.close();
+  /** The valid overriding events of one file (a delete delta: its delete events), from its start. */
+  private OverridingEvents eventsOf(String path, Reader reader, boolean deleteDelta) throws IOException {
+    RecordReader rows = rowsOf(reader, eventType, include(eventType, true, true), 2);
+    return new OverridingEvents(path, rows, eventType, spec.batchSize, deleteDelta, writeIds);
+  }
+
+  private void collect(DeleteRegistry reg, String path, Reader reader, boolean deleteDelta)
+      throws IOException {
+    try (OverridingEvents events = eventsOf(path, reader, deleteDelta)) {
+      while (events.next()) {
+        reg.add(events.o, events.b, events.r, events.hide);
       }
     }
+  }
+
+  private StreamedDeletes streamedDeletes() {
+    List<StreamedDeletes.Opener> openers = new java.util.ArrayList<>();
+    for (int i = 0; i < part.deletePaths.length; i++) {
+      String path = part.deletePaths[i];
+      Reader reader = deleteReaders[i];
+      openers.add(() -> eventsOf(path, reader, true));
+    }
+    for (int i = 0; i < part.dataPaths.length; i++) {
+      if (nonInserts[i]) {
+        String path = part.dataPaths[i];
+        Reader reader = dataReaders[i];
+        openers.add(() -> eventsOf(path, reader, false));
+      }
+    }
+    return new StreamedDeletes(openers);
   }
 
   private boolean openNextFile() throws IOException {
@@ -342,7 +329,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     }
     orcBatch = schema.createRowBatch(spec.batchSize);
     bindVectors(schema);
-    cursor = registry == null ? null : registry.cursor();
+    cursor = registry != null ? registry.cursor() : streamed;
     return true;
   }
 
@@ -478,8 +465,8 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       }
       checkValid = false;
     }
-    if (op == null && o.isRepeating && b.isRepeating && !r.isRepeating) {
-      return keepOneKeyPrefix(n, sel, o.vector[0], normalizeBucket(b.vector[0]), r.vector, cur, checkValid);
+    if (op == null && o.isRepeating && b.isRepeating && !r.isRepeating && streamed == null) {
+      return keepOneKeyPrefix(n, sel, o.vector[0], OverridingEvents.normalizeBucket(b.vector[0]), r.vector, cur, checkValid);
     }
     int kept = 0;
     for (int i = 0; i < n; i++) {
@@ -491,7 +478,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
         continue;
       }
       if (cursor != null
-          && cursor.hidden(value(o, i), normalizeBucket(value(b, i)), value(r, i), current)) {
+          && cursor.hidden(value(o, i), OverridingEvents.normalizeBucket(value(b, i)), value(r, i), current)) {
         continue;
       }
       sel[kept++] = i;
@@ -584,6 +571,9 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   public void close() throws IOException {
     try {
       closeFile();
+      if (streamed != null) {
+        streamed.close();
+      }
     } finally {
       closeReaders();
     }

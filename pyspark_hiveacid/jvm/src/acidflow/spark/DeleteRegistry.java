@@ -87,9 +87,14 @@ final class DeleteRegistry {
   }
 
   private int compare(int at, long ov, long bv, long rv) {
-    int c = Long.compare(o[at], ov);
-    if (c == 0) c = Long.compare(b[at], bv);
-    if (c == 0) c = Long.compare(r[at], rv);
+    return compareKeys(o[at], b[at], r[at], ov, bv, rv);
+  }
+
+  /** Hive's RecordIdentifier order: originalTransaction, then bucket property, then rowId. */
+  static int compareKeys(long o1, long b1, long r1, long o2, long b2, long r2) {
+    int c = Long.compare(o1, o2);
+    if (c == 0) c = Long.compare(b1, b2);
+    if (c == 0) c = Long.compare(r1, r2);
     return c;
   }
 
@@ -141,10 +146,11 @@ final class DeleteRegistry {
     return new Cursor();
   }
 
-  final class Cursor {
+  final class Cursor implements RowHider {
     private int pos;
 
-    boolean hidden(long ov, long bv, long rv, long current) {
+    @Override
+    public boolean hidden(long ov, long bv, long rv, long current) {
       if (size == 0) {
         return false;
       }

@@ -41,7 +41,7 @@ import org.apache.spark.util.SerializableConfiguration;
 final class HiveAcidScan implements Scan, Batch {
   static final String ROW_ID = "row__id";
   private static final String BATCH_SIZE_CONF = "spark.sql.orc.columnarReaderBatchSize";
-  /** Hive's hive.transactional.events.mem default: the Python reader streams above it. */
+  /** Hive's hive.transactional.events.mem default: above it a task streams the events (StreamedDeletes). */
   private static final long DELETE_EVENTS_IN_MEMORY = 10_000_000L;
   static final String DELETE_EVENTS_CONF = "spark.acidflow.deleteEventsInMemory";
 
