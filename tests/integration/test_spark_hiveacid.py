@@ -680,3 +680,53 @@ def test_read_without_the_jar_is_the_python_source_and_engine_jvm_is_refused(tmp
     assert lines["ROWS"] == repr(sorted((k, *v) for k, v in history.model.items()))
     assert lines["JVM"] == "refused: engine='jvm'"
     wh.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_latest_lease_keeps_its_files_while_compaction_and_cleaning_run_mid_query(
+    spark, tmp_path, engine
+):
+    """A query's own ``latest`` snapshot: compaction and the cleaner run while its tasks still read
+    (one bucket after another in ``local[1]``, each slowed by a UDF); the cleaner keeps every file the
+    lease reads, so the later tasks open them and the query returns the rows of its snapshot."""
+    from pyspark.sql import functions as F
+
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    history = random_history(wh, 21, partitioned=False, buckets=3, txns=8)
+    before = sorted((k, *v) for k, v in history.model.items())
+    watcher = Warehouse.open(wh.location, heartbeat_seconds=None)
+    table_dir = Path(wh.metastore.get_table("default.t").location)
+    deltas = {p.name for p in table_dir.iterdir() if p.name.startswith(("delta_", "delete_delta_"))}
+    assert deltas
+    kept: list[bool] = []
+
+    def compact_and_clean_once_the_query_holds_its_lease() -> None:
+        deadline = time.monotonic() + 120
+        while not watcher.metastore.list_leases("default.t") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with watcher.transaction(heartbeat_seconds=None) as txn:
+            live = watcher.read("default.t", with_row_id=True)
+            txn.delete("default.t", live.slice(0, 3).select(["row__id"]))
+        _compact(watcher, CompactionType.MAJOR)
+        run_cleaner(watcher.metastore)
+        kept.append(deltas <= {p.name for p in table_dir.iterdir()})
+
+    @F.udf("string")
+    def slow(value):
+        time.sleep(0.15)
+        return value
+
+    thread = threading.Thread(target=compact_and_clean_once_the_query_holds_its_lease, daemon=True)
+    thread.start()
+    rows = _read(spark, wh, "default.t", engine=engine, lease_ttl="30").select("id", slow("v")).collect()
+    thread.join(timeout=300)
+    assert kept == [True], "the cleaner removed files of a snapshot a running query reads"
+    assert sorted(tuple(r) for r in rows) == before
+    if engine == "jvm":  # released when the query ended: now the cleaner removes what it kept
+        deadline = time.monotonic() + 10
+        while watcher.metastore.list_leases("default.t") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        run_cleaner(watcher.metastore)
+        assert not deltas & {p.name for p in table_dir.iterdir()}
+    watcher.close()
+    wh.close()
