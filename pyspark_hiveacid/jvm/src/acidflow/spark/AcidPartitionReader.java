@@ -60,7 +60,6 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private final TypeDescription rowType;
   private final TypeDescription eventType;
   private final StructType rowIdType;
-  private final boolean wantsRowId;
   private final boolean[] nonInserts;
   /** The footers read first, reused to read the files (closed at the end of the task). */
   private final Reader[] dataReaders;
@@ -93,11 +92,6 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     this.writeIds = ValidWriteIds.parse(spec.writeIds);
     this.rowType = TypeDescription.fromString(spec.rowType);
     this.eventType = eventSchema(rowType);
-    boolean rowId = false;
-    for (byte kind : spec.kinds) {
-      rowId |= kind == ReadSpec.ROW_ID;
-    }
-    this.wantsRowId = rowId;
     this.rowIdType = rowIdOf(spec);
     this.constants = new ConstantColumnVector[spec.kinds.length];
     for (int k = 0; k < spec.kinds.length; k++) {
@@ -140,7 +134,7 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     boolean stream = events > spec.deleteEventsInMemory;
     this.streamed = stream ? streamedDeletes() : null;
     try {
-      this.registry = events == 0 || stream ? null : buildRegistry((int) events);
+      this.registry = events == 0 || stream ? null : buildRegistry((int) Math.min(events, Integer.MAX_VALUE - 8));
     } catch (RuntimeException e) {
       closeReaders();
       throw e;
