@@ -603,10 +603,21 @@ def test_read_pushed_data_filters_apply_after_the_delete_merge(spark, tmp_path, 
     wh.close()
 
 
+def _slow_udf(seconds: float):
+    """A string UDF that takes ``seconds`` per row: a query that runs long enough to act during it."""
+    from pyspark.sql import functions as F
+
+    @F.udf("string")
+    def slow(value):
+        time.sleep(seconds)
+        return value
+
+    return slow
+
+
 def test_read_jvm_lease_lives_while_the_query_runs_and_is_released_after(spark, tmp_path):
     """The JVM reader's ``latest`` lease: renewed by the driver while its query runs (it outlives its
     TTL several times), released when the query's SQL execution ends (not left to expire)."""
-    from pyspark.sql import functions as F
 
     wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
     history = random_history(wh, 4, partitioned=False, buckets=1, txns=3)
@@ -621,11 +632,7 @@ def test_read_jvm_lease_lives_while_the_query_runs_and_is_released_after(spark, 
             seen.append((time.monotonic(), leases))
             time.sleep(0.1)
 
-    @F.udf("string")
-    def slow(value):
-        time.sleep(1.0)
-        return value
-
+    slow = _slow_udf(1.0)
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
     try:
@@ -689,7 +696,6 @@ def test_read_latest_lease_keeps_its_files_while_compaction_and_cleaning_run_mid
     """A query's own ``latest`` snapshot: compaction and the cleaner run while its tasks still read
     (one bucket after another in ``local[1]``, each slowed by a UDF); the cleaner keeps every file the
     lease reads, so the later tasks open them and the query returns the rows of its snapshot."""
-    from pyspark.sql import functions as F
 
     wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
     history = random_history(wh, 21, partitioned=False, buckets=3, txns=8)
@@ -711,11 +717,7 @@ def test_read_latest_lease_keeps_its_files_while_compaction_and_cleaning_run_mid
         run_cleaner(watcher.metastore)
         kept.append(deltas <= {p.name for p in table_dir.iterdir()})
 
-    @F.udf("string")
-    def slow(value):
-        time.sleep(0.15)
-        return value
-
+    slow = _slow_udf(0.15)
     thread = threading.Thread(target=compact_and_clean_once_the_query_holds_its_lease, daemon=True)
     thread.start()
     rows = _read(spark, wh, "default.t", engine=engine, lease_ttl="30").select("id", slow("v")).collect()

@@ -261,6 +261,15 @@ def _write_typed_history(wh: Warehouse, table: str) -> None:
         txn.delete(table, live.take(pa.array(gone, pa.int64())).select([ROW_ID_COLUMN]))
 
 
+def _reach(wh: Warehouse, table: str, stage: str) -> None:
+    """Compact the table into ``stage``: nothing for ``deltas``, minor, then major and the cleaner."""
+    if stage == "minor":
+        _compact(wh, table, CompactionType.MINOR)
+    elif stage == "major":
+        _compact(wh, table, CompactionType.MAJOR)
+        run_cleaner(wh.metastore)
+
+
 @pytest.fixture(scope="module")
 def typed_reads(spark, tmp_path_factory):
     """For each stage: acidflow's columns and each engine's columns (or error) of the typed table."""
@@ -269,11 +278,7 @@ def typed_reads(spark, tmp_path_factory):
     _write_typed_history(wh, table)
     out: dict[str, dict[str, Any]] = {}
     for stage in STAGES:
-        if stage == "minor":
-            _compact(wh, table, CompactionType.MINOR)
-        elif stage == "major":
-            _compact(wh, table, CompactionType.MAJOR)
-            run_cleaner(wh.metastore)
+        _reach(wh, table, stage)
         out[stage] = {"acidflow": _acidflow_columns(wh, table, _TYPES)}
         for engine in ENGINES:
             out[stage][engine] = _spark_columns(spark, wh, table, engine, _TYPES)
@@ -415,11 +420,7 @@ def test_read_added_columns_are_null_in_rows_written_before(spark, tmp_path, eng
         txn.update(table, row)
     columns = [("id", "int"), ("v", "string"), *added]
     for stage in STAGES:
-        if stage == "minor":
-            _compact(wh, table, CompactionType.MINOR)
-        elif stage == "major":
-            _compact(wh, table, CompactionType.MAJOR)
-            run_cleaner(wh.metastore)
+        _reach(wh, table, stage)
         expected = _acidflow_columns(wh, table, columns)
         by_id = dict(zip((v for _, v in expected["id"]), range(len(expected["id"])), strict=True))
         for old in (0, 1, 9):
