@@ -19,6 +19,8 @@ Rules (Hive's ``CompactorMR`` / ``MajorQueryCompactor`` / ``MinorQueryCompactor`
   lowest open write ID minus one) is touched.
 - Major writes ``base_<hwm>`` and folds in the original files (their synthetic row IDs become real
   ones); it is needed when there is any delta or original file. A base alone has nothing to do.
+  Below a delta across the high watermark (a streaming batch still open) the base stops at that
+  delta's first write ID minus one: it must not claim rows it does not hold (``_base_write_id``).
 - Minor writes ``delta_<min>_<max>`` (if any insert delta is an input) and
   ``delete_delta_<min>_<max>`` (if any delete delta is), ``min``/``max`` over the input deltas; it
   is needed when the deltas span two or more write-ID ranges.
@@ -41,7 +43,14 @@ from typing import TYPE_CHECKING, Final
 
 from acid_core.compaction.initiator import CompactionType
 from acid_core.errors import InvalidCompactionConfigError
-from acid_core.paths import DELETE_DELTA_PREFIX, BaseDir, DeleteDeltaDir, DeltaDir, parse_delta_dir
+from acid_core.paths import (
+    DELETE_DELTA_PREFIX,
+    BaseDir,
+    DeleteDeltaDir,
+    DeltaDir,
+    parse_delta_dir,
+    try_parse_acid_dir,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -120,6 +129,26 @@ class NothingToCompact:
     cleanable: bool
 
 
+def _base_write_id(state: AcidDirectoryState, high_watermark: int) -> int:
+    """The write ID a major compaction's base may claim: the high watermark, or below a delta across it.
+
+    A delta that holds write IDs on both sides of the compactor's high watermark (a streaming
+    batch ``delta_327_328`` whose 327 committed while 328 is still open) is not an input: the
+    compactor's list sees its range as unresolved. Its committed rows of 327 are then in no input,
+    so ``base_327`` would claim them without holding them, and a reader (``getAcidState``) reads
+    that delta only for the write IDs above the base: once 328 aborts, 327's rows would be lost.
+    The base stops below such a delta instead (``base_326``), as Hive's ``CompactorMR`` names its
+    base after the highest write ID of its inputs; never below the current base.
+    """
+    cut = high_watermark
+    for name in state.ignored:
+        parsed = try_parse_acid_dir(name)
+        if isinstance(parsed, DeltaDir) and parsed.min_write_id <= high_watermark < parsed.max_write_id:
+            cut = min(cut, parsed.min_write_id - 1)
+    base = state.base_dir
+    return cut if base is None else max(cut, base.write_id)
+
+
 def plan_compaction(
     state: AcidDirectoryState,
     compaction_type: CompactionType | str,
@@ -157,6 +186,7 @@ def plan_compaction(
             return NothingToCompact(
                 f"major compaction not needed: {what}, no deltas or original files", cleanable
             )
+        base_write_id = _base_write_id(state, write_ids.high_watermark)
         return CompactionPlan(
             kind,
             state.base,
@@ -164,7 +194,7 @@ def plan_compaction(
             state.original_directories,
             deltas,
             delete_deltas,
-            (BaseDir(write_ids.high_watermark, visibility),),
+            (BaseDir(base_write_id, visibility),),
             write_ids.high_watermark,
             visibility,
             metadata_marker=hive31_names,

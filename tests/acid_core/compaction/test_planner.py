@@ -101,6 +101,23 @@ CASES = {
         ("base_0000001_v0000031",),
         ("delta_1_1_0000",),
     ),
+    "major_stops_below_a_streaming_delta_across_the_watermark": (
+        # delta_2_3: write 2 committed, 3 still open; hwm 2. base_2 would claim 2's rows it lacks.
+        ["delta_1_1_0000", "delta_2_3"],
+        "major",
+        (3, (3,), ()),
+        False,
+        ("base_0000001_v0000031",),
+        ("delta_1_1_0000",),
+    ),
+    "major_stops_below_a_straddling_delta_above_the_base": (
+        ["base_1_v0000020", "delta_2_2_0000", "delta_3_4"],
+        "major",
+        (4, (4,), ()),
+        False,
+        ("base_0000002_v0000031",),
+        ("base_1_v0000020", "delta_2_2_0000"),
+    ),
     "major_hive31_names": (
         ["delta_1_1_0000"],
         "major",

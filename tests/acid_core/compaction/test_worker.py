@@ -311,3 +311,47 @@ def test_run_tasks_embedded_parallel_failure_is_raised_and_threads_end(wh, tmp_p
     assert wh.metastore.get_compaction(claimed.id).state is CompactionState.FAILED
     assert read_rows(history) == before
     assert not [t for t in threading.enumerate() if t.name.startswith(("acidflow-bucket", "acidflow-merge"))]
+
+
+def test_major_compaction_during_an_open_streaming_batch_keeps_its_committed_rows(wh):
+    """Regression (found by ``make soak``): a streaming batch ``delta_w_w+1`` whose first
+    transaction committed while the second is still open straddles the compactor's high watermark
+    (w). A major compaction then must not write ``base_w``: it cannot read the batch's file, so
+    ``base_w`` would claim write w's rows without holding them, and once w+1 aborts a reader reads
+    the batch only above the base: the committed rows would vanish, and a later major plus the
+    cleaner would delete them for good. The base stops at w-1 (Hive's CompactorMR names its base
+    after its highest input), so the rows stay readable through every step."""
+    from acid_core.writes.streaming import StreamingConnection
+
+    create_table(wh, "default.t", partitioned=False, buckets=1)
+    with wh.transaction(heartbeat_seconds=None) as txn:
+        txn.insert("default.t", pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}))
+    with StreamingConnection(wh, "default.t", txns_per_batch=2) as connection:
+        connection.begin_transaction()
+        connection.write(pa.table({"id": pa.array([10, 11], pa.int32()), "v": ["s", "s"]}))
+        connection.commit_transaction()
+        connection.begin_transaction()
+        connection.write(pa.table({"id": pa.array([12], pa.int32()), "v": ["open"]}))
+        expected = _rows(wh)
+        assert expected == [(1, "a"), (2, "b"), (10, "s"), (11, "s")]
+        compact(wh, "default.t", [None], CompactionType.MAJOR)
+        table_dir = wh.metastore.get_table("default.t").location
+        assert [n for n in os.listdir(table_dir) if n.startswith("base_")] == [
+            f"base_0000001_v{_last_compaction_txn(wh):07d}"
+        ]
+        assert _rows(wh) == expected
+        connection.abort_transaction()
+    assert _rows(wh) == expected
+    run_cleaner(wh.metastore)
+    assert _rows(wh) == expected
+    compact(wh, "default.t", [None], CompactionType.MAJOR)
+    run_cleaner(wh.metastore)
+    assert _rows(wh) == expected
+
+
+def _rows(wh) -> list[tuple[int, str]]:
+    return sorted((r["id"], r["v"]) for r in wh.read("default.t").to_pylist())
+
+
+def _last_compaction_txn(wh) -> int:
+    return max(c.txn_id for c in wh.metastore.show_compactions("default.t") if c.txn_id is not None)
