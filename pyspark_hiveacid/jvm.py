@@ -16,8 +16,9 @@ The jar is compiled against the installed pyspark's jars (``pyspark/jars``), so 
 Spark exactly; the cache key is a digest of the sources and the pyspark version. Cache directory:
 ``$ACIDFLOW_JVM_CACHE``, else ``~/.cache/acidflow/jvm``. Building needs a JDK (``javac``, 17+).
 
-Invariants: a cached jar is complete (written to a temporary name, then renamed); a change to a Java
-source builds a new jar.
+Invariants: a cached jar is complete (written to a temporary name of its own, then renamed); a
+change to a Java source builds a new jar; nothing in the cache directory but this build's own
+temporary file and jar is ever written, replaced or removed.
 Not here: the Java sources (``pyspark_hiveacid/jvm/src``), sessions (``session``).
 Errors: ``StorageError`` (no javac, or javac failed: its first error line).
 """
@@ -39,6 +40,7 @@ __all__ = ["SOURCE_DIR", "jar_path"]
 
 SOURCE_DIR = Path(__file__).resolve().parent / "jvm" / "src"
 CACHE_ENV = "ACIDFLOW_JVM_CACHE"
+JAR_PREFIX = "acidflow-hiveacid-"
 
 
 def _pyspark_jars() -> Path:
@@ -66,16 +68,34 @@ def _cache_dir() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "acidflow" / "jvm"
 
 
+def _check_target(cache: Path, target: Path) -> None:
+    """Refuse a cache that is not a directory, or a jar name taken by something that is not a file.
+
+    Raises:
+        StorageError: one line naming the path and what was expected; nothing is written.
+    """
+    if cache.exists() and not cache.is_dir():
+        raise StorageError(
+            f"the JVM reader's jar cache {str(cache)!r} is not a directory; expected a directory "
+            f"(set ${CACHE_ENV} to one)"
+        )
+    if target.exists() and not target.is_file():
+        raise StorageError(f"{str(target)!r} is not a file; expected the JVM reader's jar or nothing there")
+
+
 def jar_path(build: bool = True) -> Path:
     """The jar of ``hiveacid``'s JVM reader, built first if it is not cached.
 
     Raises:
         StorageError: no ``javac`` on the PATH (install a JDK 17+, or read with the Python data
-            source: leave the jar off the class path), or javac failed (its first error line).
+            source: leave the jar off the class path), javac failed (its first error line), or
+            the cache is not a directory / the jar's name is taken by something else.
         FileNotFoundError: ``build=False`` and no jar is cached.
     """
-    target = _cache_dir() / f"acidflow-hiveacid-{_digest()}.jar"
-    if target.exists():
+    cache = _cache_dir()
+    target = cache / f"{JAR_PREFIX}{_digest()}.jar"
+    _check_target(cache, target)
+    if target.is_file():
         return target
     if not build:
         raise FileNotFoundError(str(target))
@@ -85,7 +105,7 @@ def jar_path(build: bool = True) -> Path:
             "hiveacid's JVM reader needs javac to build its jar: no javac on the PATH; expected a JDK 17+ "
             "(or leave the jar off the class path: the Python data source then reads)"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="acidflow-jvm-") as scratch:
         classes = Path(scratch) / "classes"
         classes.mkdir()
@@ -99,15 +119,22 @@ def jar_path(build: bool = True) -> Path:
         if done.returncode != 0:
             first = next((line for line in done.stderr.splitlines() if "error" in line), done.stderr.strip())
             raise StorageError(f"javac failed building hiveacid's JVM reader: {first}")
-        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
-            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: acidflow\n\n")
-            for path in sorted(classes.rglob("*.class")):
-                jar.write(path, str(path.relative_to(classes)))
-            for path in _sources():
-                if path.suffix != ".java":
-                    jar.write(path, str(path.relative_to(SOURCE_DIR)))
-        partial.replace(target)
+        # The jar is written under a name of its own beside the target, then renamed onto it: the
+        # only file this replaces is this build's own jar (same digest, same contents).
+        partial = cache / f".{target.name}.{os.getpid()}.tmp"
+        try:
+            with zipfile.ZipFile(partial, "x", zipfile.ZIP_DEFLATED) as jar:
+                jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: acidflow\n\n")
+                for path in sorted(classes.rglob("*.class")):
+                    jar.write(path, str(path.relative_to(classes)))
+                for path in _sources():
+                    if path.suffix != ".java":
+                        jar.write(path, str(path.relative_to(SOURCE_DIR)))
+            partial.replace(target)
+        except OSError as e:
+            raise StorageError(f"cannot write hiveacid's JVM reader jar {str(target)!r}: {e}") from e
+        finally:
+            partial.unlink(missing_ok=True)  # this build's own temporary file, if the rename did not happen
     return target
 
 

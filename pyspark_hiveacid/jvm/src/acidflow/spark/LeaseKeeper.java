@@ -9,6 +9,8 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerEvent;
 import org.apache.spark.sql.execution.SQLExecution;
 import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the lease of a read alive while the SQL execution that reads it runs, and releases it
@@ -19,6 +21,7 @@ import org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd;
  * last renewal, as every acidflow lease does; the cleaner keeps its files until then.
  */
 final class LeaseKeeper extends SparkListener {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
   private static LeaseKeeper instance;
 
   private static final class Held {
@@ -89,8 +92,10 @@ final class LeaseKeeper extends SparkListener {
           Planner.get().call(request);
           e.getValue().renewedAt = System.nanoTime();
         } catch (RuntimeException failure) {
+          // Released or expired: tasks that still need its files fail instead of reading less.
+          LOG.warn("hiveacid: lease {} could not be renewed: {}", e.getKey(), failure.getMessage());
           synchronized (this) {
-            leases.remove(e.getKey()); // released or expired: tasks that need its files fail
+            leases.remove(e.getKey());
           }
         }
       }
@@ -122,8 +127,9 @@ final class LeaseKeeper extends SparkListener {
       request.put("lease_id", e.getKey());
       try {
         Planner.get().call(request);
-      } catch (RuntimeException ignored) {
-        // released already, or the planner is gone: the lease expires after its TTL
+      } catch (RuntimeException failure) {
+        // Released already, or the planner is gone: the lease expires after its TTL.
+        LOG.warn("hiveacid: lease {} could not be released: {}", e.getKey(), failure.getMessage());
       }
     }
   }

@@ -70,7 +70,7 @@ final class SparkVectors {
   }
 
   /** Null handling shared by every vector: ORC's isRepeating / noNulls / isNull. */
-  abstract static class Base extends org.apache.spark.sql.vectorized.ColumnVector {
+  abstract static class Base extends NoScalars {
     final ColumnVector orc;
     /** The batch's row count; null for the elements of arrays and maps (Spark never asks them). */
     final Rows rows;
@@ -84,9 +84,6 @@ final class SparkVectors {
     final int at(int rowId) {
       return orc.isRepeating ? 0 : rowId;
     }
-
-    @Override
-    public void close() {}
 
     @Override
     public boolean hasNull() {
@@ -114,75 +111,6 @@ final class SparkVectors {
     @Override
     public boolean isNullAt(int rowId) {
       return !orc.noNulls && orc.isNull[at(rowId)];
-    }
-
-    UnsupportedOperationException unsupported(String what) {
-      return new UnsupportedOperationException(what + " of " + type.simpleString());
-    }
-
-    @Override
-    public boolean getBoolean(int rowId) {
-      throw unsupported("getBoolean");
-    }
-
-    @Override
-    public byte getByte(int rowId) {
-      throw unsupported("getByte");
-    }
-
-    @Override
-    public short getShort(int rowId) {
-      throw unsupported("getShort");
-    }
-
-    @Override
-    public int getInt(int rowId) {
-      throw unsupported("getInt");
-    }
-
-    @Override
-    public long getLong(int rowId) {
-      throw unsupported("getLong");
-    }
-
-    @Override
-    public float getFloat(int rowId) {
-      throw unsupported("getFloat");
-    }
-
-    @Override
-    public double getDouble(int rowId) {
-      throw unsupported("getDouble");
-    }
-
-    @Override
-    public ColumnarArray getArray(int rowId) {
-      throw unsupported("getArray");
-    }
-
-    @Override
-    public ColumnarMap getMap(int rowId) {
-      throw unsupported("getMap");
-    }
-
-    @Override
-    public Decimal getDecimal(int rowId, int precision, int scale) {
-      throw unsupported("getDecimal");
-    }
-
-    @Override
-    public UTF8String getUTF8String(int rowId) {
-      throw unsupported("getUTF8String");
-    }
-
-    @Override
-    public byte[] getBinary(int rowId) {
-      throw unsupported("getBinary");
-    }
-
-    @Override
-    public org.apache.spark.sql.vectorized.ColumnVector getChild(int ordinal) {
-      throw unsupported("getChild");
     }
   }
 
