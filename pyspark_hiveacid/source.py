@@ -86,6 +86,7 @@ from acid_core.errors import (
     UnsupportedDataSourceWriteError,
     UnsupportedStatementError,
 )
+from acid_core.writes.rows import is_null_partition_value
 from pyspark_hiveacid.options import Engine, parse_source_options
 from pyspark_hiveacid.snapshot import Snapshot, current_user, lease_snapshot, take_snapshot
 from pyspark_hiveacid.write_locks import hold_write_locks, wait_for_release
@@ -114,7 +115,6 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 ROW_ID_COLUMN = "row__id"
 HEARTBEAT_SECONDS = 30.0
-_HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _open_store(options: SourceOptions) -> Metastore:
@@ -227,9 +227,7 @@ def _partition_values(table: Table, values: Sequence[str]) -> dict[str, object]:
     """A partition's path values as typed Python values (``__HIVE_DEFAULT_PARTITION__`` is null)."""
     typed: dict[str, object] = {}
     for key, text in zip(table.partition_keys, values, strict=True):
-        # The metastore keeps a null value as "" (format_partition_name: null or empty is the default
-        # partition); Hive has no empty partition value, so both read as null.
-        if text in (_HIVE_DEFAULT_PARTITION, ""):
+        if is_null_partition_value(text):
             typed[key.name.lower()] = None
             continue
         try:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
     from acid_core.writes.transaction import Warehouse
 
-from acid_core.writes.rows import HIVE_DEFAULT_PARTITION, partition_arrow_type
+from acid_core.writes.rows import is_null_partition_value, partition_arrow_type
 
 __all__ = ["PartitionPrefix", "in_row_id_order", "read_table"]
 
@@ -153,8 +153,7 @@ def read_table(
         rows = _read_location(wh, table, location, write_ids, txns, with_row_id)
         if with_partition_columns and partition is not None:
             for key, value in zip(table.partition_keys, partition.values, strict=True):
-                # The metastore keeps a null key as "" (Hive's __HIVE_DEFAULT_PARTITION__): null.
-                shown = None if value in (HIVE_DEFAULT_PARTITION, "") else value
+                shown = None if is_null_partition_value(value) else value
                 constant = pa.array([shown] * rows.num_rows, pa.string()).cast(partition_arrow_type(key.type))
                 rows = rows.append_column(key.name, constant)
         parts.append(rows.cast(schema))

@@ -37,6 +37,7 @@ __all__ = [
     "assign_buckets",
     "group_indices",
     "partition_arrow_type",
+    "is_null_partition_value",
     "partition_values_of",
     "row_type_of",
 ]
@@ -44,6 +45,19 @@ __all__ = [
 _K = TypeVar("_K", bound="Hashable")
 
 HIVE_DEFAULT_PARTITION: Final = "__HIVE_DEFAULT_PARTITION__"
+
+
+def is_null_partition_value(value: str | None) -> bool:
+    """Whether a partition value read from the metastore is null.
+
+    The metastore keeps a null key as ``""`` (``format_partition_name``: null or empty is the default
+    partition); Hive has no empty partition value, and names the directory
+    ``__HIVE_DEFAULT_PARTITION__``. All three read as null.
+
+    >>> [is_null_partition_value(v) for v in (None, "", HIVE_DEFAULT_PARTITION, "a")]
+    [True, True, True, False]
+    """
+    return value is None or value in ("", HIVE_DEFAULT_PARTITION)
 
 
 def row_type_of(table: Table) -> RowType:
