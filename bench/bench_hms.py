@@ -22,6 +22,7 @@ do) and stops it at the end. It prints:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import shutil
@@ -58,8 +59,9 @@ def _time_ms(action: Callable[[], object], repeat: int) -> list[float]:
     return samples
 
 
-def _start_server(work: Path) -> tuple[str, str, int, str]:
+def _start_server(work: Path, admin_url: str) -> tuple[str, str, int, str]:
     import pyspark
+    from sqlalchemy import make_url
 
     from tests.fixtures.hms import ensure_jdbc_driver
 
@@ -69,6 +71,7 @@ def _start_server(work: Path) -> tuple[str, str, int, str]:
         **os.environ,
         "HMS_DIR": str(work),
         "PG_DB": database,
+        "PG_PORT": str(make_url(admin_url).port or 5432),
         "PYSPARK_JARS": str(Path(pyspark.__file__).parent / "jars"),
     }
     subprocess.run(["bash", str(_LAUNCHER), "postgres"], check=True, env=env, timeout=300)
@@ -76,7 +79,7 @@ def _start_server(work: Path) -> tuple[str, str, int, str]:
     pid = int((work / "hms.pid").read_text())
     return (
         f"thrift://127.0.0.1:{port}",
-        f"postgresql+psycopg2://postgres@127.0.0.1:5432/{database}",
+        make_url(admin_url).set(database=database).render_as_string(hide_password=False),
         pid,
         database,
     )
@@ -94,10 +97,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.repeat, args.partitions = 5, 20
 
     work = Path(tempfile.mkdtemp(prefix="bench-hms-"))
-    pid, database = 0, None
+    pid, database, admin_url = 0, None, ""
+    server = contextlib.ExitStack()
     try:
         if args.uri is None:
-            uri, hms_db, pid, database = _start_server(work)
+            from tests.fixtures.postgres import running_postgres
+
+            admin_url = server.enter_context(running_postgres())
+            uri, hms_db, pid, database = _start_server(work, admin_url)
         else:
             uri, hms_db = args.uri, args.hms_db
         os.environ.setdefault("ACIDFLOW_LEASE_STORE", f"sqlite:///{work / 'side.sqlite'}")
@@ -172,11 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if pid:
             os.kill(pid, signal.SIGKILL)
         if database is not None:
-            subprocess.run(
-                ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc",
-                 f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
-                check=False,
-            )  # fmt: skip
+            from tests.fixtures.postgres import drop_database
+
+            drop_database(admin_url, database)
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

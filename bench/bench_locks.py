@@ -5,8 +5,8 @@
 
 Without ``--zookeeper`` a throw-away ZooKeeper server (the jar shipped with pyspark) is started on
 a loopback port. The SQL lock manager runs on a throw-away SQLite file (WAL) and on a throw-away
-database of the PostgreSQL at ``--postgres`` (default postgres@127.0.0.1:5432, trust auth; left
-out with a note if it does not answer). Measured, for the in-memory manager (the baseline),
+database of the PostgreSQL at ``--postgres`` (default: ``ACIDFLOW_TEST_PG_ADMIN_URL``, else a private
+cluster started for the run as the tests start one; left out with a note if none can be had). Measured, for the in-memory manager (the baseline),
 KazooLockManager and SqlLockManager:
 
 * latency of one ``acquire`` + ``release`` of ``X bench.t/p=N`` (so 2 lock nodes: S on the table
@@ -20,6 +20,7 @@ KazooLockManager and SqlLockManager:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import tempfile
 import threading
@@ -136,7 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3, help="writer-wait rounds per mode")
     parser.add_argument("--zookeeper", default=None, help="use this server instead of starting one")
-    parser.add_argument("--postgres", default="postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--postgres", default=None, help="admin URL of a PostgreSQL (default: a private one started here)"
+    )
     parser.add_argument("--only", default="memory,zookeeper,sqlite,postgres", help="comma-separated managers")
     parser.add_argument(
         "--smoke", action="store_true", help="CI-sized run: proves the benchmark works, not timed"
@@ -151,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = None
     hosts = args.zookeeper
     pg_admin = None
+    postgres_server = contextlib.ExitStack()
     pg_name = f"acidflow_bench_{uuid.uuid4().hex[:8]}"
     if hosts is None and "zookeeper" in only:
         from tests.fixtures.zookeeper import ZooKeeperServer
@@ -175,6 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 import psycopg2
                 from sqlalchemy import make_url
 
+                if args.postgres is None:
+                    from tests.fixtures.postgres import running_postgres
+
+                    args.postgres = postgres_server.enter_context(running_postgres())
                 admin_url = make_url(args.postgres)
                 pg_admin = psycopg2.connect(
                     host=admin_url.host,
@@ -229,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with pg_admin.cursor() as cursor:
                 cursor.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
             pg_admin.close()
+        postgres_server.close()
     return 0
 
 

@@ -9,7 +9,7 @@ baseline. ``--tables shared`` (default) has every client write the same table, s
 allocation also contends on one NEXT_WRITE_ID row; ``per-client`` gives each client its own.
 
 Two designs are measured side by side, each in its own throw-away database on the local server
-(``ACIDFLOW_TEST_PG_ADMIN_URL``, default ``postgresql+psycopg2://postgres@127.0.0.1:5432/postgres``):
+(``ACIDFLOW_TEST_PG_ADMIN_URL``, else a private cluster started for the run as the tests start one):
 ``counter`` (the baseline, Hive 3: every open holds the NEXT_TXN_ID row lock ``FOR UPDATE``
 through its commit and disk sync) and ``sequence`` (Hive 4, what ``SqlMetastore`` does on
 PostgreSQL: IDs from ``TXN_ID_SEQ`` under a share lock; only writers' commits take it exclusively).
@@ -19,6 +19,7 @@ Issue 14 goal 7: ``sequence`` with the most clients >= 10x ``counter`` with as m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _CONTEXT = multiprocessing.get_context("fork")
-_DEFAULT_ADMIN_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
 
 
 def _table_name(client: int, per_client: bool) -> str:
@@ -188,7 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.clients, args.seconds = "1,2", 0.5
     counts = [int(c) for c in args.clients.split(",")]
     per_client = args.tables == "per-client"
-    admin_url = os.environ.get("ACIDFLOW_TEST_PG_ADMIN_URL", _DEFAULT_ADMIN_URL)
+    from tests.fixtures.postgres import running_postgres
+
+    server = contextlib.ExitStack()
+    admin_url = server.enter_context(running_postgres())
     created: list[str] = []
     try:
         urls = {}
@@ -231,8 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             smoke=args.smoke,
         )
     finally:
-        for name in created:
-            _drop_database(admin_url, name)
+        with server:
+            for name in created:
+                _drop_database(admin_url, name)
     return 0
 
 
