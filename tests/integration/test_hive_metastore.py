@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import NoSuchTableError
+from acid_core.errors import InvalidTablePropertyError, NoSuchTableError
 from acid_core.metastore import Column, TableDefinition, WriteOperation
 from acid_core.metastore.factory import open_metastore
 from acid_core.metastore.hive import HiveMetastore
@@ -601,3 +601,64 @@ def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
         ("dee", 4),
     ]
     hms.abort_txn(txns["open"])
+
+
+def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
+    hms, hive, hive_metastore_server, capsys, tmp_path
+):
+    """Issue 24 on the real HMS: ALTER TABLE SET/UNSET TBLPROPERTIES goes through ``alter_table``
+    (a plain Thrift client sees the new parameters), is validated first (a refused value changes
+    nothing), the server's own TransactionalValidationListener refuses 'transactional'='false'
+    too, and the initiator follows NO_AUTO_COMPACTION set and unset by ALTER."""
+    table = _make_table(hms, "alter_props_t")
+    for i in range(3):
+        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    uri = hive_metastore_server.uri
+
+    def sql(statement):
+        capsys.readouterr()
+        code = acidflow(["sql", "--metastore", uri, "--warehouse", str(tmp_path), statement])
+        return code, capsys.readouterr().err.strip()
+
+    def parameters():
+        client, transport = _thrift_client(hive_metastore_server.port)
+        try:
+            return dict(client.get_table(DB, "alter_props_t").parameters)
+        finally:
+            transport.close()
+
+    def initiate():
+        argv = ["initiate", "--metastore", uri, "--warehouse", str(hive_metastore_server.warehouse)]
+        capsys.readouterr()
+        assert acidflow([*argv, "--json", "--table", table.full_name]) == 0
+        [decision] = map(json.loads, capsys.readouterr().out.splitlines())
+        return decision["reason"], decision["compaction_id"] is not None
+
+    threshold = "compactorthreshold.hive.compactor.delta.num.threshold"
+    assert sql(
+        f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='true', '{threshold}'='2')"
+    ) == (0, f"OK: TBLPROPERTIES of {table.full_name}: set no_auto_compaction='true', {threshold}='2'")
+    assert (parameters()["no_auto_compaction"], parameters()[threshold]) == ("true", "2")
+    assert initiate() == ("no_auto_compaction", False)
+
+    before = parameters()
+    code, message = sql(f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('transactional'='false')")
+    assert code == 1
+    assert message.startswith("acidflow sql: error: Invalid table property transactional='false'")
+    assert "'transactional'='true' cannot be unset" in message
+    code, message = sql(f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('{threshold}'='many')")
+    assert (code, message.splitlines()[0][:42]) == (1, "acidflow sql: error: Invalid compaction se")
+    assert parameters() == before
+    # Past acidflow's own check, the server refuses it as well (Hive's TransactionalValidationListener).
+    with pytest.raises(InvalidTablePropertyError, match=r"'transactional'='true' cannot be unset"):
+        hms.alter_table_properties(table.full_name, {"transactional": "false"})
+    assert parameters() == before
+
+    assert sql(
+        f"ALTER TABLE {table.full_name} UNSET TBLPROPERTIES IF EXISTS ('no_auto_compaction', 'x')"
+    ) == (
+        0,
+        f"OK: TBLPROPERTIES of {table.full_name}: unset no_auto_compaction",
+    )
+    assert "no_auto_compaction" not in parameters()
+    assert initiate() == ("no_base_and_delta_num_over_threshold", True)
