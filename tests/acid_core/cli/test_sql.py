@@ -159,6 +159,7 @@ HELP_NAMES = {
     "abort_transactions": "ABORT TRANSACTIONS",
     "alter_table_partition": "ADD/DROP PARTITION",
     "alter_table_set_location": "SET LOCATION '..'",
+    "alter_table_properties": "SET TBLPROPERTIES ('k'='v', ..) / UNSET TBLPROPERTIES [IF EXISTS] ('k', ..)",
     "select": "SELECT",
     "insert": "INSERT INTO",
     "update": "UPDATE",
@@ -301,3 +302,22 @@ def test_sql_alter_table_tblproperties_bad_input_refused_nothing_changed(
     else:
         assert "nope" in lines[0]
     assert _properties(warehouse) == before
+
+
+def test_sql_alter_table_set_transactional_converts_a_plain_table(warehouse, capsys):
+    """Hive's conversion: a plain managed table becomes full ACID; its files are read as original
+    files (synthetic row IDs: write ID 0, bucket 0, row number) and later writes are ACID events."""
+    statements = [
+        "CREATE TABLE p (id int, v string) STORED AS ORC",
+        "INSERT INTO p VALUES (1, 'a'), (2, 'b')",
+        "ALTER TABLE p SET TBLPROPERTIES ('transactional'='true')",
+        "DELETE FROM p WHERE id = 2",
+    ]
+    assert main(["--warehouse", warehouse, *statements]) == 0
+    assert (
+        capsys.readouterr().err.splitlines()[2] == "OK: TBLPROPERTIES of default.p: set transactional='true'"
+    )
+    assert main(["--warehouse", warehouse, "--format", "jsonl", "SELECT row__id, id, v FROM p"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"row__id": {"writeid": 0, "bucketid": 536870912, "rowid": 0}, "id": 1, "v": "a"}
+    ]
