@@ -24,6 +24,8 @@ The tree::
     ├── MetastoreError                         the metastore database failed (cause chained)
     ├── InvalidTableNameError, InvalidTableDefinitionError, InvalidPartitionError,
     │   InvalidMetastoreRequestError (ValueError)   bad catalog input or metastore argument
+    ├── InvalidTablePropertyError (ValueError) a SET/UNSET TBLPROPERTIES value or change Hive refuses
+    ├── NoSuchTablePropertyError               UNSET TBLPROPERTIES (no IF EXISTS) of a missing key
     ├── NoSuchDatabaseError / DatabaseAlreadyExistsError / DatabaseNotEmptyError
     ├── NoSuchPartitionError / PartitionAlreadyExistsError
     ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
@@ -71,6 +73,7 @@ __all__ = [
     "InvalidScanFilterError",
     "InvalidSchemaError",
     "InvalidTableDefinitionError",
+    "InvalidTablePropertyError",
     "InvalidTableNameError",
     "InvalidWriteIdListError",
     "InvalidWriteIdRangeError",
@@ -88,6 +91,7 @@ __all__ = [
     "NoSuchLeaseError",
     "NoSuchPartitionError",
     "NoSuchTableError",
+    "NoSuchTablePropertyError",
     "NoSuchTxnError",
     "SnapshotLostError",
     "NotAnAcidFileError",
@@ -485,6 +489,28 @@ class NoSuchColumnError(AcidError, ValueError):
         super().__init__(
             f"No such column {column!r}; expected one of {list(available)!r} (case-insensitive); "
             "hint: `acidflow read TABLE_DIR --limit 1` shows the columns"
+        )
+
+
+class InvalidTablePropertyError(AcidError, ValueError):
+    """ALTER TABLE .. SET/UNSET TBLPROPERTIES with a value or change that Hive (or acidflow) refuses."""
+
+    def __init__(self, table: str, key: str, value: str | None, expected: str, hint: str) -> None:
+        self.table, self.key, self.value, self.expected, self.hint = table, key, value, expected, hint
+        shown = " (unset)" if value is None else f"={value!r}"
+        super().__init__(
+            f"Invalid table property {key}{shown} for table {table}; expected {expected}; hint: {hint}"
+        )
+
+
+class NoSuchTablePropertyError(AcidError):
+    """ALTER TABLE .. UNSET TBLPROPERTIES (without IF EXISTS) of a key the table does not have."""
+
+    def __init__(self, table: str, key: str, existing: tuple[str, ...]) -> None:
+        self.table, self.key, self.existing = table, key, existing
+        super().__init__(
+            f"No table property {key!r} in table {table}; expected one of {sorted(existing)!r}; hint: "
+            "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS (..) ignores missing keys, as in Hive"
         )
 
 

@@ -500,10 +500,11 @@ class HiveAcidReader(DataSourceReader):
 
         from acid_core.fs import file_io_for
         from acid_core.orc.reader import scan
+        from acid_core.orc.schema import row_schema
         from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
         target = to_arrow_schema(self.schema, timezone="UTC")
-        data_schema = pa.schema([pa.field(c.name, _arrow_type(c.type)) for c in self.table.columns])
+        data_schema = row_schema((c.name, c.type) for c in self.table.columns)
         file_io, path = file_io_for(partition.location)
         keys = [k.name.lower() for k in self.table.partition_keys]
         constants = dict(zip(keys, partition.partition_values, strict=True))

@@ -332,6 +332,13 @@ SQL_CASES = [
     ("describe_unknown", "DESCRIBE nope", "nope"),
     ("add_partition_unknown_key", "ALTER TABLE pt ADD PARTITION (q='1')", "'q=1'"),
     ("merge_unknown_source", "MERGE INTO t USING nope s ON t.id = s.id WHEN MATCHED THEN DELETE", "nope"),
+    (
+        "tblproperties_bad_threshold",
+        "ALTER TABLE t SET TBLPROPERTIES ('compactorthreshold.hive.compactor.delta.num.threshold'='ten')",
+        "'ten'",
+    ),
+    ("tblproperties_acid_to_plain", "ALTER TABLE t SET TBLPROPERTIES ('transactional'='false')", "'false'"),
+    ("tblproperties_unset_missing", "ALTER TABLE t UNSET TBLPROPERTIES ('nope')", "'nope'"),
 ]
 
 

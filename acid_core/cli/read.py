@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+    from acid_core.metastore import Table
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = ["FORMATS", "add_parser", "run_read"]
@@ -108,7 +109,7 @@ def run_read(args: argparse.Namespace) -> int:
     if args.lease is not None and explicit_snapshot(args):
         print("acidflow read: error: --lease cannot be combined with --write-ids or --txns", file=sys.stderr)
         return 2
-    with _snapshot(args) as (location, write_ids, txns):
+    with _snapshot(args) as (location, write_ids, txns, table):
         file_io, path = file_io_for(location)
         reader = scan(
             file_io,
@@ -119,6 +120,7 @@ def run_read(args: argparse.Namespace) -> int:
             with_row_id=args.row_id,
             limit=args.limit,
             ordered=True,
+            schema=None if table is None else _row_schema(table),
         )
         try:
             if args.format == "jsonl":
@@ -136,16 +138,30 @@ def run_read(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def _snapshot(args: argparse.Namespace) -> Iterator[tuple[str, ValidWriteIdList, ValidTxnList]]:
-    """The directory and snapshot to read with, held (read-only transaction) until the rows are written.
+def _row_schema(table: Table) -> pa.Schema:
+    """The table's row columns, as the metastore names and types them.
 
-    TABLE_DIR is a directory, or ``db.table`` (with ``--partition``) looked up by name in the
-    metastore (``--metastore`` / ``$ACIDFLOW_METASTORE``, e.g. a Hive Metastore).
+    Files map onto it by position, as Hive reads them: Hive 2.x writes ``_col0, _col1, ..`` into
+    the files of an INSERT (FileSinkOperator's internal names), and the metastore names them.
+    """
+    from acid_core.orc.schema import row_schema
+
+    return row_schema((c.name, c.type) for c in table.columns)
+
+
+@contextmanager
+def _snapshot(
+    args: argparse.Namespace,
+) -> Iterator[tuple[str, ValidWriteIdList, ValidTxnList, Table | None]]:
+    """The directory, the snapshot and the table (None if no metastore knows it) to read with.
+
+    The snapshot is held (read-only transaction) until the rows are written. TABLE_DIR is a
+    directory, or ``db.table`` (with ``--partition``) looked up by name in the metastore
+    (``--metastore`` / ``$ACIDFLOW_METASTORE``, e.g. a Hive Metastore).
     """
     by_name = is_table_name(args.table_dir) and bool(args.metastore or os.environ.get(METASTORE_ENV))
     if explicit_snapshot(args) and not by_name:
-        yield (args.table_dir, *snapshot_from_args(args))
+        yield (args.table_dir, *snapshot_from_args(args), None)
         return
     from acid_core.errors import UnknownTableLocationError
     from acid_core.metastore.snapshots import find_embedded_metastore, locate_table
@@ -163,7 +179,7 @@ def _snapshot(args: argparse.Namespace) -> Iterator[tuple[str, ValidWriteIdList,
     if url is None:
         if args.lease is not None:
             raise UnknownTableLocationError(args.table_dir, "(no metastore found)")
-        yield (args.table_dir, *snapshot_from_args(args))
+        yield (args.table_dir, *snapshot_from_args(args), None)
         if sys.stderr.isatty():  # a hint for people; scripts get clean stderr (Hive test trees, ...)
             print(
                 f"acidflow read: note: no metastore covers {args.table_dir}; read every write as committed "
@@ -185,18 +201,18 @@ def _snapshot(args: argparse.Namespace) -> Iterator[tuple[str, ValidWriteIdList,
             table, _ = locate_table(store, args.table_dir, url)
             location = args.table_dir
         if explicit_snapshot(args):
-            yield (location, *snapshot_from_args(args))
+            yield (location, *snapshot_from_args(args), table)
             return
         if args.lease is not None:
             lease = live_lease(store, args.lease, table.full_name)
             # live_lease refuses a lease without its transaction list.
-            yield location, lease.write_ids, cast("ValidTxnList", lease.txns)
+            yield location, lease.write_ids, cast("ValidTxnList", lease.txns), table
             return
         # Hive runs a query in a read-only transaction: its snapshot, and the cleaner waits for it.
         txn = store.open_txn(txn_type=TxnType.READ_ONLY)
         try:
             txns = store.get_valid_txns(txn)
-            yield location, store.get_valid_write_ids(table.full_name, txns), txns
+            yield location, store.get_valid_write_ids(table.full_name, txns), txns, table
         finally:
             store.commit_txn(txn)
 

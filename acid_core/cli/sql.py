@@ -42,7 +42,8 @@ __all__ = ["add_parser", "run_sql"]
 _STATEMENTS_HELP: Final = (
     "statements: CREATE/DROP DATABASE, SHOW DATABASES, CREATE TABLE, DROP TABLE, DESCRIBE, SHOW TABLES, "
     "SHOW PARTITIONS, ALTER TABLE .. "
-    "ADD/DROP PARTITION, ALTER TABLE t [PARTITION (..)] SET LOCATION '..' (metadata only), INSERT INTO .. VALUES/SELECT, UPDATE, DELETE, MERGE, SELECT (row__id), "
+    "ADD/DROP PARTITION, ALTER TABLE t [PARTITION (..)] SET LOCATION '..' (metadata only), "
+    "ALTER TABLE t SET TBLPROPERTIES ('k'='v', ..) / UNSET TBLPROPERTIES [IF EXISTS] ('k', ..) (validated), INSERT INTO .. VALUES/SELECT, UPDATE, DELETE, MERGE, SELECT (row__id), "
     "SHOW TRANSACTIONS, ABORT TRANSACTIONS; "
     "locks: SHOW LOCKS [t [PARTITION (k='v', ..)]] [EXTENDED], EXPLAIN LOCKS <statement> (the locks "
     "it would take; nothing runs); "

@@ -63,6 +63,7 @@ from acid_core.errors import (
     DatabaseAlreadyExistsError,
     HiveMetastoreCapabilityError,
     InvalidMetastoreRequestError,
+    InvalidTablePropertyError,
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
@@ -409,6 +410,34 @@ class HiveMetastore(Metastore):
                 raise NoSuchPartitionError(f"{database}.{name}", partition) from e
             raw_partition.sd.location = location
             self._hms.call("alter_partition", database, name, raw_partition)
+
+    def alter_table_properties(
+        self, table: str, set_properties: Mapping[str, str], unset: Iterable[str] = ()
+    ) -> Table:
+        """See ``Metastore.alter_table_properties``: ``alter_table`` with the new ``parameters``.
+
+        The server validates too (its ``TransactionalValidationListener``); a refusal becomes
+        ``InvalidTablePropertyError`` with the server's reason.
+        """
+        t = thrift_types()
+        database, name = split_table_name(table)
+        removed = set(unset)
+        with self._errors("alter_table_properties", f"{database}.{name}"):
+            raw = self._hms.call("get_table", database, name)
+            parameters = {k: v for k, v in (raw.parameters or {}).items() if k not in removed}
+            raw.parameters = parameters | dict(set_properties)
+            try:
+                self._hms.call("alter_table", database, name, raw)
+            except (t.InvalidOperationException, t.MetaException) as e:
+                keys = ", ".join([*set_properties, *sorted(removed)])
+                raise InvalidTablePropertyError(
+                    f"{database}.{name}",
+                    keys,
+                    None if not set_properties else ", ".join(set_properties.values()),
+                    "a change the Hive Metastore accepts",
+                    f"the server refused it: {e.message}",
+                ) from e
+        return self.get_table(f"{database}.{name}")
 
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""

@@ -561,6 +561,18 @@ class Metastore(Protocol):
         """
         ...
 
+    def alter_table_properties(
+        self, table: str, set_properties: Mapping[str, str], unset: Iterable[str] = ()
+    ) -> Table:
+        """Remove the ``unset`` keys from a table's TBLPROPERTIES, then store ``set_properties``.
+
+        Hive's ``ALTER TABLE t SET|UNSET TBLPROPERTIES``; the caller validates the change
+        (``acid_core.table_properties``), and the table type follows the new ``transactional``
+        properties. Returns the altered table.
+        Raises ``NoSuchTableError``; ``InvalidTablePropertyError`` for a change the store refuses.
+        """
+        ...
+
     # Transactions ----------------------------------------------------------------------------
     def open_txn(
         self,

@@ -39,7 +39,7 @@ from acid_core.metastore.models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from sqlalchemy.orm import Session
 
@@ -294,6 +294,21 @@ class SqlCatalogPart(SqlMetastoreBase):
             if part is None:
                 raise NoSuchPartitionError(f"{database}.{name}", partition)
             part.location = location
+
+    def alter_table_properties(
+        self, table: str, set_properties: Mapping[str, str], unset: Iterable[str] = ()
+    ) -> Table:
+        """See ``Metastore.alter_table_properties``: one database transaction."""
+        database, name = split_table_name(table)
+        removed = set(unset)
+        with self._transaction("alter_table_properties") as s:
+            row = self._table_row(s, database, name)
+            properties = {k: v for k, v in row.properties.items() if k not in removed}
+            properties.update({str(k): str(v) for k, v in set_properties.items()})
+            row.properties = properties
+            row.transactional_type = table_type_from_properties(properties).value
+            s.flush()
+            return _table_from_row(database, row)
 
     def list_partitions(self, table: str) -> list[Partition]:
         """See ``Metastore.list_partitions``."""

@@ -71,6 +71,7 @@ __all__ = [
     "is_acid_event_schema",
     "normalize_event_schema",
     "parse_hive_type",
+    "row_schema",
 ]
 
 OPERATION_INSERT: Final = 0
@@ -302,6 +303,18 @@ def format_hive_type(hive_type: HiveType) -> str:
         )
         return f"struct<{fields}>"
     return name
+
+
+def row_schema(columns: Iterable[tuple[str, str]]) -> pa.Schema:
+    """The Arrow schema of a table's row columns ``(name, Hive type)``, in table order.
+
+    It is what readers map files onto by position (``reader.scan(schema=...)``), as Hive does: the
+    names come from the metastore, whatever the files call their columns (``_col0`` ...).
+
+    >>> row_schema([("id", "int"), ("name", "varchar(10)")]).names
+    ['id', 'name']
+    """
+    return pa.schema([pa.field(name, hive_to_arrow(parse_hive_type(kind))) for name, kind in columns])
 
 
 def hive_to_arrow(hive_type: HiveType) -> pa.DataType:

@@ -10,6 +10,8 @@
     DESCRIBE t | SHOW TABLES [IN db] | SHOW PARTITIONS t
     ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v') [LOCATION '..'] [PARTITION (..) [LOCATION '..']]
         | DROP [IF EXISTS] PARTITION (..) | [PARTITION (k='v', ..)] SET LOCATION '..'   (metadata only)
+    ALTER TABLE t SET TBLPROPERTIES ('k'='v', ..) | UNSET TBLPROPERTIES [IF EXISTS] ('k', ..)
+                                                   validated first (acid_core.table_properties)
     SHOW TRANSACTIONS | ABORT TRANSACTIONS id [id ..]
 
 Locks: every statement takes exactly the locks EXPLAIN LOCKS prints for it
@@ -25,7 +27,9 @@ directory only once it is empty. ``DROP DATABASE default`` is refused, as in Hiv
 
 Not here: SELECT and the writes (``statements``), parsing and dispatch (``engine``, ``registry``).
 Errors: ``InvalidLocationError``, ``InvalidObjectNameError``, ``UnsafeDeleteError``,
-``DropDefaultDatabaseError``, ``NoSuchTableError``, ``UnsupportedStatementError``, lock errors.
+``DropDefaultDatabaseError``, ``NoSuchTableError``, ``UnsupportedStatementError``, lock errors;
+``InvalidTablePropertyError`` / ``InvalidCompactionConfigError`` / ``NoSuchTablePropertyError``
+for a refused TBLPROPERTIES change.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from acid_core.metastore import (
     split_table_name,
 )
 from acid_core.sql.registry import ParsedStatement, StatementContext, StatementResult, register_statement
+from acid_core.table_properties import plan_set_table_properties, plan_unset_table_properties
 from acid_core.writes.bucketing import BUCKETING_VERSION_KEY, DEFAULT_BUCKETING_VERSION
 
 if TYPE_CHECKING:
@@ -727,6 +732,68 @@ def alter_table_set_location(context: StatementContext, statement: ParsedStateme
     return StatementResult(
         "alter_table_set_location",
         message=f"OK: location of {shown} set to {checked!r} (no files moved: {current!r} keeps them)",
+    )
+
+
+def _property_list(text: str, statement: str, with_values: bool) -> list[tuple[str, str]]:
+    """The ``'k'='v', ..`` (``with_values``) or ``'k', ..`` list of a TBLPROPERTIES clause (Hive's grammar)."""
+    expected = "'key'='value' pairs" if with_values else "'key' strings"
+    tokens = HIVE_DIALECT.tokenize(text)
+    step = 4 if with_values else 2  # 'k' = 'v' ,  /  'k' ,
+    pairs: list[tuple[str, str]] = []
+    for start in range(0, len(tokens), step):
+        item = tokens[start : start + step - 1]
+        kinds = [token.token_type for token in item]
+        wanted = [TokenType.STRING, TokenType.EQ, TokenType.STRING] if with_values else [TokenType.STRING]
+        separator = tokens[start + step - 1] if start + step - 1 < len(tokens) else None
+        if kinds != wanted or (separator is not None and separator.token_type is not TokenType.COMMA):
+            shown = " ".join(token.text for token in tokens[start : start + step])
+            raise SqlSyntaxError(statement, f"TBLPROPERTIES item {shown!r} is not one of {expected}")
+        if separator is not None and start + step >= len(tokens):
+            raise SqlSyntaxError(statement, f"a ',' after the last TBLPROPERTIES item; expected {expected}")
+        pairs.append((item[0].text, item[-1].text if with_values else ""))
+    if not pairs:
+        raise SqlSyntaxError(statement, f"an empty TBLPROPERTIES list; expected {expected}")
+    return pairs
+
+
+@register_statement(
+    "alter_table_properties",
+    pattern=r"ALTER\s+TABLE\s+(?P<table>[\w.`]+)\s+(?P<action>SET|UNSET)\s+TBLPROPERTIES\s*"
+    r"(?P<cond>IF\s+EXISTS\s*)?\((?P<properties>.*)\)\s*;?",
+)
+def alter_table_properties(context: StatementContext, statement: ParsedStatement) -> StatementResult:
+    """ALTER TABLE t SET TBLPROPERTIES ('k'='v', ..) / UNSET TBLPROPERTIES [IF EXISTS] ('k', ..).
+
+    Validated before anything changes (``acid_core.table_properties``: the initiator's parsing of
+    compactor overrides, Hive's rules for ``transactional``), under the statement's lock; the
+    initiator reads the new properties on its next cycle.
+    """
+    match = statement.match
+    assert match is not None  # noqa: S101 - pattern-registered
+    unsetting = match.group("action").upper() == "UNSET"
+    if match.group("cond") and not unsetting:
+        raise SqlSyntaxError(statement.text, "IF EXISTS after SET TBLPROPERTIES (only UNSET takes it)")
+    pairs = _property_list(match.group("properties"), statement.text, with_values=not unsetting)
+    metastore = context.warehouse.metastore
+    name = match.group("table").replace("`", "")
+    with locked(context, statement):
+        table = metastore.get_table(name)  # under the lock: the properties this change replaces
+        if unsetting:
+            change = plan_unset_table_properties(
+                table.full_name, table.properties, [k for k, _ in pairs], if_exists=bool(match.group("cond"))
+            )
+        else:
+            change = plan_set_table_properties(
+                table.full_name, table.properties, dict(pairs), external=table.external
+            )
+        metastore.alter_table_properties(table.full_name, change.set_properties, change.unset)
+    if unsetting:
+        done = f"unset {', '.join(change.unset) or 'nothing (no such keys)'}"
+    else:
+        done = "set " + ", ".join(f"{k}={v!r}" for k, v in change.set_properties.items())
+    return StatementResult(
+        "alter_table_properties", message=f"OK: TBLPROPERTIES of {table.full_name}: {done}"
     )
 
 

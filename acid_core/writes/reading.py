@@ -28,7 +28,7 @@ from acid_core.metastore import (
     TableType,
 )
 from acid_core.orc.reader import scan_table
-from acid_core.orc.schema import ROW_ID_COLUMN, ROW_ID_TYPE
+from acid_core.orc.schema import ROW_ID_COLUMN, ROW_ID_TYPE, row_schema
 from acid_core.paths import is_hidden_name
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ PartitionPrefix = tuple[tuple[str, str], ...]
 
 
 def _data_schema(table: Table) -> pa.Schema:
-    return pa.schema([pa.field(c.name, partition_arrow_type(c.type)) for c in table.columns])
+    return row_schema((c.name, c.type) for c in table.columns)
 
 
 def _output_schema(table: Table, with_row_id: bool, with_partition_columns: bool) -> pa.Schema:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import NoSuchTableError
+from acid_core.errors import InvalidTablePropertyError, NoSuchTableError
 from acid_core.metastore import Column, TableDefinition, WriteOperation
 from acid_core.metastore.factory import open_metastore
 from acid_core.metastore.hive import HiveMetastore
@@ -79,14 +79,17 @@ def _make_table(hms, name, partition_keys=(), properties=None):
     )
 
 
-def _hive_write(hms, hive, table, events_for_txn, outcome="commit", partition=None):
-    """One Hive-style write: a txn of the HMS, an ACID lock (TXN_COMPONENTS), Hive's writer, outcome."""
+def _hive_write(hms, hive, table, events_for_txn, outcome="commit", partition=None, internal_names=False):
+    """One Hive-style write: a txn of the HMS, an ACID lock (TXN_COMPONENTS), Hive's writer, outcome.
+
+    ``internal_names`` writes the row columns as ``_col0, _col1, ..``, as a Hive 2.x INSERT does.
+    """
     txn = hms.open_txn(user="hive", host=socket.gethostname())
     hms.add_write_component(txn, table.full_name, partition, WriteOperation.INSERT)
     location = table.location.removeprefix("file://")
     if partition is not None:
         location = f"{location}/{partition}"
-    hive.write_events(location, events_for_txn(txn))
+    hive.write_events(location, events_for_txn(txn), internal_names=internal_names)
     if outcome == "commit":
         hms.commit_txn(txn)
     elif outcome == "abort":
@@ -94,15 +97,19 @@ def _hive_write(hms, hive, table, events_for_txn, outcome="commit", partition=No
     return txn
 
 
-def _story(hms, hive, name):
+def _story(hms, hive, name, internal_names=False):
     """Three committed inserts, a delete, one aborted and one open write (the highest txn)."""
     table = _make_table(hms, name)
-    t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
-    t2 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
-    t3 = _hive_write(hms, hive, table, lambda t: [Delete(t, (t1, 0, 1))])  # bob leaves
-    aborted = _hive_write(hms, hive, table, lambda t: [Insert(t, (99, "ghost", 0))], outcome="abort")
-    t4 = _hive_write(hms, hive, table, lambda t: [Insert(t, (4, "dee", 40))])
-    open_txn = _hive_write(hms, hive, table, lambda t: [Insert(t, (5, "eve", 50))], outcome="open")
+
+    def write(events_for_txn, outcome="commit"):
+        return _hive_write(hms, hive, table, events_for_txn, outcome, internal_names=internal_names)
+
+    t1 = write(lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
+    t2 = write(lambda t: [Insert(t, (3, "cid", 30))])
+    t3 = write(lambda t: [Delete(t, (t1, 0, 1))])  # bob leaves
+    aborted = write(lambda t: [Insert(t, (99, "ghost", 0))], outcome="abort")
+    t4 = write(lambda t: [Insert(t, (4, "dee", 40))])
+    open_txn = write(lambda t: [Insert(t, (5, "eve", 50))], outcome="open")
     return table, {"committed": [t1, t2, t3, t4], "aborted": aborted, "open": open_txn}
 
 
@@ -211,6 +218,49 @@ def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, hive_metastore_se
     state = json.loads(capsys.readouterr().out)
     assert f"delta_{txns['aborted']:07d}_{txns['aborted']:07d}_0000" in state["aborted"]
     assert len(state["deltas"]) == 4  # three inserts and the delete delta; not the open txn's
+    hms.abort_txn(txns["open"])
+
+
+def _row_names_in_files(table):
+    """The row struct's field names of every insert-delta file of a table (what the ORC files say)."""
+    import pyarrow.orc as paorc
+
+    root = Path(table.location.removeprefix("file://"))
+    return {
+        tuple(paorc.ORCFile(str(f)).schema.field("row").type.names)
+        for f in root.glob("delta_*/bucket_*")
+        if not f.name.endswith("_flush_length")
+    }
+
+
+def test_acidflow_read_and_select_name_hive2_col_columns_from_the_hms(
+    hms, hive, hive_metastore_server, capsys, tmp_path
+):
+    """Hive 2.x INSERTs write the row columns as ``_col0, _col1, ..`` (FileSinkOperator's internal
+    names); Hive names them from the metastore's schema, by position. So do ``acidflow read db.t``
+    (``--columns`` takes the metastore's names) and ``acidflow sql SELECT``."""
+    table, txns = _story(hms, hive, "colnames_t", internal_names=True)
+    assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    assert _hive_rows(hive, hms, table) == expected
+    uri = hive_metastore_server.uri
+
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+    assert acidflow(["read", table.full_name, "--metastore", uri, "--columns", "salary,name"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(map(json.loads, lines), key=lambda r: r["salary"]) == [
+        {"salary": 10, "name": "ann"},
+        {"salary": 30, "name": "cid"},
+        {"salary": 40, "name": "dee"},
+    ]
+    select = f"SELECT name, salary FROM {table.full_name} WHERE id > 1"
+    argv = ["sql", "--metastore", uri, "--warehouse", str(tmp_path), "--format", "jsonl", select]
+    assert acidflow(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(map(json.loads, lines), key=lambda r: r["salary"]) == [
+        {"name": "cid", "salary": 30},
+        {"name": "dee", "salary": 40},
+    ]
     hms.abort_txn(txns["open"])
 
 
@@ -521,12 +571,18 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
 @pytest.mark.integration("spark")
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("engine", ["jvm", "python"])
-def test_spark_hiveacid_reads_a_hive_table_through_the_hms(hms, hive, hive_metastore_server, spark, engine):
+@pytest.mark.parametrize("internal_names", [False, True], ids=["named", "col_names"])
+def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
+    hms, hive, hive_metastore_server, spark, engine, internal_names
+):
     """``spark.read.format("hiveacid")`` on a Hive-written table of the real HMS (option
     ``metastore``): the JVM reader's planner and the Python source both plan through the Thrift
-    adapter and return what Hive 2.3's own reader returns at the same snapshot."""
-    name = f"spark_{engine}_t"
-    table, txns = _story(hms, hive, name)
+    adapter and return what Hive 2.3's own reader returns at the same snapshot, with the
+    metastore's column names also when the files name them ``_col0, ..`` (Hive 2.x INSERTs)."""
+    name = f"spark_{engine}_{'col' if internal_names else 'named'}_t"
+    table, txns = _story(hms, hive, name, internal_names=internal_names)
+    if internal_names:
+        assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
     assert _hive_rows(hive, hms, table) == expected
     snapshot = hms.get_valid_write_ids(table.full_name, hms.get_valid_txns())
@@ -540,4 +596,69 @@ def test_spark_hiveacid_reads_a_hive_table_through_the_hms(hms, hive, hive_metas
     )
     assert df.columns == ["id", "name", "salary"]
     assert sorted(tuple(r) for r in df.collect()) == expected
+    assert sorted(tuple(r) for r in df.where("salary > 15").select("name", "id").collect()) == [
+        ("cid", 3),
+        ("dee", 4),
+    ]
     hms.abort_txn(txns["open"])
+
+
+def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
+    hms, hive, hive_metastore_server, capsys, tmp_path
+):
+    """Issue 24 on the real HMS: ALTER TABLE SET/UNSET TBLPROPERTIES goes through ``alter_table``
+    (a plain Thrift client sees the new parameters), is validated first (a refused value changes
+    nothing), the server's own TransactionalValidationListener refuses 'transactional'='false'
+    too, and the initiator follows NO_AUTO_COMPACTION set and unset by ALTER."""
+    table = _make_table(hms, "alter_props_t")
+    for i in range(3):
+        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    uri = hive_metastore_server.uri
+
+    def sql(statement):
+        capsys.readouterr()
+        code = acidflow(["sql", "--metastore", uri, "--warehouse", str(tmp_path), statement])
+        return code, capsys.readouterr().err.strip()
+
+    def parameters():
+        client, transport = _thrift_client(hive_metastore_server.port)
+        try:
+            return dict(client.get_table(DB, "alter_props_t").parameters)
+        finally:
+            transport.close()
+
+    def initiate():
+        argv = ["initiate", "--metastore", uri, "--warehouse", str(hive_metastore_server.warehouse)]
+        capsys.readouterr()
+        assert acidflow([*argv, "--json", "--table", table.full_name]) == 0
+        [decision] = map(json.loads, capsys.readouterr().out.splitlines())
+        return decision["reason"], decision["compaction_id"] is not None
+
+    threshold = "compactorthreshold.hive.compactor.delta.num.threshold"
+    assert sql(
+        f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='true', '{threshold}'='2')"
+    ) == (0, f"OK: TBLPROPERTIES of {table.full_name}: set no_auto_compaction='true', {threshold}='2'")
+    assert (parameters()["no_auto_compaction"], parameters()[threshold]) == ("true", "2")
+    assert initiate() == ("no_auto_compaction", False)
+
+    before = parameters()
+    code, message = sql(f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('transactional'='false')")
+    assert code == 1
+    assert message.startswith("acidflow sql: error: Invalid table property transactional='false'")
+    assert "'transactional'='true' cannot be unset" in message
+    code, message = sql(f"ALTER TABLE {table.full_name} SET TBLPROPERTIES ('{threshold}'='many')")
+    assert (code, message.splitlines()[0][:42]) == (1, "acidflow sql: error: Invalid compaction se")
+    assert parameters() == before
+    # Past acidflow's own check, the server refuses it as well (Hive's TransactionalValidationListener).
+    with pytest.raises(InvalidTablePropertyError, match=r"'transactional'='true' cannot be unset"):
+        hms.alter_table_properties(table.full_name, {"transactional": "false"})
+    assert parameters() == before
+
+    assert sql(
+        f"ALTER TABLE {table.full_name} UNSET TBLPROPERTIES IF EXISTS ('no_auto_compaction', 'x')"
+    ) == (
+        0,
+        f"OK: TBLPROPERTIES of {table.full_name}: unset no_auto_compaction",
+    )
+    assert "no_auto_compaction" not in parameters()
+    assert initiate() == ("no_base_and_delta_num_over_threshold", True)

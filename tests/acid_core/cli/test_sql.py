@@ -159,6 +159,7 @@ HELP_NAMES = {
     "abort_transactions": "ABORT TRANSACTIONS",
     "alter_table_partition": "ADD/DROP PARTITION",
     "alter_table_set_location": "SET LOCATION '..'",
+    "alter_table_properties": "SET TBLPROPERTIES ('k'='v', ..) / UNSET TBLPROPERTIES [IF EXISTS] ('k', ..)",
     "select": "SELECT",
     "insert": "INSERT INTO",
     "update": "UPDATE",
@@ -183,3 +184,140 @@ def test_help_names_every_registered_statement(capsys):
     shown = " ".join(capsys.readouterr().out.split())
     for phrase in HELP_NAMES.values():
         assert phrase in shown
+
+
+THRESHOLD = "compactorthreshold.hive.compactor.delta.num.threshold"
+
+
+def _properties(warehouse, table="default.employee"):
+    from acid_core.writes.transaction import Warehouse
+
+    with Warehouse.open(warehouse, heartbeat_seconds=None) as wh:
+        return dict(wh.metastore.get_table(table).properties)
+
+
+def _initiate(warehouse, capsys):
+    capsys.readouterr()
+    assert acidflow(["initiate", "--dry-run", "--json", "--warehouse", warehouse]) == 0
+    [decision] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return decision["reason"], decision["compaction_type"]
+
+
+def test_sql_alter_table_set_unset_tblproperties_steers_the_initiator(warehouse, capsys):
+    """Issue 24: NO_AUTO_COMPACTION and compactorthreshold.* set by ALTER TABLE reach the initiator."""
+    inserts = [f"INSERT INTO employee VALUES ({i}, 'n{i}', {i})" for i in range(3)]
+    assert main(["--warehouse", warehouse, CREATE, *inserts]) == 0
+    assert _initiate(warehouse, capsys) == ("below_thresholds", None)  # 3 deltas <= 10
+
+    set_both = f"ALTER TABLE employee SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='true', '{THRESHOLD}'='2')"
+    assert main(["--warehouse", warehouse, set_both]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"OK: TBLPROPERTIES of default.employee: set no_auto_compaction='true', {THRESHOLD}='2'"
+    ]
+    assert _initiate(warehouse, capsys) == ("no_auto_compaction", None)
+
+    assert (
+        main(["--warehouse", warehouse, "ALTER TABLE employee UNSET TBLPROPERTIES ('no_auto_compaction')"])
+        == 0
+    )
+    assert capsys.readouterr().err.splitlines() == [
+        "OK: TBLPROPERTIES of default.employee: unset no_auto_compaction"
+    ]
+    assert _initiate(warehouse, capsys) == ("no_base_and_delta_num_over_threshold", "major")
+    assert _properties(warehouse)[THRESHOLD] == "2"
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        (
+            f"ALTER TABLE employee SET TBLPROPERTIES ('{THRESHOLD}'='-3')",
+            f"Invalid compaction setting {THRESHOLD}='-3'; expected a non-negative integer; hint: fix or unset "
+            "it with ALTER TABLE ... SET/UNSET TBLPROPERTIES",
+        ),
+        (
+            "ALTER TABLE employee SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='ture', 'comment'='x')",
+            "Invalid table property no_auto_compaction='ture' for table default.employee; expected 'true' or "
+            "'false'; hint: NO_AUTO_COMPACTION='true' stops automatic compaction of the table",
+        ),
+        (
+            "ALTER TABLE employee SET TBLPROPERTIES ('transactional'='false')",
+            "Invalid table property transactional='false' for table default.employee; expected 'true': "
+            "TBLPROPERTIES with 'transactional'='true' cannot be unset; hint: a transactional table stays "
+            "transactional (Hive's rule); copy the rows into a new table",
+        ),
+        (
+            "ALTER TABLE employee UNSET TBLPROPERTIES ('transactional')",
+            "Invalid table property transactional (unset) for table default.employee; expected 'true': "
+            "TBLPROPERTIES with 'transactional'='true' cannot be unset; hint: a transactional table stays "
+            "transactional (Hive's rule); copy the rows into a new table",
+        ),
+        (
+            "ALTER TABLE employee UNSET TBLPROPERTIES ('comment')",
+            "No table property 'comment' in table default.employee; expected one of ['transactional']; hint: "
+            "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS (..) ignores missing keys, as in Hive",
+        ),
+        (
+            "ALTER TABLE employee SET TBLPROPERTIES IF EXISTS ('a'='b')",
+            "Syntax error in \"ALTER TABLE employee SET TBLPROPERTIES IF EXISTS ('a'='b')\": IF EXISTS after SET "
+            "TBLPROPERTIES (only UNSET takes it); expected a Hive SQL statement; hint: `acidflow sql --help` "
+            "lists the supported statements",
+        ),
+        (
+            "ALTER TABLE employee SET TBLPROPERTIES ('a')",
+            "Syntax error in \"ALTER TABLE employee SET TBLPROPERTIES ('a')\": TBLPROPERTIES item 'a' is not "
+            "one of 'key'='value' pairs; expected a Hive SQL statement; hint: `acidflow sql --help` lists the "
+            "supported statements",
+        ),
+        (
+            "ALTER TABLE nope SET TBLPROPERTIES ('a'='b')",
+            None,
+        ),
+    ],
+    ids=[
+        "negative-threshold",
+        "no-auto-compaction-typo",
+        "transactional-false",
+        "unset-transactional",
+        "unset-missing-key",
+        "set-if-exists",
+        "key-without-value",
+        "unknown-table",
+    ],
+)
+def test_sql_alter_table_tblproperties_bad_input_refused_nothing_changed(
+    warehouse, capsys, statement, message
+):
+    assert main(["--warehouse", warehouse, CREATE]) == 0
+    before = _properties(warehouse)
+    capsys.readouterr()
+
+    assert main(["--warehouse", warehouse, statement]) == 1
+
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("acidflow sql: error: ")
+    if message is not None:
+        assert lines[0] == f"acidflow sql: error: {message}"
+    else:
+        assert "nope" in lines[0]
+    assert _properties(warehouse) == before
+
+
+def test_sql_alter_table_set_transactional_converts_a_plain_table(warehouse, capsys):
+    """Hive's conversion: a plain managed table becomes full ACID; its files are read as original
+    files (synthetic row IDs: write ID 0, bucket 0, row number) and later writes are ACID events."""
+    statements = [
+        "CREATE TABLE p (id int, v string) STORED AS ORC",
+        "INSERT INTO p VALUES (1, 'a'), (2, 'b')",
+        "ALTER TABLE p SET TBLPROPERTIES ('transactional'='true')",
+        "DELETE FROM p WHERE id = 2",
+    ]
+    assert main(["--warehouse", warehouse, *statements]) == 0
+    assert (
+        capsys.readouterr().err.splitlines()[2] == "OK: TBLPROPERTIES of default.p: set transactional='true'"
+    )
+    assert main(["--warehouse", warehouse, "--format", "jsonl", "SELECT row__id, id, v FROM p"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"row__id": {"writeid": 0, "bucketid": 536870912, "rowid": 0}, "id": 1, "v": "a"}
+    ]

@@ -184,6 +184,28 @@ class TestCatalog:
         with pytest.raises(NoSuchTableError):
             store.set_location("nope", None, "/x")
 
+    def test_alter_table_properties_unsets_then_sets_and_follows_transactional(self, store):
+        # Hive's ALTER TABLE SET/UNSET TBLPROPERTIES: other keys stay; the type follows 'transactional'.
+        store.create_table(
+            TableDefinition(
+                "t", (Column("id", "int"),), properties={"keep": "1", "NO_AUTO_COMPACTION": "true"}
+            )
+        )
+        assert store.get_table("t").table_type is TableType.PLAIN
+
+        altered = store.alter_table_properties(
+            "t", {"no_auto_compaction": "false", "transactional": "true"}, ["NO_AUTO_COMPACTION"]
+        )
+
+        expected = {"keep": "1", "no_auto_compaction": "false", "transactional": "true"}
+        assert dict(altered.properties) == expected
+        assert dict(store.get_table("t").properties) == expected
+        assert store.get_table("t").table_type is TableType.ACID
+        store.alter_table_properties("t", {}, ["no_auto_compaction", "not-there"])
+        assert dict(store.get_table("t").properties) == {"keep": "1", "transactional": "true"}
+        with pytest.raises(NoSuchTableError):
+            store.alter_table_properties("nope", {"a": "b"})
+
     def test_create_table_round_trips_schema_bucketing_and_properties(self, store):
         definition = TableDefinition(
             "events",

@@ -64,9 +64,12 @@ public final class HiveAcidEvents {
 
   /**
    * The inspector of the rows handed to OrcRecordUpdater: the record identifier in column 0
-   * (stripped before writing; read for updates and deletes), then the table's columns.
+   * (stripped before writing; read for updates and deletes), then the table's columns. With
+   * {@code internalNames} those are named as Hive 2.x's FileSinkOperator names them in the files an
+   * INSERT writes ({@code _col0, _col1, ...}): readers must name them from the metastore's schema,
+   * by position.
    */
-  static StructObjectInspector rowInspector() {
+  static StructObjectInspector rowInspector(boolean internalNames) {
     ObjectInspector recordId = ObjectInspectorFactory.getStandardStructObjectInspector(
         Arrays.asList("transactionid", "bucketid", "rowid"),
         Arrays.<ObjectInspector>asList(
@@ -74,7 +77,9 @@ public final class HiveAcidEvents {
             PrimitiveObjectInspectorFactory.javaIntObjectInspector,
             PrimitiveObjectInspectorFactory.javaLongObjectInspector));
     return ObjectInspectorFactory.getStandardStructObjectInspector(
-        Arrays.asList("ROW__ID", "id", "name", "salary"),
+        internalNames
+            ? Arrays.asList("ROW__ID", "_col0", "_col1", "_col2")
+            : Arrays.asList("ROW__ID", "id", "name", "salary"),
         Arrays.<ObjectInspector>asList(
             recordId,
             PrimitiveObjectInspectorFactory.javaIntObjectInspector,
@@ -107,6 +112,12 @@ public final class HiveAcidEvents {
    */
   public static String writeEvents(String tableDir, String events, long minTxn, long maxTxn, int bucket,
       int statementId, boolean writingBase) throws IOException {
+    return writeEvents(tableDir, events, minTxn, maxTxn, bucket, statementId, writingBase, false);
+  }
+
+  /** As above; {@code internalNames} names the row columns {@code _col0, ...} (see rowInspector). */
+  public static String writeEvents(String tableDir, String events, long minTxn, long maxTxn, int bucket,
+      int statementId, boolean writingBase, boolean internalNames) throws IOException {
     Configuration conf = HiveAcidOracle.newConf();
     Path root = new Path(tableDir);
     FileSystem fs = root.getFileSystem(conf);
@@ -118,7 +129,7 @@ public final class HiveAcidEvents {
     tableProperties.setProperty("columns.types", COLUMN_TYPES.replace(',', ':'));
     AcidOutputFormat.Options options = new AcidOutputFormat.Options(conf)
         .filesystem(fs)
-        .inspector(rowInspector())
+        .inspector(rowInspector(internalNames))
         .tableProperties(tableProperties)
         .writingBase(writingBase)
         .minimumTransactionId(minTxn)
