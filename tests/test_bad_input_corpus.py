@@ -187,6 +187,9 @@ BAD_WRITE_ID_LISTS = [
     ("float_hwm", "db.t:5.0:1::", "'5.0'"),
     ("spaces_inside", "db.t: 5:1::", "' 5'"),
     ("hex", "db.t:0x5:1::", "'0x5'"),
+    ("min_open_not_open", "db.t:5:1:3:", "min open ID 1 is not open (the lowest open ID is 3)"),
+    ("min_open_above_lowest", "db.t:9:5:3,5:", "min open ID 5 is above the lowest open ID 3"),
+    ("min_open_nothing_open", "db.t:5:2::", "min open ID 2 is not open (no open IDs)"),
 ]
 
 BAD_TXN_LISTS = [
@@ -207,6 +210,8 @@ BAD_TXN_LISTS = [
     ("range_then_inside", "20:1:1-5,3:", "(5 then 3)"),
     ("overflow", "99999999999999999999:1::", "'99999999999999999999'"),
     ("five_fields", "7:5:5:3:1", "'7:5:5:3:1'"),
+    ("min_open_not_open", "5:1:3:", "min open ID 1 is not open (the lowest open ID is 3)"),
+    ("min_open_above_lowest", "1000:55:50:", "min open ID 55 is above the lowest open ID 50"),
 ]
 
 
