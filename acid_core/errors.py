@@ -28,6 +28,7 @@ The tree::
     ├── NoSuchPartitionError / PartitionAlreadyExistsError
     ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
     ├── NoSuchCompactionError / CompactionStateError   a queue transition Hive does not allow
+    ├── NothingToRestoreError                  a restore of a compaction with nothing in the trash
     ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
     ├── SnapshotLostError                      a live lease / open txn can no longer read its snapshot
     ├── UnknownTableLocationError              a directory no table or partition of the metastore owns
@@ -89,6 +90,7 @@ __all__ = [
     "NoSuchPartitionError",
     "NoSuchTableError",
     "NoSuchTxnError",
+    "NothingToRestoreError",
     "SnapshotLostError",
     "NotAnAcidFileError",
     "NotEnoughHistoryError",
@@ -342,6 +344,18 @@ class NoSuchCompactionError(AcidError):
         self.compaction_id = compaction_id
         super().__init__(
             f"No such compaction {compaction_id!r} in the compaction queue; hint: SHOW COMPACTIONS"
+        )
+
+
+class NothingToRestoreError(AcidError):
+    """``clean --restore`` of a compaction that has nothing in the table's trash."""
+
+    def __init__(self, table_location: str, compaction_id: int, problem: str) -> None:
+        self.table_location, self.compaction_id, self.problem = table_location, compaction_id, problem
+        super().__init__(
+            f"Nothing to restore for compaction {compaction_id!r} of the table at {table_location!r}: "
+            f"{problem}; expected a compaction whose directories `clean --quarantine` moved to the trash; "
+            "hint: SHOW COMPACTIONS lists the compactions; <table>/_acidflow_cleaner/ledger what was quarantined"
         )
 
 
