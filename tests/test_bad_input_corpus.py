@@ -543,6 +543,13 @@ def _maintenance_cases() -> list[Case]:
             {"ACIDFLOW_LOCK_MANAGER": "zookeeper", "ACIDFLOW_ZOOKEEPER": "host"},
         ),
         (
+            "lock-zookeeper_port_out_of_range",
+            ["lock", "show"],
+            "port 99999999 of 'localhost:99999999' is out of range",
+            1,
+            {"ACIDFLOW_ZOOKEEPER": "localhost:99999999"},
+        ),
+        (
             "lock-metastore_unreachable",
             ["lock", "show"],
             "127.0.0.1",

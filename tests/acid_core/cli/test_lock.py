@@ -57,8 +57,20 @@ def test_open_lock_manager_none_switches_locking_off():
             {"ACIDFLOW_ZOOKEEPER": "a:1,b:x"},
             "Invalid lock configuration ACIDFLOW_ZOOKEEPER='a:1,b:x'; expected host:port[,host:port...][/chroot]",
         ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "localhost:99999999"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='localhost:99999999'; expected "
+            "host:port[,host:port...][/chroot] with each port from 1 to 65535; hint: port 99999999 of "
+            "'localhost:99999999' is out of range",
+        ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "a:2181,b:0/acidflow"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='a:2181,b:0/acidflow'; expected "
+            "host:port[,host:port...][/chroot] with each port from 1 to 65535; hint: port 0 of 'b:0' is out "
+            "of range",
+        ),
     ],
-    ids=["unknown-manager", "zookeeper-without-address", "no-port", "bad-port"],
+    ids=["unknown-manager", "zookeeper-without-address", "no-port", "bad-port", "port-too-big", "port-zero"],
 )
 def test_open_lock_manager_bad_config_raises(environ, message):
     with pytest.raises(InvalidLockConfigError) as info:
