@@ -11,7 +11,8 @@ The tree::
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
     ├── StorageError                           a filesystem operation failed
-    │   └── DiskFullError                      no space left (files or the metastore database)
+    │   ├── DiskFullError                      no space left (files or the metastore database)
+    │   └── ReadOnlyStorageError               a read-only file system under the metastore database
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
     │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
@@ -95,6 +96,7 @@ __all__ = [
     "NotAnAcidFileError",
     "NotEnoughHistoryError",
     "PartitionAlreadyExistsError",
+    "ReadOnlyStorageError",
     "SqlExecutionError",
     "SqlSyntaxError",
     "SqlTypeError",
@@ -692,6 +694,18 @@ class DiskFullError(StorageError):
         super().__init__(
             f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
             "hint: free space (or raise the quota) and rerun; nothing was committed"
+        )
+
+
+class ReadOnlyStorageError(StorageError):
+    """The file system holding ``path`` (the embedded metastore's SQLite file) is read-only."""
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Read-only file system: {operation} could not open {path!r} for writing ({detail}); expected a "
+            "writable file system (SQLite writes its journal next to the database even to read); hint: "
+            "remount it read-write, or use a warehouse (--warehouse) or --metastore on a writable one"
         )
 
 

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -894,3 +895,59 @@ def test_debug_logs_the_traceback_of_a_failed_compaction(tmp_path):
     code, _, err = _run(["--debug", "compact", "--warehouse", str(warehouse), "--executor", "embedded"])
     assert code == 1
     assert "Traceback" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sql", "INSERT INTO t VALUES (2)"],
+        ["sql", "SELECT * FROM t"],
+        ["read", "default.t"],
+        ["clean"],
+    ],
+    ids=["sql-insert", "sql-select", "read", "clean"],
+)
+def test_cli_read_only_warehouse_says_the_file_system_is_read_only(tmp_path, argv):
+    """Issue 24: it said only ``unable to open database file``. The warehouse is bind-mounted
+    read-only in a private mount namespace (``unshare``): a real read-only file system, which
+    ``chmod`` is not for root."""
+    warehouse, mounted = tmp_path / "wh", tmp_path / "ro"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    cli = [sys.executable, "-m", "acid_core.cli"]
+    subprocess.run(
+        [
+            *cli,
+            "sql",
+            "--warehouse",
+            str(warehouse),
+            "CREATE TABLE t (id int) STORED AS ORC" + ACID,
+            "INSERT INTO t VALUES (1)",
+        ],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    mounted.mkdir()
+    before = _tree_bytes(warehouse)
+    command = " ".join(shlex.quote(word) for word in [*cli, argv[0], "--warehouse", str(mounted), *argv[1:]])
+    script = f"mount --bind {warehouse} {mounted} && mount -o remount,ro,bind {mounted} && {command}"
+    result = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    _assert_one_clean_line(
+        result.returncode, result.stdout, result.stderr, 1, f"{mounted}/.acidflow/metastore.sqlite"
+    )
+    assert ": error: Read-only file system: metastore operation " in result.stderr
+    assert "hint: remount it read-write" in result.stderr
+    assert _tree_bytes(warehouse) == before
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
