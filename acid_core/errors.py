@@ -11,7 +11,8 @@ The tree::
     ├── NoSuchTableError / TableAlreadyExistsError
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
     ├── StorageError                           a filesystem operation failed
-    │   └── DiskFullError                      no space left (files or the metastore database)
+    │   ├── DiskFullError                      no space left (files or the metastore database)
+    │   └── ReadOnlyStorageError               a read-only file system under the metastore database
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
     │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
@@ -30,6 +31,7 @@ The tree::
     ├── NoSuchPartitionError / PartitionAlreadyExistsError
     ├── NoSuchTxnError / TxnNotOpenError       unknown txn; commit/write/heartbeat of a closed one
     ├── NoSuchCompactionError / CompactionStateError   a queue transition Hive does not allow
+    ├── NothingToRestoreError                  a restore of a compaction with nothing in the trash
     ├── NoSuchLeaseError                       a reader lease that is gone (released or expired)
     ├── SnapshotLostError                      a live lease / open txn can no longer read its snapshot
     ├── UnknownTableLocationError              a directory no table or partition of the metastore owns
@@ -93,10 +95,12 @@ __all__ = [
     "NoSuchTableError",
     "NoSuchTablePropertyError",
     "NoSuchTxnError",
+    "NothingToRestoreError",
     "SnapshotLostError",
     "NotAnAcidFileError",
     "NotEnoughHistoryError",
     "PartitionAlreadyExistsError",
+    "ReadOnlyStorageError",
     "SqlExecutionError",
     "SqlSyntaxError",
     "SqlTypeError",
@@ -346,6 +350,18 @@ class NoSuchCompactionError(AcidError):
         self.compaction_id = compaction_id
         super().__init__(
             f"No such compaction {compaction_id!r} in the compaction queue; hint: SHOW COMPACTIONS"
+        )
+
+
+class NothingToRestoreError(AcidError):
+    """``clean --restore`` of a compaction that has nothing in the table's trash."""
+
+    def __init__(self, table_location: str, compaction_id: int, problem: str) -> None:
+        self.table_location, self.compaction_id, self.problem = table_location, compaction_id, problem
+        super().__init__(
+            f"Nothing to restore for compaction {compaction_id!r} of the table at {table_location!r}: "
+            f"{problem}; expected a compaction whose directories `clean --quarantine` moved to the trash; "
+            "hint: SHOW COMPACTIONS lists the compactions; <table>/_acidflow_cleaner/ledger what was quarantined"
         )
 
 
@@ -704,6 +720,18 @@ class DiskFullError(StorageError):
         super().__init__(
             f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "
             "hint: free space (or raise the quota) and rerun; nothing was committed"
+        )
+
+
+class ReadOnlyStorageError(StorageError):
+    """The file system holding ``path`` (the embedded metastore's SQLite file) is read-only."""
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Read-only file system: {operation} could not open {path!r} for writing ({detail}); expected a "
+            "writable file system (SQLite writes its journal next to the database even to read); hint: "
+            "remount it read-write, or use a warehouse (--warehouse) or --metastore on a writable one"
         )
 
 

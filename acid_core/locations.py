@@ -15,6 +15,7 @@ r"""Where a table may live and what acidflow may delete: pure rules over locatio
         "../x"  "/wh/../etc"                     a '..' component (relative or not)
         "foo://x/y"  "hdfs:/x"                   a scheme the filesystem layer does not serve
         "/wh/t\x00"                              a NUL character
+        "data/t"                                 a relative path (with ``allow_relative=False``)
 
     is_inside_path("/wh/t/_acidflow_trash/c1/x", "/wh/t/_acidflow_trash")  -> True (strictly below)
 
@@ -114,7 +115,11 @@ def _components(path: str) -> list[str]:
 
 
 def parse_location(
-    text: str, *, cwd: str = "/", supported_schemes: Collection[str] = (LOCAL_SCHEME,)
+    text: str,
+    *,
+    cwd: str = "/",
+    supported_schemes: Collection[str] = (LOCAL_SCHEME,),
+    allow_relative: bool = True,
 ) -> Location:
     """Parse and normalise a location (a local path or a URI).
 
@@ -122,13 +127,15 @@ def parse_location(
         text: ``/abs/path``, ``relative/path``, ``file:///abs/path`` or ``scheme://authority/path``.
         cwd: the absolute directory relative local paths are resolved against.
         supported_schemes: schemes the filesystem layer serves (``file`` is always served).
+        allow_relative: whether a relative local path is resolved against ``cwd`` (else refused).
 
     Returns:
         The normalised location.
 
     Raises:
         InvalidLocationError: empty, a NUL, a ``..`` component, an unserved scheme, a URI
-            without ``//`` or a ``file://`` URI with a host.
+            without ``//``, a ``file://`` URI with a host, or a relative path when
+            ``allow_relative`` is false.
 
     >>> parse_location("hdfs://nn:8020/wh//db.db/./t/", supported_schemes={"hdfs"})
     Location(scheme='hdfs', authority='nn:8020', path='/wh/db.db/t')
@@ -147,6 +154,16 @@ def parse_location(
         if not path.startswith("/"):
             if ".." in _components(path):
                 raise _refuse(text, "a relative path with a '..' component", expected)
+            if not allow_relative:
+                # Hive qualifies a relative LOCATION against the default file system's working
+                # directory (Warehouse.getDnsPath), i.e. wherever the process runs: the same
+                # statement on two Airflow workers would put the data in two places.
+                raise _refuse(
+                    text,
+                    "it is a relative path, which would resolve against the working directory of "
+                    "whichever process runs the statement",
+                    "an absolute path or a URI (e.g. '/warehouse/db.db/t' or 'hdfs://nn:8020/warehouse/t')",
+                )
             path = posixpath.join(cwd, path)
     else:
         scheme = match.group(1).lower()
@@ -223,6 +240,7 @@ def check_location(
     occupants: Iterable[Occupant] = (),
     cwd: str = "/",
     supported_schemes: Collection[str] = (LOCAL_SCHEME,),
+    allow_relative: bool = True,
 ) -> Location:
     """Validate a database, table or partition location, or a path a DROP is about to delete.
 
@@ -233,6 +251,7 @@ def check_location(
             object: a DROP checks the location it is about to delete against the others).
         cwd: the directory relative local paths resolve against.
         supported_schemes: schemes the filesystem layer serves.
+        allow_relative: whether a relative ``candidate`` is resolved against ``cwd`` (else refused).
 
     Returns:
         The normalised candidate.
@@ -244,7 +263,9 @@ def check_location(
     ...                    occupants=[Occupant("database", "db", "/wh/db.db", may_contain=True)]))
     '/wh/db.db/t'
     """
-    location = parse_location(candidate, cwd=cwd, supported_schemes=supported_schemes)
+    location = parse_location(
+        candidate, cwd=cwd, supported_schemes=supported_schemes, allow_relative=allow_relative
+    )
     expected = "a directory of its own below the warehouse or database directory"
     if location.path == "/":
         raise _refuse(candidate, "it is a filesystem root", expected)

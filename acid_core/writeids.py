@@ -27,8 +27,9 @@ Not here: allocating IDs (the metastore does), reading files.
 Errors: ``parse_*`` raises ``InvalidWriteIdListError`` naming the string and the bad part. Beyond
 what Hive's ``readFromString`` refuses (a non-number, a long overflow), it refuses what Hive would
 misread and its writers never produce: a negative high watermark, IDs below 1, an open or aborted
-ID above the high watermark, and (ValidTxnList only, whose
-Hive 4 reader merges the lists assuming order) IDs that are not strictly ascending.
+ID above the high watermark, a min open ID that is not the lowest open ID (or, when nothing is
+open, not above the high watermark), and (ValidTxnList only, whose Hive 4 reader merges the lists
+assuming order) IDs that are not strictly ascending.
 """
 
 from __future__ import annotations
@@ -326,6 +327,7 @@ def _parse_tail(
     overlap = set(open_ids) & set(aborted_ids)
     if overlap:
         raise InvalidWriteIdListError(value, expected, f"ID {min(overlap)} is both open and aborted")
+    _check_min_open(value, expected, high_watermark, min_open, tuple(sorted(open_ids)))
     return high_watermark, (None if min_open == LONG_MAX else min_open), open_ids, aborted_ids
 
 
@@ -362,6 +364,37 @@ def _check_consistent(
                     f"{what} ID {number} is above the high watermark {high_watermark}; "
                     "expected open and aborted IDs <= the high watermark",
                 )
+
+
+def _check_min_open(
+    value: str, expected: str, high_watermark: int, min_open: int, open_ids: tuple[int, ...]
+) -> None:
+    # Hive's writers set minOpen to the lowest open ID (TxnHandler.getValidWriteIdsForTable,
+    # TxnCommonUtils.createValidReadTxnList), Long.MAX_VALUE when none is open, or (compactor lists,
+    # createValidCompactWriteIdList) just above the high watermark. isValidBase trusts it, so a
+    # minOpen that disagrees with the open list would make base validity use one ID while the list
+    # (and every message) shows another.
+    if open_ids and min_open > open_ids[0]:
+        raise InvalidWriteIdListError(
+            value,
+            expected,
+            f"min open ID {min_open} is above the lowest open ID {open_ids[0]}; "
+            f"expected the lowest open ID ({open_ids[0]}) as min open ID",
+        )
+    if open_ids and min_open < open_ids[0]:
+        raise InvalidWriteIdListError(
+            value,
+            expected,
+            f"min open ID {min_open} is not open (the lowest open ID is {open_ids[0]}); "
+            f"expected the lowest open ID ({open_ids[0]}) as min open ID",
+        )
+    if not open_ids and min_open <= high_watermark:
+        raise InvalidWriteIdListError(
+            value,
+            expected,
+            f"min open ID {min_open} is not open (no open IDs) but is <= the high watermark "
+            f"{high_watermark}; expected {LONG_MAX} when nothing is open",
+        )
 
 
 def parse_valid_txn_list(value: str) -> ValidTxnList:

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -187,6 +188,9 @@ BAD_WRITE_ID_LISTS = [
     ("float_hwm", "db.t:5.0:1::", "'5.0'"),
     ("spaces_inside", "db.t: 5:1::", "' 5'"),
     ("hex", "db.t:0x5:1::", "'0x5'"),
+    ("min_open_not_open", "db.t:5:1:3:", "min open ID 1 is not open (the lowest open ID is 3)"),
+    ("min_open_above_lowest", "db.t:9:5:3,5:", "min open ID 5 is above the lowest open ID 3"),
+    ("min_open_nothing_open", "db.t:5:2::", "min open ID 2 is not open (no open IDs)"),
 ]
 
 BAD_TXN_LISTS = [
@@ -207,6 +211,8 @@ BAD_TXN_LISTS = [
     ("range_then_inside", "20:1:1-5,3:", "(5 then 3)"),
     ("overflow", "99999999999999999999:1::", "'99999999999999999999'"),
     ("five_fields", "7:5:5:3:1", "'7:5:5:3:1'"),
+    ("min_open_not_open", "5:1:3:", "min open ID 1 is not open (the lowest open ID is 3)"),
+    ("min_open_above_lowest", "1000:55:50:", "min open ID 55 is above the lowest open ID 50"),
 ]
 
 
@@ -455,6 +461,13 @@ def _maintenance_cases() -> list[Case]:
             2,
             {},
         ),
+        (
+            "clean-restore_unknown_compaction",
+            ["clean", *wh, "--restore", "t", "--compaction", "999999"],
+            "Nothing to restore for compaction 999999",
+            1,
+            {},
+        ),
         ("clean-missing_warehouse", ["clean", "--warehouse", "{root}/no-wh"], "no-wh", 1, {}),
         ("lease-take_unknown_table", ["lease", "take", "nope", *wh], "'default.nope'", 1, {}),
         ("lease-ttl_zero", ["lease", "take", "t", "--ttl", "0", *wh], "'0'", 2, {}),
@@ -522,6 +535,13 @@ def _maintenance_cases() -> list[Case]:
             2,
             lock_env,
         ),
+        (
+            "lock-unknown_txn",
+            ["lock", "acquire", "default.t", "--mode", "S", "--txn-id", "424242"],
+            "No such transaction 424242",
+            1,
+            lock_env,
+        ),
         ("lock-manager_bogus", ["lock", "show"], "'bogus'", 1, {"ACIDFLOW_LOCK_MANAGER": "bogus"}),
         (
             "lock-zookeeper_malformed",
@@ -529,6 +549,13 @@ def _maintenance_cases() -> list[Case]:
             "'host'",
             1,
             {"ACIDFLOW_LOCK_MANAGER": "zookeeper", "ACIDFLOW_ZOOKEEPER": "host"},
+        ),
+        (
+            "lock-zookeeper_port_out_of_range",
+            ["lock", "show"],
+            "port 99999999 of 'localhost:99999999' is out of range",
+            1,
+            {"ACIDFLOW_ZOOKEEPER": "localhost:99999999"},
         ),
         (
             "lock-metastore_unreachable",
@@ -875,3 +902,59 @@ def test_debug_logs_the_traceback_of_a_failed_compaction(tmp_path):
     code, _, err = _run(["--debug", "compact", "--warehouse", str(warehouse), "--executor", "embedded"])
     assert code == 1
     assert "Traceback" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sql", "INSERT INTO t VALUES (2)"],
+        ["sql", "SELECT * FROM t"],
+        ["read", "default.t"],
+        ["clean"],
+    ],
+    ids=["sql-insert", "sql-select", "read", "clean"],
+)
+def test_cli_read_only_warehouse_says_the_file_system_is_read_only(tmp_path, argv):
+    """Issue 24: it said only ``unable to open database file``. The warehouse is bind-mounted
+    read-only in a private mount namespace (``unshare``): a real read-only file system, which
+    ``chmod`` is not for root."""
+    warehouse, mounted = tmp_path / "wh", tmp_path / "ro"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    cli = [sys.executable, "-m", "acid_core.cli"]
+    subprocess.run(
+        [
+            *cli,
+            "sql",
+            "--warehouse",
+            str(warehouse),
+            "CREATE TABLE t (id int) STORED AS ORC" + ACID,
+            "INSERT INTO t VALUES (1)",
+        ],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    mounted.mkdir()
+    before = _tree_bytes(warehouse)
+    command = " ".join(shlex.quote(word) for word in [*cli, argv[0], "--warehouse", str(mounted), *argv[1:]])
+    script = f"mount --bind {warehouse} {mounted} && mount -o remount,ro,bind {mounted} && {command}"
+    result = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    _assert_one_clean_line(
+        result.returncode, result.stdout, result.stderr, 1, f"{mounted}/.acidflow/metastore.sqlite"
+    )
+    assert ": error: Read-only file system: metastore operation " in result.stderr
+    assert "hint: remount it read-write" in result.stderr
+    assert _tree_bytes(warehouse) == before
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

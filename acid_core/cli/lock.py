@@ -12,10 +12,14 @@ The manager comes from ``ACIDFLOW_LOCK_MANAGER=zookeeper|sql|none`` and
 holds them ``--hold`` seconds (checking the session every 0.1 s) and releases them.
 
 ``--metastore``/``--warehouse`` name the metastore of the ``sql`` manager (they win over the
-environment); the ``zookeeper`` manager ignores them.
+environment); the ``zookeeper`` manager ignores them. With ``--txn-id`` they also name the metastore
+that must hold that transaction, open (Hive's ``lock()``: ``TxnHandler.ensureValidTxn``), whichever
+manager holds the locks.
 Not here: the lock rules (``acid_core.locks``).
 Errors: an ``AcidError`` propagates to ``acid_core.cli.app.main`` (one line on stderr, exit 1):
-``LockRefusedError`` naming the holders, ``LockLostError`` if the session is lost while holding.
+``LockRefusedError`` naming the holders, ``LockLostError`` if the session is lost while holding,
+``NoSuchTxnError``/``TxnNotOpenError`` for a ``--txn-id`` that is unknown or not open (nothing is
+locked then).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ import time
 from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import non_negative_number, positive_long
-from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options
+from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
+from acid_core.errors import TxnNotOpenError
 from acid_core.locks import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
@@ -62,9 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         common,
         json_help=None,
         metastore_help=f"with {LOCK_MANAGER_ENV}=sql (the default): the metastore holding the locks "
-        f"(default: ${METASTORE_ENV}, else <warehouse>/.acidflow/metastore.sqlite); ignored by zookeeper",
-        warehouse_help=f"with {LOCK_MANAGER_ENV}=sql: the warehouse of the embedded metastore "
-        f"(default: ${WAREHOUSE_ENV}, else ./warehouse); ignored by zookeeper",
+        f"(default: ${METASTORE_ENV}, else <warehouse>/.acidflow/metastore.sqlite); with --txn-id: the "
+        "metastore holding that transaction (also with zookeeper)",
+        warehouse_help=f"with {LOCK_MANAGER_ENV}=sql or --txn-id: the warehouse of the embedded metastore "
+        f"(default: ${WAREHOUSE_ENV}, else ./warehouse)",
     )
     parser = add_command_parser(
         subparsers,
@@ -94,7 +100,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     acquire.add_argument("--holder", default=None, help="holder name shown by `lock show --extended`")
     acquire.add_argument(
-        "--txn-id", type=positive_long("transaction ID"), default=None, help="transaction the locks belong to"
+        "--txn-id",
+        type=positive_long("transaction ID"),
+        default=None,
+        help="open transaction the locks belong to (refused if the metastore has no such open transaction)",
     )
     acquire.add_argument("--fair", action="store_true", help="fair mode: block later readers while waiting")
     acquire.add_argument("--format", choices=("text", "jsonl"), default="text")
@@ -123,6 +132,8 @@ def _default_holder() -> str:
 
 def _run_acquire(args: argparse.Namespace) -> int:
     requests = plan_lock_set(LockRequest(parse_lock_object(o), args.mode) for o in args.objects)
+    if args.txn_id is not None:
+        _require_open_txn(args, args.txn_id)
     manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=args.warehouse)
     try:
         handle = manager.acquire(
@@ -145,6 +156,16 @@ def _run_acquire(args: argparse.Namespace) -> int:
     finally:
         manager.close()
     return 0
+
+
+def _require_open_txn(args: argparse.Namespace, txn_id: int) -> None:
+    """Hive's ``lock()`` refuses an unknown transaction (NoSuchTxnException) or one not open."""
+    from acid_core.metastore import TxnState
+
+    with open_existing_metastore(args) as metastore:
+        state = metastore.get_txn(txn_id).state
+    if state is not TxnState.OPEN:
+        raise TxnNotOpenError(txn_id, state.value, "lock objects for")
 
 
 def _run_show(args: argparse.Namespace) -> int:

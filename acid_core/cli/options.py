@@ -5,8 +5,11 @@
     acidflow COMMAND ... [--metastore URL] [--warehouse DIR] [--json]   on every command
     acidflow state TABLE_DIR [--write-ids LIST] [--txns LIST]
     acidflow read  TABLE_DIR [--write-ids LIST] [--txns LIST | --lease ID]
-    acidflow state|read db.table [--partition k=v] --metastore URL   the table by name: its location
-                                                                     and snapshot from the metastore
+    acidflow state|read db.table [--partition k=v] [--metastore URL | --warehouse DIR]
+                                     the table by name: its location and snapshot from the metastore
+                                     (--metastore, $ACIDFLOW_METASTORE, else the warehouse's embedded one)
+
+TABLE_DIR is a name when it has no ``/`` and is not an existing path (an existing path wins).
 
 ``--metastore`` defaults to ``$ACIDFLOW_METASTORE``, else the embedded SQLite file of the
 warehouse; ``--warehouse`` to ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``. A command that has no
@@ -45,8 +48,10 @@ __all__ = [
     "open_existing_metastore",
     "warehouse_dir",
     "add_snapshot_arguments",
+    "embedded_metastore_url",
     "explicit_snapshot",
     "is_table_name",
+    "name_lookup_url",
     "require_existing_warehouse",
     "resolve_target",
     "snapshot_from_args",
@@ -130,7 +135,8 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: b
     parser.add_argument(
         "table_dir",
         metavar="TABLE_DIR",
-        help="table or partition directory (path or URI), or db.table with --metastore",
+        help="table or partition directory (path or URI), or db.table looked up in the metastore "
+        "(--metastore, else the embedded one of --warehouse); an existing path wins over a name",
     )
     default = "the metastore's current snapshot" if from_metastore else "everything committed"
     parser.add_argument(
@@ -153,9 +159,10 @@ def add_snapshot_arguments(parser: argparse.ArgumentParser, *, from_metastore: b
             parser,
             json_help="print one JSON object",
             metastore_help="read TABLE_DIR as db.table from this metastore (thrift://host:9083 for a Hive "
-            f"Metastore; default ${METASTORE_ENV} when TABLE_DIR is a name, not a path); a path is "
-            "read without one",
-            warehouse_help=f"with db.table: the warehouse of the embedded metastore (default: ${WAREHOUSE_ENV})",
+            f"Metastore; default ${METASTORE_ENV}, else the warehouse's embedded one, when TABLE_DIR is a "
+            "name, not a path); a path is read without one",
+            warehouse_help="with db.table: the warehouse whose embedded metastore has the table (default: "
+            f"${WAREHOUSE_ENV}, else {DEFAULT_WAREHOUSE})",
         )
         return
     parser.add_argument(
@@ -217,9 +224,8 @@ def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> Non
     if metastore_url is not None:
         return
     from acid_core.errors import StorageError
-    from acid_core.metastore.port import METASTORE_DIR_NAME
 
-    database = Path(warehouse).resolve() / METASTORE_DIR_NAME / "metastore.sqlite"
+    database = _embedded_metastore_file(warehouse)
     if not database.is_file():
         raise StorageError(
             f"Warehouse {warehouse!r} has no metastore ({str(database)!r} does not exist); expected an "
@@ -237,23 +243,48 @@ class SnapshotTarget:
     txns: ValidTxnList
 
 
+def _embedded_metastore_file(warehouse: str) -> Path:
+    from acid_core.metastore.port import METASTORE_DIR_NAME
+
+    return Path(warehouse).resolve() / METASTORE_DIR_NAME / "metastore.sqlite"
+
+
+def embedded_metastore_url(warehouse: str) -> str | None:
+    """The URL of ``warehouse``'s embedded metastore if it has one (never creates it), else None."""
+    database = _embedded_metastore_file(warehouse)
+    return f"sqlite:///{database}" if database.is_file() else None
+
+
 def is_table_name(text: str) -> bool:
     """Whether TABLE_DIR names a table (``db.table``) rather than a directory."""
     return "/" not in text and "\\" not in text and not os.path.exists(text)
 
 
+def name_lookup_url(args: argparse.Namespace) -> str | None:
+    """The metastore to look TABLE_DIR up in by name, or None: read TABLE_DIR as a path.
+
+    A name (``db.table``, not an existing path) is looked up in ``--metastore`` /
+    ``$ACIDFLOW_METASTORE``, else in the embedded metastore of ``--warehouse`` /
+    ``$ACIDFLOW_WAREHOUSE`` / ``./warehouse`` when that warehouse has one.
+    """
+    if not is_table_name(args.table_dir):
+        return None
+    return metastore_url(args) or embedded_metastore_url(warehouse_dir(args))
+
+
 def resolve_target(args: argparse.Namespace) -> SnapshotTarget:
     """The directory and snapshot the arguments of ``acidflow state`` name.
 
-    A path is used as given, with ``--write-ids``/``--txns``. ``db.table`` (with ``--metastore``,
-    or ``$ACIDFLOW_METASTORE`` set) is looked up in the metastore: its location (or
+    A path is used as given, with ``--write-ids``/``--txns``. ``db.table`` (``name_lookup_url``:
+    ``--metastore``, ``$ACIDFLOW_METASTORE`` or the warehouse's embedded metastore) is looked up in
+    the metastore: its location (or
     ``--partition``'s) and, unless the lists are given, the metastore's current snapshot: the
     ValidTxnList of open and aborted transactions and the table's ValidWriteIdList (on a Hive 2.x
     metastore write IDs are transaction IDs).
     """
-    url = metastore_url(args)
     explicit_write_ids, explicit_txns = snapshot_from_args(args)  # refuses malformed or empty lists
-    if url is None or not is_table_name(args.table_dir):
+    url = name_lookup_url(args)
+    if url is None:
         return SnapshotTarget(args.table_dir, explicit_write_ids, explicit_txns)
     from acid_core.metastore.factory import open_metastore
 

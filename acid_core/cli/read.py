@@ -51,8 +51,9 @@ from acid_core.cli.options import (
     METASTORE_ENV,
     WAREHOUSE_ENV,
     add_snapshot_arguments,
+    embedded_metastore_url,
     explicit_snapshot,
-    is_table_name,
+    name_lookup_url,
     snapshot_from_args,
     table_location,
 )
@@ -157,9 +158,11 @@ def _snapshot(
 
     The snapshot is held (read-only transaction) until the rows are written. TABLE_DIR is a
     directory, or ``db.table`` (with ``--partition``) looked up by name in the metastore
-    (``--metastore`` / ``$ACIDFLOW_METASTORE``, e.g. a Hive Metastore).
+    (``--metastore`` / ``$ACIDFLOW_METASTORE``, e.g. a Hive Metastore, else the embedded one of
+    ``--warehouse``: ``options.name_lookup_url``); an existing path wins over a name.
     """
-    by_name = is_table_name(args.table_dir) and bool(args.metastore or os.environ.get(METASTORE_ENV))
+    name_url = name_lookup_url(args)
+    by_name = name_url is not None
     if explicit_snapshot(args) and not by_name:
         yield (args.table_dir, *snapshot_from_args(args), None)
         return
@@ -167,15 +170,11 @@ def _snapshot(
     from acid_core.metastore.snapshots import find_embedded_metastore, locate_table
 
     warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or None
-    url = args.metastore or os.environ.get(METASTORE_ENV) or None
-    if url is None and not by_name:
+    url = name_url or args.metastore or os.environ.get(METASTORE_ENV) or None
+    if url is None:
         url = find_embedded_metastore(args.table_dir)
     if url is None and warehouse is not None:
-        from acid_core.metastore.port import METASTORE_DIR_NAME
-        from acid_core.metastore.snapshots import METASTORE_FILE_NAME
-
-        candidate = os.path.join(os.path.abspath(warehouse), METASTORE_DIR_NAME, METASTORE_FILE_NAME)
-        url = f"sqlite:///{candidate}" if os.path.isfile(candidate) else None
+        url = embedded_metastore_url(warehouse)
     if url is None:
         if args.lease is not None:
             raise UnknownTableLocationError(args.table_dir, "(no metastore found)")

@@ -62,6 +62,7 @@ from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
     NotEnoughHistoryError,
+    NothingToRestoreError,
     SnapshotLostError,
     StorageError,
     UnsafeCleanError,
@@ -780,14 +781,18 @@ def restore_from_trash(
     Raises:
         StorageError: a path to restore exists again (nothing is overwritten), or a bad ledger file.
         UnsafeDeleteError: the table location is a filesystem root.
+        NothingToRestoreError: the compaction quarantined nothing, or nothing of it is left in
+            the trash (restored or purged before); a skipped row is not this error (``on_skip``).
     """
     io, table_root = _table_root(table_location)
     roots = [table_root, *(file_io_for(location)[1] for location in partition_locations)]
     private = [io.join(table_root, TRASH_DIR), io.join(table_root, LEDGER_DIR)]
     restored: list[str] = []
+    quarantined = skipped = 0
     for item in read_ledger(table_location):
         if item.compaction_id != compaction_id or item.action != "quarantined" or not item.trash_path:
             continue
+        quarantined += 1
         problem = _trash_problem(io, table_root, item)
         if problem is None and (
             not _in_owned(io, item.path, roots)
@@ -798,6 +803,7 @@ def restore_from_trash(
             )
         if problem is not None:
             _skip(item, problem, on_skip)
+            skipped += 1
             continue
         if io.info(item.trash_path) is None:
             continue
@@ -805,4 +811,13 @@ def restore_from_trash(
             raise StorageError(f"Cannot restore {item.trash_path!r}: {item.path!r} exists; expected it gone")
         io.rename(item.trash_path, item.path)
         restored.append(item.path)
+    if not restored and not skipped:
+        raise NothingToRestoreError(
+            table_location,
+            compaction_id,
+            "the cleaner's ledger has no directory it quarantined"
+            if not quarantined
+            else f"none of its {quarantined} quarantined directories is in the trash any more "
+            "(restored or purged before)",
+        )
     return restored

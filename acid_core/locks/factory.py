@@ -70,6 +70,13 @@ def open_lock_manager(
             host, colon, port = server.strip().rpartition(":")
             if not colon or not host or not port.isdigit():
                 raise InvalidLockConfigError(ZOOKEEPER_ENV, hosts, "host:port[,host:port...][/chroot]")
+            if not 0 < int(port) < 65536:  # kazoo would fail later with "Port out of range"
+                raise InvalidLockConfigError(
+                    ZOOKEEPER_ENV,
+                    hosts,
+                    "host:port[,host:port...][/chroot] with each port from 1 to 65535",
+                    f"port {port} of {server.strip()!r} is out of range",
+                )
         from acid_core.locks.zookeeper import KazooLockManager  # kazoo is an optional extra
 
         manager: LockManager = KazooLockManager(hosts, fair=fair)

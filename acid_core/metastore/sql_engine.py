@@ -2,7 +2,7 @@
 
     create_engine_for_url(url)  PostgreSQL at READ COMMITTED; SQLite in WAL with BEGIN IMMEDIATE
     upgrade_schema(engine)      ``alembic upgrade head``, serialized between processes
-    translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError (one line)
+    translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError / ReadOnlyStorageError
 
 Shared by ``SqlMetastore`` and the SQL lock store (``lock_store``).
 Not here: the metastore's tables and rules (``sql`` and its parts).
@@ -15,6 +15,7 @@ import contextlib
 import errno
 import functools
 import importlib.util
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from acid_core.errors import (
     DiskFullError,
     MetastoreError,
     MissingDependencyError,
+    ReadOnlyStorageError,
 )
 
 if TYPE_CHECKING:
@@ -216,11 +218,26 @@ _DISK_FULL_PGCODE = "53100"  # PostgreSQL's disk_full SQLSTATE
 _DISK_FULL_SQLITE = "database or disk is full"  # SQLITE_FULL
 
 
-def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
-    """The ``AcidError`` for a database failure: ``DiskFullError`` when the disk is full, else ``MetastoreError``.
+def _is_read_only_file_system(database: str) -> bool:
+    """Whether the nearest existing directory of ``database`` lies on a read-only file system."""
+    directory = Path(database).parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY) or not os.access(directory, os.W_OK)
+    except OSError:
+        return False
 
-    A full disk is a disk problem, not a metastore or lock-store one: the message says so and names
-    the database file (SQLite) or the URL (a server).
+
+def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
+    """The ``AcidError`` for a database failure (``DiskFullError``, ``ReadOnlyStorageError``, ``MetastoreError``).
+
+    ``DiskFullError`` when the disk is full, ``ReadOnlyStorageError`` when a SQLite file's file
+    system is read-only, else ``MetastoreError``.
+
+    A full disk or a read-only file system is a disk problem, not a metastore or lock-store one: the
+    message says so and names the database file (SQLite) or the URL (a server). SQLite only says
+    "unable to open database file" (or "attempt to write a readonly database") then.
     """
     cause = getattr(error, "orig", None) or error
     full = (
@@ -229,6 +246,19 @@ def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> A
         or (isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT))
     )
     shown = url.render_as_string(hide_password=True)
+    sqlite_file = (
+        url.database
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+        else None
+    )
+    if (
+        sqlite_file is not None
+        and isinstance(cause, sqlite3.OperationalError)
+        and _is_read_only_file_system(sqlite_file)
+    ):
+        return ReadOnlyStorageError(
+            sqlite_file, f"metastore operation {operation!r}", describe_db_error(error)
+        )
     if full:
         path = url.database if url.get_backend_name() == "sqlite" and url.database else shown
         return DiskFullError(path, f"metastore operation {operation!r}", describe_db_error(error))

@@ -149,6 +149,7 @@ def _checked_location(context: StatementContext, candidate: str, occupants: Sequ
             occupants=occupants,
             cwd=cwd,
             supported_schemes=SUPPORTED_SCHEMES,
+            allow_relative=False,
         )
     )
     real = _real(location)

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from acid_core.errors import InvalidPlatformConfigError
 
@@ -312,13 +313,59 @@ def _string_list(source: str, key: str, value: object) -> tuple[str, ...]:
     return tuple(v.strip() for v in value)
 
 
+# One part of a watch-list pattern: Hive name characters ([A-Za-z0-9_], MetaStoreUtils.validateName)
+# and fnmatch's wildcards * ? [set] [!set]; anything else (a space, '/', a second '.', an unclosed
+# '[') can match no table, so the group would watch nothing without a word.
+_PATTERN_PART: Final = re.compile(r"(?:[A-Za-z0-9_*?]|\[!?[A-Za-z0-9_-]+\])+")
+_PATTERN_EXPECTED: Final = (
+    "db.table, db.* or *.* (letters, digits, '_' and the wildcards * ? [abc] [!abc] on each side of one '.')"
+)
+
+
 def _table_patterns(source: str, key: str, value: object) -> tuple[str, ...]:
     patterns = _string_list(source, key, value)
     for pattern in patterns:
         database, dot, table = pattern.partition(".")
-        if not dot or not database or not table:
-            raise InvalidPlatformConfigError(source, key, pattern, "db.table, db.* or *.*")
+        if not dot or not all(_PATTERN_PART.fullmatch(part) for part in (database, table)):
+            raise InvalidPlatformConfigError(source, key, pattern, _PATTERN_EXPECTED)
     return patterns
+
+
+# SQLAlchemy's URL syntax (sqlalchemy.engine.url._parse_url), checked without importing SQLAlchemy:
+# DAG parsing stays light and offline. Connecting is the tasks' business.
+_SQLALCHEMY_URL: Final = re.compile(
+    r"(?P<name>[A-Za-z][\w+]*)://"
+    r"(?:(?P<user>[^:/]*)(?::(?P<password>[^@]*))?@)?"
+    r"(?:(?:\[(?P<ipv6host>[^/?]+)\]|(?P<host>[^/:?]+))?(?::(?P<port>[^/?]*))?)?"
+    r"(?:/(?P<database>[^?]*))?(?:\?(?P<query>.*))?",
+    re.DOTALL,
+)
+_METASTORE_EXPECTED: Final = (
+    "a SQLAlchemy URL (dialect[+driver]://[user[:password]@][host][:port][/database]) or "
+    "thrift://host[:port][,thrift://host2[:port]], or null for the embedded one"
+)
+
+
+def _metastore(source: str, key: str, value: object) -> str:
+    text = _text(source, key, value, _METASTORE_EXPECTED)
+    if text.lower().startswith("thrift://"):
+        # Hive's hive.metastore.uris, as acid_core.metastore.hive_thrift.parse_metastore_uris reads it.
+        for part in (p.strip() for p in text.split(",")):
+            split = urlsplit(part)
+            try:
+                port = split.port
+            except ValueError:
+                port = -1
+            if split.scheme.lower() != "thrift" or not split.hostname or port == -1 or port == 0:
+                raise InvalidPlatformConfigError(source, key, text, _METASTORE_EXPECTED)
+            if split.path not in ("", "/"):
+                raise InvalidPlatformConfigError(source, key, text, _METASTORE_EXPECTED)
+        return text
+    match = _SQLALCHEMY_URL.fullmatch(text)
+    port = match and match.group("port")
+    if match is None or (port is not None and not (port.isdigit() and 0 < int(port) < 65536)):
+        raise InvalidPlatformConfigError(source, key, text, _METASTORE_EXPECTED)
+    return text
 
 
 def _schedule(source: str, key: str, value: object) -> str | None:
@@ -352,9 +399,7 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
     if data.get("warehouse") is not None:
         changes["warehouse"] = _text(source, "warehouse", data["warehouse"], "a directory or URI string")
     if data.get("metastore") is not None:
-        changes["metastore"] = _text(
-            source, "metastore", data["metastore"], "a SQLAlchemy URL string, or null for the embedded one"
-        )
+        changes["metastore"] = _metastore(source, "metastore", data["metastore"])
     if "groups" in data:
         raw = data["groups"]
         if not isinstance(raw, list) or not raw:
@@ -592,7 +637,7 @@ def load_config(
     if env.get(WAREHOUSE_ENV, "").strip():
         overrides["warehouse"] = env[WAREHOUSE_ENV].strip()
     if env.get(METASTORE_ENV, "").strip():
-        overrides["metastore"] = env[METASTORE_ENV].strip()
+        overrides["metastore"] = _metastore(METASTORE_ENV, METASTORE_ENV, env[METASTORE_ENV])
     if env.get(EXECUTOR_ENV, "").strip():
         overrides["executor"] = _executor(EXECUTOR_ENV, EXECUTOR_ENV, env[EXECUTOR_ENV])
     if env.get(SPARK_THRESHOLD_ENV, "").strip():
@@ -607,18 +652,19 @@ def load_config(
 
 
 def load_config_for_dag() -> AcidflowConfig:
-    """``load_config()`` for a DAG file at parse time: an invalid setting logs one line, gives defaults.
+    """``load_config()`` for a DAG file at parse time: an invalid setting is the DAG's import error.
 
-    A DAG that fails to import shows a traceback and disappears from the UI; with the defaults it
-    stays visible and its tasks fail with the one-line error (``load_config_for_task``).
+    Only syntax is checked (no connection, no heavy import: parsing stays offline), and the error
+    is one line naming the key and the value, which Airflow shows as the DAG file's import error
+    (issue 24: a malformed metastore URL or watch-list pattern used to be accepted silently).
+
+    Raises:
+        InvalidPlatformConfigError: the configuration is invalid.
     """
-    import logging
-
     try:
         return load_config()
     except InvalidPlatformConfigError as error:
-        logging.getLogger(__name__).error("acidflow: %s; the DAG uses the defaults until it is fixed", error)
-        return AcidflowConfig()
+        raise InvalidPlatformConfigError(error.source, error.key, error.value, error.expected) from None
 
 
 def load_config_for_task() -> AcidflowConfig:

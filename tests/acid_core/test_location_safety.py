@@ -123,6 +123,22 @@ def test_check_location_partition_inside_its_own_table_is_accepted():
         check_location("/srv/wh/t1", warehouse_root=WAREHOUSE, occupants=occupants)
 
 
+@pytest.mark.parametrize("candidate", ["data/t4", "./t4", "t4", "~/t4"])
+def test_check_location_relative_not_allowed_raises_naming_it(candidate):
+    with pytest.raises(InvalidLocationError) as caught:
+        check_location(candidate, warehouse_root=WAREHOUSE, cwd="/home/u", allow_relative=False)
+    assert str(caught.value) == (
+        f"Refusing location {candidate!r}: it is a relative path, which would resolve against the working "
+        "directory of whichever process runs the statement; expected an absolute path or a URI (e.g. "
+        "'/warehouse/db.db/t' or 'hdfs://nn:8020/warehouse/t'); nothing was created or changed"
+    )
+
+
+def test_check_location_relative_not_allowed_absolute_still_accepted():
+    location = check_location("/srv/wh/t2", warehouse_root="./warehouse", cwd="/srv", allow_relative=False)
+    assert location == Location("file", "", "/srv/wh/t2")
+
+
 def test_check_location_relative_warehouse_is_resolved_against_cwd():
     with pytest.raises(InvalidLocationError, match=r"it is the warehouse root"):
         check_location("/home/u/warehouse", warehouse_root="./warehouse", cwd="/home/u")

@@ -46,16 +46,18 @@ def test_write_id_list_no_exceptions():
 
 
 def test_write_id_list_exceptions():
-    # TestValidReaderWriteIdList.exceptions: open 2 and 4, hwm 5, min open 4
-    write_ids = ValidWriteIdList(5, open_ids=(2, 4), min_open_id=4, table_name=T1)
-    assert write_ids.to_string() == f"{T1}:5:4:2,4:"
+    # TestValidReaderWriteIdList.exceptions: open 2 and 4, hwm 5 (Hive's test says min open 4, which
+    # Hive's writers never produce and parsing refuses: the min open ID is the lowest open one, 2)
+    write_ids = ValidWriteIdList(5, open_ids=(2, 4), min_open_id=2, table_name=T1)
+    assert write_ids.to_string() == f"{T1}:5:2:2,4:"
     reread = parse_valid_write_id_list(write_ids.to_string())
     assert [reread.is_write_id_valid(i) for i in range(1, 7)] == [True, False, True, False, True, False]
 
 
 def test_write_id_list_long_enough_to_compress():
-    # TestValidReaderWriteIdList.longEnoughToCompress: 1000 open IDs 100..1099, hwm 2000
-    write_ids = ValidWriteIdList(2000, open_ids=tuple(range(100, 1100)), min_open_id=900, table_name=T1)
+    # TestValidReaderWriteIdList.longEnoughToCompress: 1000 open IDs 100..1099, hwm 2000 (min open
+    # 100, the lowest open ID, where Hive's test says 900)
+    write_ids = ValidWriteIdList(2000, open_ids=tuple(range(100, 1100)), min_open_id=100, table_name=T1)
     reread = parse_valid_write_id_list(write_ids.to_string())
     assert all(reread.is_write_id_valid(i) for i in range(100))
     assert not any(reread.is_write_id_valid(i) for i in range(100, 1100))
@@ -190,12 +192,13 @@ def test_write_id_range_valid_counts_exception_above_watermark_twice():
 
 
 RANGE_ABORTED_CASES = [
-    # TestValidCompactorWriteIdList.testAbortedRange: "t:11:4::5,6,7,8"
-    (f"{T1}:11:4::5,6,7,8", 1, 3, NONE),
-    (f"{T1}:11:4::5,6,7,8", 9, 10, NONE),
-    (f"{T1}:11:4::5,6,7,8", 6, 7, ALL),
-    (f"{T1}:11:4::5,6,7,8", 4, 6, SOME),
-    (f"{T1}:11:4::5,6,7,8", 6, 13, SOME),
+    # TestValidCompactorWriteIdList.testAbortedRange: "t:11:4::5,6,7,8", whose min open ID 4 names no
+    # open ID below the watermark (refused); nothing is open, so Long.MAX_VALUE
+    (f"{T1}:11:{MAX}::5,6,7,8", 1, 3, NONE),
+    (f"{T1}:11:{MAX}::5,6,7,8", 9, 10, NONE),
+    (f"{T1}:11:{MAX}::5,6,7,8", 6, 7, ALL),
+    (f"{T1}:11:{MAX}::5,6,7,8", 4, 6, SOME),
+    (f"{T1}:11:{MAX}::5,6,7,8", 6, 13, SOME),
     (READER, 3, 3, ALL),
     (READER, 5, 5, NONE),  # open is not aborted
     (READER, 11, 11, NONE),  # above the watermark
@@ -283,10 +286,11 @@ def test_compactor_read_from_string():
 
 
 def test_compactor_aborted_txn():
-    # TestValidCompactorWriteIdList.testAbortedTxn
-    write_ids = parse_valid_compactor_write_id_list(f"{T1}:5:4::1,2,3")
+    # TestValidCompactorWriteIdList.testAbortedTxn ("t:5:4::1,2,3"), with the min open ID above the
+    # watermark as createValidCompactWriteIdList writes it (hwm = minOpen - 1)
+    write_ids = parse_valid_compactor_write_id_list(f"{T1}:5:6::1,2,3")
     assert write_ids.high_watermark == 5
-    assert write_ids.min_open_id == 4
+    assert write_ids.min_open_id == 6
     assert write_ids.exceptions == (1, 2, 3)
     assert all(write_ids.is_write_id_aborted(i) for i in (1, 2, 3))
     assert not write_ids.is_write_id_aborted(4)
@@ -340,9 +344,9 @@ def test_txn_list_no_exceptions():
 
 
 def test_txn_list_exceptions():
-    # TestValidReadTxnList.exceptions
-    txns = ValidTxnList(5, open_ids=(2, 4), min_open_id=4)
-    assert txns.to_string() == "5:4:2,4:"
+    # TestValidReadTxnList.exceptions (min open 2, the lowest open ID, where Hive's test says 4)
+    txns = ValidTxnList(5, open_ids=(2, 4), min_open_id=2)
+    assert txns.to_string() == "5:2:2,4:"
     reread = parse_valid_txn_list(txns.to_string())
     assert [reread.is_txn_valid(i) for i in range(1, 7)] == [True, False, True, False, True, False]
 
@@ -356,10 +360,11 @@ def test_txn_list_aborted():
 
 def test_txn_list_long_enough_to_compress_writes_a_range():
     # TestValidReadTxnList.longEnoughToCompress (Hive 4): ValidReadTxnList.writeToString writes runs
-    # of >= 5 consecutive IDs as "min-max" (writeTxnRange, MIN_RANGE_LENGTH = 5).
-    txns = ValidTxnList(2000, open_ids=tuple(range(100, 1100)), min_open_id=900)
-    assert txns.to_string() == "2000:900:100-1099:"
-    reread = parse_valid_txn_list("2000:900:100-1099:")
+    # of >= 5 consecutive IDs as "min-max" (writeTxnRange, MIN_RANGE_LENGTH = 5). Min open 100,
+    # the lowest open ID, where Hive's test says 900.
+    txns = ValidTxnList(2000, open_ids=tuple(range(100, 1100)), min_open_id=100)
+    assert txns.to_string() == "2000:100:100-1099:"
+    reread = parse_valid_txn_list("2000:100:100-1099:")
     assert all(reread.is_txn_valid(i) for i in range(100))
     assert not any(reread.is_txn_valid(i) for i in range(100, 1100))
     assert all(reread.is_txn_valid(i) for i in range(1100, 2001))
@@ -378,10 +383,10 @@ def test_txn_list_aborted_range():
 PARSE_TXN_CASES = [
     # string, (hwm, min open, open, aborted)
     (f"100:{MAX}:", (100, None, (), ())),  # TestAcidUtils (Hive 2) testOriginal
-    ("150:121:99:121", (150, 121, (99,), (121,))),  # TestAcidUtils (Hive 2) testBestBase
     ("125:5:5", (125, 5, (5,), ())),  # TestAcidUtils (Hive 2) testBestBase
     (f"1000:{MAX}::", (1000, None, (), ())),  # ValidReadTxnList(new long[0], ..., 1000, MAX)
     ("55:50:50:", (55, 50, (50,), ())),  # TestAcidUtils.deltasWithOpenTxnInRead: txn 50 open, hwm 55
+    ("55:56::3", (55, 56, (), (3,))),  # nothing open: a min open ID above the watermark is kept
 ]
 
 
@@ -548,6 +553,24 @@ MISREAD_WRITE_ID_CASES = [
         f"tbl:0:{MAX}::1",
         "aborted ID 1 is above the high watermark 0; expected open and aborted IDs <= the high watermark",
     ),
+    # issue 24: isValidBase trusts minOpen, so it must be the lowest open ID (Long.MAX_VALUE if none)
+    (
+        "db.t:5:1:3:",
+        "min open ID 1 is not open (the lowest open ID is 3); expected the lowest open ID (3) as min open ID",
+    ),
+    (
+        "db.t:9:5:3,5:",
+        "min open ID 5 is above the lowest open ID 3; expected the lowest open ID (3) as min open ID",
+    ),
+    (
+        f"db.t:9:{MAX}:3:",
+        f"min open ID {MAX} is above the lowest open ID 3; expected the lowest open ID (3) as min open ID",
+    ),
+    (
+        "db.t:5:1::2",
+        f"min open ID 1 is not open (no open IDs) but is <= the high watermark 5; expected {MAX} when "
+        "nothing is open",
+    ),
 ]
 
 
@@ -582,6 +605,24 @@ MISREAD_TXN_CASES = [
     ("11:4:4:3,2", "aborted IDs are not strictly ascending (3 then 2)"),
     ("11:4:4,4:", "open IDs are not strictly ascending (4 then 4)"),
     ("20:1:1-5,3:", "open IDs are not strictly ascending (5 then 3)"),
+    # issue 24: Hive's server takes minOpenTxn over every open txn, so no listed open txn is below it.
+    # (TestAcidUtils' Hive 2.0 string "150:121:99:121" meant exceptions 99 and 121, not this.)
+    (
+        "150:121:99:121",
+        "min open ID 121 is above the lowest open ID 99; expected the lowest open ID (99) as min open ID",
+    ),
+    (
+        f"9:{MAX}:3:",
+        f"min open ID {MAX} is above the lowest open ID 3; expected the lowest open ID (3) as min open ID",
+    ),
+    (
+        "8:5:7:",
+        "min open ID 5 is not open (the lowest open ID is 7); expected the lowest open ID (7) as min open ID",
+    ),
+    (
+        "8:5::",
+        f"min open ID 5 is not open (no open IDs) but is <= the high watermark 8; expected {MAX} when nothing is open",
+    ),
 ]
 
 

@@ -120,6 +120,40 @@ def test_parsing_does_no_io_and_no_heavy_imports(dagbag):
     assert not set(dagbag["new_modules"]) & set(HEAVY), dagbag["new_modules"]
 
 
+@pytest.mark.integration("airflow")
+def test_malformed_setting_is_each_dag_files_import_error_in_one_line(tmp_path):
+    """Issue 24: a malformed metastore URL (or watch-list pattern) was accepted silently at parse time."""
+    config = tmp_path / "acidflow.yaml"
+    config.write_text("metastore: 'postgresql//nobody@127.0.0.1:1/none'\n")
+    warehouse = tmp_path / "must-not-exist"
+    env = {**airflow_env(str(tmp_path / "home"), str(warehouse), UNREACHABLE_METASTORES["sql"])}
+    env.pop("ACIDFLOW_METASTORE", None)
+    env["ACIDFLOW_CONFIG"] = str(config)
+    result = subprocess.run(
+        [sys.executable, "-c", _PARSE, str(ROOT / "dags")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    line = next((x for x in result.stdout.splitlines() if x.startswith("RESULT")), None)
+    assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
+    data = json.loads(line[len("RESULT") :])
+    assert {Path(path).stem for path in data["errors"]} == DAG_IDS
+    for error in data["errors"].values():
+        assert error.strip().splitlines()[-1] == (
+            "acid_core.errors.InvalidPlatformConfigError: Invalid acidflow setting "
+            f"metastore='postgresql//nobody@127.0.0.1:1/none' in {config}; expected a SQLAlchemy URL "
+            "(dialect[+driver]://[user[:password]@][host][:port][/database]) or "
+            "thrift://host[:port][,thrift://host2[:port]], or null for the embedded one; hint: see "
+            "acidflow.yaml.example for every setting and its default"
+        )
+    assert data["dags"] == {}
+    assert data["io_attempts"] == []
+    assert not warehouse.exists()
+
+
 def _module_level_imports(path: Path):
     tree = ast.parse(path.read_text())
     for node in tree.body:

@@ -119,7 +119,7 @@ GARBAGE_CONFIG_CASES = [
     ("warehouse: [1, 2]", r"warehouse=\[1, 2\] in .*expected a directory or URI string"),
     ("warehouse: !!binary aGVsbG8=", r"warehouse=b'hello' in .*expected a directory or URI string"),
     ("warehouse: ''", r"warehouse='' in .*expected a directory or URI string"),
-    ("metastore: 5", r"metastore=5 in .*expected a SQLAlchemy URL string"),
+    ("metastore: 5", r"metastore=5 in .*expected a SQLAlchemy URL"),
     ("thresholds: {delta_pct: .inf}", r"thresholds.delta_pct=inf in .*expected a finite non-negative number"),
     ("thresholds: {delta_pct: .nan}", r"thresholds.delta_pct=nan in .*expected a finite non-negative number"),
     (
@@ -170,16 +170,93 @@ def test_load_config_for_task_fails_the_task_in_one_line(tmp_path, monkeypatch):
     assert info.value.__suppress_context__
 
 
-def test_load_config_for_dag_falls_back_to_defaults_with_one_log_line(tmp_path, monkeypatch, caplog):
+def test_load_config_for_dag_invalid_setting_raises_one_line(tmp_path, monkeypatch):
+    """Issue 24: the DAG file shows the bad setting as its import error (it used to fall back)."""
     from acidflow_airflow.config import load_config_for_dag
 
     path = tmp_path / "acidflow.yaml"
     path.write_text("schedules: {cleaner: 'whenever'}")
     monkeypatch.setenv("ACIDFLOW_CONFIG", str(path))
-    assert load_config_for_dag() == AcidflowConfig()
-    [record] = [r for r in caplog.records if r.name == "acidflow_airflow.config"]
-    assert "schedules.cleaner='whenever'" in record.getMessage()
-    assert record.exc_info is None
+    with pytest.raises(InvalidPlatformConfigError) as info:
+        load_config_for_dag()
+    assert str(info.value) == (
+        f"Invalid acidflow setting schedules.cleaner='whenever' in {path}; expected a five-field cron "
+        "expression such as '*/30 * * * *'; hint: see acidflow.yaml.example for every setting and its default"
+    )
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
+
+
+METASTORE_EXPECTED = (
+    "a SQLAlchemy URL (dialect[+driver]://[user[:password]@][host][:port][/database]) or "
+    "thrift://host[:port][,thrift://host2[:port]], or null for the embedded one"
+)
+PATTERN_EXPECTED = (
+    "db.table, db.* or *.* (letters, digits, '_' and the wildcards * ? [abc] [!abc] on each side of one '.')"
+)
+HINT = "; hint: see acidflow.yaml.example for every setting and its default"
+
+MALFORMED_SYNTAX_CASES = [
+    # issue 24: accepted silently before; each would fail only when a task connects, or match nothing
+    ("metastore: garbage", "metastore='garbage'", METASTORE_EXPECTED),
+    ("metastore: 'postgresql//m/db'", "metastore='postgresql//m/db'", METASTORE_EXPECTED),
+    ("metastore: 'postgresql://m:port/db'", "metastore='postgresql://m:port/db'", METASTORE_EXPECTED),
+    ("metastore: 'postgresql://m:99999/db'", "metastore='postgresql://m:99999/db'", METASTORE_EXPECTED),
+    ("metastore: 'thrift://:9083'", "metastore='thrift://:9083'", METASTORE_EXPECTED),
+    ("metastore: 'thrift://h:9083,http://h2'", "metastore='thrift://h:9083,http://h2'", METASTORE_EXPECTED),
+    ("groups: [{name: a, tables: ['sales..orders']}]", "groups[0].tables='sales..orders'", PATTERN_EXPECTED),
+    ("groups: [{name: a, tables: ['sales.[orders']}]", "groups[0].tables='sales.[orders'", PATTERN_EXPECTED),
+    ("groups: [{name: a, tables: ['sales.ord ers']}]", "groups[0].tables='sales.ord ers'", PATTERN_EXPECTED),
+    ("groups: [{name: a, tables: ['db.t.x']}]", "groups[0].tables='db.t.x'", PATTERN_EXPECTED),
+    ("groups: [{name: a, tables: ['sales/x.t']}]", "groups[0].tables='sales/x.t'", PATTERN_EXPECTED),
+    (
+        "alerts: {routes: [{tables: ['hr.em-ployee'], channels: [log]}]}",
+        "alerts.routes[0].tables='hr.em-ployee'",
+        PATTERN_EXPECTED,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "setting", "expected"), MALFORMED_SYNTAX_CASES, ids=[c[1] for c in MALFORMED_SYNTAX_CASES]
+)
+def test_load_config_malformed_metastore_or_pattern_names_key_and_value(tmp_path, text, setting, expected):
+    path = tmp_path / "acidflow.yaml"
+    with pytest.raises(InvalidPlatformConfigError) as info:
+        _load(tmp_path, text)
+    assert str(info.value) == f"Invalid acidflow setting {setting} in {path}; expected {expected}{HINT}"
+
+
+@pytest.mark.parametrize("url", ["garbage", "sqlite:/x.db", "postgresql://h:abc/db", "thrift://h:0"])
+def test_load_config_malformed_metastore_env_names_the_variable(url):
+    with pytest.raises(InvalidPlatformConfigError) as info:
+        load_config(None, {"ACIDFLOW_METASTORE": url})
+    assert str(info.value) == (
+        f"Invalid acidflow setting ACIDFLOW_METASTORE={url!r} in ACIDFLOW_METASTORE; expected "
+        f"{METASTORE_EXPECTED}{HINT}"
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://m/db",
+        "postgresql+psycopg2://nobody@127.0.0.1:1/none",
+        "postgresql://[::1]:5432/db?sslmode=require",
+        "sqlite:////tmp/metastore.sqlite",
+        "mysql+pymysql://u:p@h/db",
+        "thrift://127.0.0.1:1",
+        "thrift://hms1:9083, thrift://hms2",
+    ],
+)
+def test_load_config_wellformed_metastore_is_kept_without_connecting(url):
+    assert load_config(None, {"ACIDFLOW_METASTORE": url}).metastore == url
+
+
+@pytest.mark.parametrize("pattern", ["*.*", "sales.*", "hr.employee", "Sales.[oO]rders_20?", "db.t_[!x]*"])
+def test_load_config_wellformed_patterns_are_kept(tmp_path, pattern):
+    config = _load(tmp_path, f"groups: [{{name: a, tables: ['{pattern}']}}]")
+    assert config.group("a").tables == (pattern,)
 
 
 def test_metastore_hook_without_configured_metastore_uses_the_hive_metastore_connection(monkeypatch):

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from acid_core.cli.app import build_parser
+from acid_core.cli.app import build_parser, main
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history, read_rows
 
@@ -100,6 +100,15 @@ def test_cli_compact_table_and_quarantine_restore(warehouse, capsys):
     assert sorted(os.path.basename(line.split()[-1]) for line in restored) == moved
     assert run(["clean", "--purge-trash", "t", *args]) == 0
     assert capsys.readouterr().out == ""  # restored: nothing left in the trash
+    # Issue 24: restoring again, or a compaction that has nothing in the trash, fails in one line.
+    for compaction in ("1", "999999"):
+        assert main(["clean", "--restore", "t", "--compaction", compaction, *args]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith(
+            f"acidflow: error: Nothing to restore for compaction {compaction} of the table at "
+        )
+        assert err.count("\n") == 1
     with Warehouse.open(location, heartbeat_seconds=None) as wh:
         history.warehouse = wh
         assert read_rows(history) == expected

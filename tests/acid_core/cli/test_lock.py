@@ -14,8 +14,15 @@ from kazoo.client import KazooClient
 
 from acid_core.cli.app import build_parser
 from acid_core.cli.lock import run_lock
-from acid_core.errors import InvalidLockConfigError, InvalidLockRequestError, LockRefusedError
+from acid_core.errors import (
+    InvalidLockConfigError,
+    InvalidLockRequestError,
+    LockRefusedError,
+    NoSuchTxnError,
+    TxnNotOpenError,
+)
 from acid_core.locks import NoLockManager, open_lock_manager
+from acid_core.metastore.factory import open_metastore
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -50,8 +57,20 @@ def test_open_lock_manager_none_switches_locking_off():
             {"ACIDFLOW_ZOOKEEPER": "a:1,b:x"},
             "Invalid lock configuration ACIDFLOW_ZOOKEEPER='a:1,b:x'; expected host:port[,host:port...][/chroot]",
         ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "localhost:99999999"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='localhost:99999999'; expected "
+            "host:port[,host:port...][/chroot] with each port from 1 to 65535; hint: port 99999999 of "
+            "'localhost:99999999' is out of range",
+        ),
+        (
+            {"ACIDFLOW_ZOOKEEPER": "a:2181,b:0/acidflow"},
+            "Invalid lock configuration ACIDFLOW_ZOOKEEPER='a:2181,b:0/acidflow'; expected "
+            "host:port[,host:port...][/chroot] with each port from 1 to 65535; hint: port 0 of 'b:0' is out "
+            "of range",
+        ),
     ],
-    ids=["unknown-manager", "zookeeper-without-address", "no-port", "bad-port"],
+    ids=["unknown-manager", "zookeeper-without-address", "no-port", "bad-port", "port-too-big", "port-zero"],
 )
 def test_open_lock_manager_bad_config_raises(environ, message):
     with pytest.raises(InvalidLockConfigError) as info:
@@ -114,10 +133,13 @@ def test_open_lock_manager_explicit_metastore_url_wins_over_the_environment(tmp_
     ]
 )
 def lock_env(request, monkeypatch, tmp_path):
-    """The environment that selects a real lock manager, for in-process and subprocess runs."""
+    """The environment that selects a real lock manager, for in-process and subprocess runs.
+
+    ``ACIDFLOW_METASTORE`` is the metastore of ``--txn-id``'s transaction (and the sql manager's locks).
+    """
+    monkeypatch.setenv("ACIDFLOW_METASTORE", f"sqlite:///{tmp_path}/metastore.sqlite")
     if request.param == "sql":
         monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "sql")
-        monkeypatch.setenv("ACIDFLOW_METASTORE", f"sqlite:///{tmp_path}/metastore.sqlite")
         return request.param
     server = request.getfixturevalue("zookeeper_server")
     chroot = f"/acidflow-cli-test-{uuid.uuid4().hex}"
@@ -131,7 +153,9 @@ def lock_env(request, monkeypatch, tmp_path):
     return request.param
 
 
-def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
+def test_cli_acquire_hold_show_and_refusal(lock_env, capsys, tmp_path):
+    with open_metastore(os.environ["ACIDFLOW_METASTORE"], str(tmp_path / "wh")) as metastore:
+        txn_id = metastore.open_txn()
     driver = (
         "import argparse, sys\n"
         "from acid_core.cli.app import build_parser\n"
@@ -154,7 +178,7 @@ def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
             "--holder",
             "cli-holder",
             "--txn-id",
-            "11",
+            str(txn_id),
             "--retries",
             "0",
         ],
@@ -169,8 +193,8 @@ def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
         assert run_lock(_parse(["lock", "show", "--extended", "--format", "jsonl"])) == 0
         shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert [(s["object"], s["mode"], s["holder"], s["txn_id"]) for s in shown] == [
-            ("db.t", "S", "cli-holder", 11),
-            ("db.t/p=1", "X", "cli-holder", 11),
+            ("db.t", "S", "cli-holder", txn_id),
+            ("db.t/p=1", "X", "cli-holder", txn_id),
         ]
         assert all(s["host"] and s["acquired_at"] for s in shown)
         assert run_lock(_parse(["lock", "show", "db.t/p=1"])) == 0
@@ -185,5 +209,59 @@ def test_cli_acquire_hold_show_and_refusal(lock_env, capsys):
         holder.wait(10)
         holder.stdout.close()
         holder.stderr.close()
+    assert run_lock(_parse(["lock", "show"])) == 0
+    assert capsys.readouterr().out == "no locks held\n"
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),
+        pytest.param(
+            "postgres", marks=[pytest.mark.backend("postgres"), pytest.mark.integration("postgres")]
+        ),
+        pytest.param(
+            "hive", marks=[pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.timeout(600)]
+        ),
+    ]
+)
+def txn_metastore(request, monkeypatch, tmp_path):
+    """Every metastore the lock path takes ``--txn-id`` transactions from: (URL, warehouse)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/metastore.sqlite"
+    elif request.param == "postgres":
+        url = request.getfixturevalue("postgres_schema_url")
+    else:
+        url = request.getfixturevalue("hive_metastore_server").uri
+    warehouse = str(tmp_path / "wh")
+    monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "sql")
+    monkeypatch.setenv("ACIDFLOW_METASTORE", url)
+    monkeypatch.setenv("ACIDFLOW_WAREHOUSE", warehouse)
+    return url, warehouse
+
+
+def test_acquire_unknown_txn_raises_and_locks_nothing(txn_metastore, capsys):
+    """Hive's lock() raises NoSuchTxnException (TxnHandler.ensureValidTxn); it used to succeed."""
+    with pytest.raises(NoSuchTxnError) as caught:
+        run_lock(_parse(["lock", "acquire", "default.t", "--mode", "S", "--txn-id", "424242"]))
+    assert str(caught.value) == (
+        "No such transaction 424242; expected an ID returned by open_txn; hint: SHOW TRANSACTIONS lists the open ones"
+    )
+    assert capsys.readouterr().out == ""
+    assert run_lock(_parse(["lock", "show"])) == 0
+    assert capsys.readouterr().out == "no locks held\n"
+
+
+@pytest.mark.parametrize("end", ["abort", "commit"])
+def test_acquire_closed_txn_raises_naming_its_state(txn_metastore, capsys, end):
+    url, warehouse = txn_metastore
+    with open_metastore(url, warehouse) as metastore:
+        txn_id = metastore.open_txn()
+        (metastore.abort_txn if end == "abort" else metastore.commit_txn)(txn_id)
+    state = "aborted" if end == "abort" else "committed"
+    with pytest.raises(
+        TxnNotOpenError, match=rf"^Cannot lock objects for transaction {txn_id}: it is {state}; "
+    ):
+        run_lock(_parse(["lock", "acquire", "default.t", "--mode", "X", "--txn-id", str(txn_id)]))
+    assert capsys.readouterr().out == ""
     assert run_lock(_parse(["lock", "show"])) == 0
     assert capsys.readouterr().out == "no locks held\n"

@@ -179,3 +179,39 @@ def test_read_without_any_metastore_reads_all_committed_with_a_note(tmp_path, mo
         f"acidflow read: note: no metastore covers {bare}; read every write as committed "
         "(pass --metastore, or --write-ids/--txns)\n"
     )
+
+
+def test_read_and_state_by_name_use_the_embedded_metastore(wh, tmp_path, capsys, monkeypatch):
+    """Issue 24: ``--warehouse wh default.t`` read the name as a path (``/cwd/default.t does not exist``)."""
+    _insert(wh, [1, 2])
+    txn = wh.transaction(heartbeat_seconds=None).begin()
+    txn.insert("events", _rows([3]))
+    txn.abort()
+    assert _read(["--warehouse", "wh", "default.events"], capsys) == (0, [1, 2], "")
+    assert _read(["events", "--warehouse", str(tmp_path / "wh")], capsys) == (0, [1, 2], "")
+    assert cli.main(["state", "--warehouse", "wh", "default.events", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    state = json.loads(out)
+    assert state["deltas"] == ["delta_0000001_0000001_0000"]
+    assert state["aborted"] == ["delta_0000002_0000002_0000"]  # the metastore's snapshot, not all committed
+    monkeypatch.setenv("ACIDFLOW_WAREHOUSE", "wh")  # the environment's warehouse too
+    assert _read(["default.events"], capsys) == (0, [1, 2], "")
+
+
+def test_read_and_state_by_name_unknown_table_is_one_line_error(wh, capsys):
+    for command in ("read", "state"):
+        assert cli.main([command, "--warehouse", "wh", "default.nope"]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            "acidflow: error: No such table 'default.nope'; expected an existing table; hint: SHOW TABLES "
+            "lists them, CREATE TABLE makes one\n"
+        )
+
+
+def test_read_and_state_existing_path_wins_over_a_name(wh, tmp_path, capsys):
+    _insert(wh, [1])
+    (tmp_path / "default.events").mkdir()  # a directory of that name in the working directory
+    assert cli.main(["state", "--warehouse", "wh", "default.events", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deltas"] == []

@@ -214,6 +214,12 @@ def _error_tree(tmp_path: Path, paths: list[str]) -> str:
         ([], ["--write-ids", "db.t:x:1::"], "high watermark 'x' is not a number"),
         (
             [],
+            ["--write-ids", "db.t:5:1:3:"],
+            "'db.t:5:1:3:': min open ID 1 is not open (the lowest open ID is 3)",
+        ),
+        ([], ["--txns", "5:1:3:"], "'5:1:3:': min open ID 1 is not open (the lowest open ID is 3)"),
+        (
+            [],
             ["--txns", "7:5:q:"],
             "Invalid ValidTxnList (<hwm>:<minOpenTxn>:<open,..>:<aborted,..>) '7:5:q:'",
         ),
@@ -224,6 +230,8 @@ def _error_tree(tmp_path: Path, paths: list[str]) -> str:
         "not_enough_history",
         "garbage_write_ids",
         "bad_hwm",
+        "min_open_not_lowest_open",
+        "txns_min_open_not_lowest_open",
         "bad_txns",
     ],
 )

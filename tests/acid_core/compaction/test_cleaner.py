@@ -16,7 +16,7 @@ from acid_core.compaction.cleaner import (
     run_cleaner,
 )
 from acid_core.compaction.worker import run_worker
-from acid_core.errors import StorageError, UnsafeCleanError
+from acid_core.errors import NothingToRestoreError, StorageError, UnsafeCleanError
 from acid_core.metastore import CompactionState, CompactionType, TxnType
 from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import create_table, random_history, read_rows, read_rows_at
@@ -136,6 +136,24 @@ def test_cleaner_quarantine_then_restore_then_purge(wh):
     assert {os.path.basename(p) for p in restored} == before
     assert set(visible(location)) == before | set(outcome.outputs)
     assert read_rows(history) == expected
+    # Issue 24: a second restore, or one of a compaction that quarantined nothing, is an error,
+    # not a silent success; nothing moves.
+    after = set(visible(location))
+    with pytest.raises(NothingToRestoreError) as caught:
+        restore_from_trash(location, outcome.compaction_id)
+    assert str(caught.value) == (
+        f"Nothing to restore for compaction {outcome.compaction_id} of the table at {location!r}: none of its "
+        f"{len(before)} quarantined directories is in the trash any more (restored or purged before); expected "
+        "a compaction whose directories `clean --quarantine` moved to the trash; hint: SHOW COMPACTIONS lists "
+        "the compactions; <table>/_acidflow_cleaner/ledger what was quarantined"
+    )
+    with pytest.raises(NothingToRestoreError) as caught:
+        restore_from_trash(location, 999999)
+    assert str(caught.value).startswith(
+        f"Nothing to restore for compaction 999999 of the table at {location!r}: the cleaner's ledger has no "
+        "directory it quarantined; expected "
+    )
+    assert set(visible(location)) == after
     # Quarantine again through a new compaction of the restored (obsolete) directories, then purge.
     wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
     run_worker(wh.metastore)

@@ -206,11 +206,45 @@ def test_create_table_default_location_taken_by_an_earlier_location_refused(worl
     )
 
 
-def test_create_table_relative_location_is_stored_absolute(world, monkeypatch):
+@pytest.mark.parametrize(
+    ("sql", "location"),
+    [
+        (f"CREATE TABLE rel (a int) {ACID} LOCATION 'data/rel'", "data/rel"),
+        ("CREATE EXTERNAL TABLE rel (a int) STORED AS ORC LOCATION './rel'", "./rel"),
+        ("CREATE DATABASE d LOCATION 'rel'", "rel"),
+        ("ALTER TABLE part ADD PARTITION (p='x') LOCATION 'px'", "px"),
+        ("ALTER TABLE keep SET LOCATION 'moved'", "moved"),
+    ],
+    ids=["create-table", "create-external-table", "create-database", "add-partition", "set-location"],
+)
+def test_relative_location_refused_not_resolved_against_cwd(world, monkeypatch, sql, location):
+    """Issue 24: resolved against the working directory, the same statement run from two Airflow
+    workers put the table's data in two places. Hive qualifies it against the default file system's
+    working directory, which is no more stable: acidflow refuses it."""
     session, tmp_path = world
     monkeypatch.chdir(tmp_path)
-    session.execute(f"CREATE TABLE rel (a int) {ACID} LOCATION 'data/rel'")
-    assert session.warehouse.metastore.get_table("rel").location == str(tmp_path / "data" / "rel")
+    keep_location = session.warehouse.metastore.get_table("keep").location
+    assert_refused(
+        session,
+        tmp_path,
+        sql,
+        InvalidLocationError,
+        f"Refusing location {location!r}: it is a relative path, which would resolve against the working "
+        "directory of whichever process runs the statement; expected an absolute path or a URI",
+    )
+    assert session.warehouse.metastore.list_databases() == ["default"]
+    assert session.warehouse.metastore.list_partitions("part") == []
+    assert session.warehouse.metastore.get_table("keep").location == keep_location
+
+
+def test_relative_location_refused_by_the_cli_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = main(["--warehouse", str(tmp_path / "wh"), f"CREATE TABLE rel (a int) {ACID} LOCATION 'rel/dir'"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.startswith("acidflow sql: error: Refusing location 'rel/dir': it is a relative path")
+    assert err.count("\n") == 1
+    assert not (tmp_path / "rel").exists()
 
 
 NAMES = [
