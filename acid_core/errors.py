@@ -674,6 +674,8 @@ class DiskFullError(StorageError):
     """No space left on the device holding ``path`` (data files or the metastore's database)."""
 
     def __init__(self, path: str, operation: str, detail: str) -> None:
+        # pyarrow appends the Python traceback of a failed stream write to its message: keep one line.
+        detail = (detail.strip().splitlines() or [""])[0].split(". Detail: Python exception", 1)[0]
         self.path, self.operation, self.detail = path, operation, detail
         super().__init__(
             f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "

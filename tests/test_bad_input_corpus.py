@@ -685,6 +685,55 @@ def test_cli_full_disk_while_writing_data_names_the_file(tmp_path):
     assert "Disk full: writing an event file" in result.stderr
 
 
+def _compact_on_full_disk(tmp_path, metastore_on_the_disk: bool) -> subprocess.CompletedProcess[str]:
+    """Three inserts on a 1 MiB tmpfs, a filler file takes the rest of it, then ``compact --table t``."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    metastore = "" if metastore_on_the_disk else f" --metastore sqlite:///{tmp_path}/metastore.sqlite"
+    cli = f"{sys.executable} -m acid_core.cli"
+    where = f"--warehouse {disk}/wh{metastore}"
+    inserts = " && ".join(f'{cli} sql {where} "INSERT INTO t VALUES ({i}, {i})"' for i in range(3))
+    script = (
+        f"mount -t tmpfs -o size=1m tmpfs {disk} && "
+        f'({cli} sql {where} "CREATE TABLE t (id int, v int) STORED AS ORC{ACID}" && {inserts}) '
+        f">/dev/null 2>&1 && (dd if=/dev/zero of={disk}/filler bs=1k 2>/dev/null; true) && "
+        f"{cli} compact {where} --table t --type major"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    return subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_compact_metastore_on_a_full_disk_says_disk_full(tmp_path):
+    """SQLite reports a full disk under its WAL files as "disk I/O error" (SQLITE_IOERR_SHMSIZE)."""
+    result = _compact_on_full_disk(tmp_path, metastore_on_the_disk=True)
+    _assert_one_clean_line(
+        result.returncode,
+        result.stdout,
+        result.stderr,
+        1,
+        f"could not write '{tmp_path}/disk/wh/.acidflow/metastore.sqlite' (OperationalError: disk I/O error)",
+    )
+    assert result.stderr.startswith("acidflow: error: Disk full: metastore operation ")
+    assert "check that the database is reachable" not in result.stderr
+
+
+def test_cli_compact_warehouse_on_a_full_disk_says_disk_full_in_one_line(tmp_path):
+    result = _compact_on_full_disk(tmp_path, metastore_on_the_disk=False)
+    _assert_one_clean_line(
+        result.returncode, result.stdout, result.stderr, 1, "Disk full: writing an event file"
+    )
+    assert "No space left on device); expected free space on that disk" in result.stderr
+    assert "Python exception" not in result.stderr + result.stdout
+
+
 def test_cli_unreachable_zookeeper_one_line(world, baseline):
     import socket
 
