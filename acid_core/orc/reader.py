@@ -450,7 +450,7 @@ _HIVE_TYPE_NAMES: Final = {
 
 def _hive_type_name(arrow_type: pa.DataType) -> str:
     if pa.types.is_decimal(arrow_type):
-        return f"decimal({arrow_type.precision},{arrow_type.scale})"  # type: ignore[attr-defined]
+        return f"decimal({arrow_type.precision},{arrow_type.scale})"
     if pa.types.is_timestamp(arrow_type):
         return "timestamp"
     return _HIVE_TYPE_NAMES.get(arrow_type, str(arrow_type))
