@@ -98,7 +98,7 @@ def run_clean(args: argparse.Namespace) -> int:
             return 1 if skipped else 0
         if args.restore is not None:
             if args.compaction is None:
-                print("acidflow clean: error: --restore needs --compaction ID")
+                print("acidflow clean: error: --restore needs --compaction ID", file=sys.stderr)
                 return 2
             table = metastore.get_table(args.restore)
             partitions = [p.location for p in metastore.list_partitions(table.full_name)]

@@ -61,9 +61,12 @@ from acid_core.compaction.common import (
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
+    NoSuchCompactionError,
+    NoSuchTableError,
     NotEnoughHistoryError,
     SnapshotLostError,
     StorageError,
+    TableDroppedError,
     UnsafeCleanError,
     UnsafeDeleteError,
 )
@@ -172,7 +175,9 @@ class CleanResult:
         status: ``cleaned``; ``dry_run``; ``waiting`` (a lease or open transaction still reads
             something; nothing deleted); ``superseded`` (a newer compaction's obsolete set holds
             this one's; nothing deleted, marked cleaned); ``retrying`` (this run failed, the entry
-            waits its back-off) or ``failed`` (the last attempt failed: terminal, with the reason).
+            waits its back-off) or ``failed`` (the last attempt failed: terminal, with the reason);
+            ``skipped`` (the table was dropped while it was cleaned: nothing more deleted, its
+            directory not recreated).
         message: one sentence.
         actions: the paths handled.
     """
@@ -371,6 +376,10 @@ def _ledger_path(io: FileIO, table_root: str, compaction_id: int) -> str:
 
 
 def _write_ledger(io: FileIO, table_root: str, compaction_id: int, actions: Sequence[PathAction]) -> None:
+    # The ledger lives inside the table directory and never brings it back: a table dropped under
+    # the cleaner would otherwise exist again on disk, and CREATE TABLE of its name be refused.
+    if io.info(table_root) is None:
+        raise TableDroppedError(posixpath.basename(table_root.rstrip("/")), table_root)
     io.mkdirs(io.join(table_root, LEDGER_DIR, "ledger"))
     payload = json.dumps([asdict(a) for a in actions], indent=1, sort_keys=True).encode()
     io.write_bytes_atomic(_ledger_path(io, table_root, compaction_id), payload)
@@ -477,7 +486,10 @@ def clean_compaction(
     """
     options = options or CleanerOptions()
     now = time.time() if now is None else now
-    table = metastore.get_table(compaction.table)
+    try:
+        table = metastore.get_table(compaction.table)
+    except NoSuchTableError as e:
+        raise TableDroppedError(compaction.table, "(unknown location)") from e
     location = partition_location(metastore, table, compaction.partition)
     io, root = file_io_for(location)
     _, table_root = file_io_for(table.location)
@@ -549,15 +561,23 @@ def clean_compaction(
         for path, reason in paths
     ]
     step = options.on_step or (lambda _step, _path: None)
+
+    def still_there() -> None:
+        # DROP TABLE forgets the queue entry and deletes the directory: stop, recreate nothing.
+        if not _table_exists(metastore, table) or io.info(table_root) is None:
+            raise TableDroppedError(table.full_name, table_root)
+
     done = [
         a for a in _previous_actions(io, table_root, compaction.id) if a.path not in {p.path for p in planned}
     ]
     step("ledger", None)
+    still_there()
     _retry(
         options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, [*done, *planned])
     )
     for item in planned:
         step("deleting", item.path)
+        still_there()
         if item.trash_path is not None:
             trash_path = item.trash_path
 
@@ -572,8 +592,10 @@ def clean_compaction(
         else:
             _retry(options, f"delete {item.path}", lambda path=item.path: _delete(io, path))  # type: ignore[misc]
             done.append(action(item.path, item.reason, "deleted"))
+    still_there()
     _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
     step("marking", None)
+    still_there()
     # Hive 4's Cleaner hands markCleaned the directory state's aborted facts, so the metastore
     # may forget aborted writes whose files are gone (and only those).
     metastore.mark_cleaned(
@@ -583,6 +605,24 @@ def clean_compaction(
     )
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
+
+
+def _table_exists(metastore: Metastore, table: Table) -> bool:
+    """Whether the metastore still has ``table`` (the same location: not dropped and created again)."""
+    try:
+        return metastore.get_table(table.full_name).location == table.location
+    except NoSuchTableError:
+        return False
+
+
+def _dropped(metastore: Metastore, compaction: CompactionInfo) -> bool:
+    """Whether a failure came from DROP TABLE: the table or its queue entry is gone."""
+    try:
+        metastore.get_table(compaction.table)
+        metastore.get_compaction(compaction.id)
+    except (NoSuchTableError, NoSuchCompactionError):
+        return True
+    return False
 
 
 def _delete(io: FileIO, path: str) -> None:
@@ -678,6 +718,12 @@ def run_cleaner(
                 results.append(clean_compaction(metastore, compaction, options, now))
             except AcidError as e:
                 _LOG.debug("cleaning compaction %d failed", compaction.id, exc_info=True)
+                if isinstance(e, TableDroppedError) or _dropped(metastore, compaction):
+                    # DROP TABLE forgot the entry with the table: nothing to retry, nothing failed.
+                    message = f"table {compaction.table} was dropped while it was cleaned; nothing more done"
+                    _LOG.info("compaction %d: %s", compaction.id, message)
+                    results.append(CleanResult(compaction.id, "skipped", message))
+                    continue
                 try:
                     results.append(_record_failure(metastore, compaction, e, options, now))
                 except AcidError:
