@@ -61,8 +61,10 @@ from acid_core.compaction.common import (
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
+    CorruptDataError,
     NoSuchCompactionError,
     NoSuchTableError,
+    NotAnAcidFileError,
     NotEnoughHistoryError,
     SnapshotLostError,
     StorageError,
@@ -550,6 +552,8 @@ def clean_compaction(
     if options.dry_run:
         actions = tuple(action(path, reason, "would delete") for path, reason in paths)
         return CleanResult(compaction.id, "dry_run", f"would delete {len(actions)} path(s)", actions)
+    if paths:
+        _check_superseding(io, root, state)
     trash_root = io.join(table_root, TRASH_DIR, f"c{compaction.id}", *(compaction.partition or "").split("/"))
     planned = [
         action(
@@ -605,6 +609,32 @@ def clean_compaction(
     )
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
+
+
+def _check_superseding(io: FileIO, root: str, state: AcidDirectoryState) -> None:
+    """Read the footer of every file of what supersedes the obsolete directories, before any delete.
+
+    Hive's cleaner deletes without looking; a base or delta corrupted after its compaction
+    committed would then leave the table without any good copy of its rows. The deltas stay until
+    the output reads again (the failure is retried and, after the last retry, marked failed:
+    the operator page and the Airflow alerts show it).
+
+    Raises:
+        CorruptDataError: a file of the base or a delta does not read (named).
+    """
+    from acid_core.orc.files import read_footers  # pyarrow: only once there is something to delete
+
+    for name in (*((state.base,) if state.base else ()), *state.deltas):
+        directory = io.join(root, name)
+        try:
+            read_footers(io, directory)
+        except (NotAnAcidFileError, CorruptDataError, StorageError) as e:
+            raise CorruptDataError(
+                directory,
+                f"it supersedes the directories to delete, and it does not read ({e})",
+                "every file of the compaction's output readable before its inputs are deleted; nothing "
+                "was deleted",
+            ) from e
 
 
 def _table_exists(metastore: Metastore, table: Table) -> bool:
