@@ -377,10 +377,18 @@ def _ledger_path(io: FileIO, table_root: str, compaction_id: int) -> str:
     return io.join(table_root, LEDGER_DIR, "ledger", f"c{compaction_id}.json")
 
 
-def _write_ledger(io: FileIO, table_root: str, compaction_id: int, actions: Sequence[PathAction]) -> None:
+def _write_ledger(
+    io: FileIO,
+    table_root: str,
+    compaction_id: int,
+    actions: Sequence[PathAction],
+    *,
+    create_root: bool = False,
+) -> None:
     # The ledger lives inside the table directory and never brings it back: a table dropped under
     # the cleaner would otherwise exist again on disk, and CREATE TABLE of its name be refused.
-    if io.info(table_root) is None:
+    # (``create_root``: the table directory never existed, e.g. all its partitions lie elsewhere.)
+    if not create_root and io.info(table_root) is None:
         raise TableDroppedError(posixpath.basename(table_root.rstrip("/")), table_root)
     io.mkdirs(io.join(table_root, LEDGER_DIR, "ledger"))
     payload = json.dumps([asdict(a) for a in actions], indent=1, sort_keys=True).encode()
@@ -566,19 +574,22 @@ def clean_compaction(
     ]
     step = options.on_step or (lambda _step, _path: None)
 
+    root_existed = io.info(table_root) is not None
+
     def still_there() -> None:
         # DROP TABLE forgets the queue entry and deletes the directory: stop, recreate nothing.
-        if not _table_exists(metastore, table) or io.info(table_root) is None:
+        if not _table_exists(metastore, table) or (root_existed and io.info(table_root) is None):
             raise TableDroppedError(table.full_name, table_root)
+
+    def write_ledger(actions: Sequence[PathAction]) -> None:
+        _write_ledger(io, table_root, compaction.id, actions, create_root=not root_existed)
 
     done = [
         a for a in _previous_actions(io, table_root, compaction.id) if a.path not in {p.path for p in planned}
     ]
     step("ledger", None)
     still_there()
-    _retry(
-        options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, [*done, *planned])
-    )
+    _retry(options, "write the ledger", lambda: write_ledger([*done, *planned]))
     for item in planned:
         step("deleting", item.path)
         still_there()
@@ -597,7 +608,7 @@ def clean_compaction(
             _retry(options, f"delete {item.path}", lambda path=item.path: _delete(io, path))  # type: ignore[misc]
             done.append(action(item.path, item.reason, "deleted"))
     still_there()
-    _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
+    _retry(options, "write the ledger", lambda: write_ledger(done))
     step("marking", None)
     still_there()
     # Hive 4's Cleaner hands markCleaned the directory state's aborted facts, so the metastore
