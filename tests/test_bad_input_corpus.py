@@ -627,6 +627,20 @@ def test_cli_debug_shows_the_traceback(world):
 # --------------------------------------------------------------------------------------------
 
 
+def _in_private_mounts(script: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run a shell script in a private user and mount namespace (``unshare``): it may mount a tmpfs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    return subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def test_cli_full_disk_is_a_disk_error_naming_the_path(tmp_path):
     """A 64 KiB tmpfs in a private mount namespace (``unshare``) holds the warehouse: it fills up."""
     disk = tmp_path / "disk"
@@ -636,16 +650,7 @@ def test_cli_full_disk_is_a_disk_error_naming_the_path(tmp_path):
         f"{sys.executable} -m acid_core.cli sql --warehouse {disk}/wh "
         f'"{CREATE_T}{ACID}"'
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    result = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _in_private_mounts(script)
     _assert_one_clean_line(
         result.returncode, result.stdout, result.stderr, 1, f"{disk}/wh/.acidflow/metastore.sqlite"
     )
@@ -665,16 +670,7 @@ def test_cli_full_disk_while_writing_data_names_the_file(tmp_path):
     script = (
         f'mount -t tmpfs -o size=96k tmpfs {disk} && {sql} "{CREATE_T}{ACID}" 2>/dev/null && {sql} "{insert}"'
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    result = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _in_private_mounts(script)
     _assert_one_clean_line(
         result.returncode,
         result.stdout,
@@ -699,16 +695,7 @@ def _compact_on_full_disk(tmp_path, metastore_on_the_disk: bool) -> subprocess.C
         f">/dev/null 2>&1 && (dd if=/dev/zero of={disk}/filler bs=1k 2>/dev/null; true) && "
         f"{cli} compact {where} --table t --type major"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    return subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return _in_private_mounts(script, timeout=120)
 
 
 def test_cli_compact_metastore_on_a_full_disk_says_disk_full(tmp_path):

@@ -16,15 +16,7 @@ from acid_core.compaction.cleaner import CleanerOptions, run_cleaner
 from acid_core.compaction.worker import run_worker
 from acid_core.metastore import CompactionType
 from acid_core.sql.engine import SqlSession
-from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history
-
-
-@pytest.fixture
-def wh(tmp_path):
-    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
-    yield warehouse
-    warehouse.close()
 
 
 @pytest.mark.parametrize("when", ["ledger", "deleting", "marking"])

@@ -13,15 +13,7 @@ import pytest
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import run_worker
 from acid_core.metastore import CompactionState, CompactionType
-from acid_core.writes.transaction import Warehouse
 from tests.acid_core.compaction.histories import random_history, read_rows
-
-
-@pytest.fixture
-def wh(tmp_path):
-    warehouse = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
-    yield warehouse
-    warehouse.close()
 
 
 def _compacted(wh, kind):
