@@ -15,8 +15,12 @@
                  table location (a partition whose LOCATION lies elsewhere: inside its own
                  location, which may be no filesystem root and may not hold the table), or
                  UnsafeCleanError
+        intact?  the ORC footer of every file of the base and deltas that supersede them reads,
+                 or CorruptDataError and nothing is deleted (Hive's Cleaner does not look)
         do       ledger entry first (planned), then delete each (or move it into the table's trash),
                  ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
+        dropped? the table gone (DROP TABLE) at any step: stop, 'skipped'; its directory is never
+                 recreated by the ledger
         failed?  retry after retry_retention_seconds * 2**n (Hive's CQ_RETRY_RETENTION); after
                  max_attempts retries -> history 'failed' with the reason     ('retrying' / 'failed')
 
@@ -37,7 +41,8 @@ compaction (it stays ready for the next run).
 Safe default: ``dry_run`` lists what would go and changes nothing (the CLI's ``--dry-run``).
 Not here: deciding readiness (the metastore's ``find_ready_to_clean``), compacting (``worker``).
 Errors: ``UnsafeCleanError`` (a path outside the table location; nothing of that compaction is
-touched), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
+touched), ``CorruptDataError`` (a file of the superseding output does not read; nothing deleted),
+``TableDroppedError`` (reported as 'skipped', not as a failure), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
 readable: a bug, nothing deleted), ``StorageError`` after the retries; ``run_cleaner`` turns each
 into a retry with back-off, and the last one into a failed compaction with the reason.
 """
