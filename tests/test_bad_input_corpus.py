@@ -868,6 +868,7 @@ def test_cli_sql_compact_and_wait_failed_compaction_exits_0_naming_the_status_as
     code, out, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major' AND WAIT"])
     assert code == 0
     assert "Traceback" not in out + err
+    assert "error:" not in err  # the failure is the statement's result, not an error line (exit 0)
     [status] = [line for line in (out + err).splitlines() if line.startswith("Compaction 1 ")]
     assert status.startswith("Compaction 1 (major, default.x): failed: NotAnAcidFileError: ")
     assert "bucket_00000" in status
