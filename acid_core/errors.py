@@ -712,10 +712,23 @@ class CorruptDataError(AcidError):
         )
 
 
+class TableDroppedError(AcidError):
+    """The table was dropped while the cleaner worked on it: it stops and recreates nothing."""
+
+    def __init__(self, table: str, location: str) -> None:
+        self.table, self.location = table, location
+        super().__init__(
+            f"Table {table!r} was dropped while it was cleaned ({location!r} or its metastore entry is gone); "
+            "expected the table to exist; nothing more was done and its directory was not recreated"
+        )
+
+
 class DiskFullError(StorageError):
     """No space left on the device holding ``path`` (data files or the metastore's database)."""
 
     def __init__(self, path: str, operation: str, detail: str) -> None:
+        # pyarrow appends the Python traceback of a failed stream write to its message: keep one line.
+        detail = (detail.strip().splitlines() or [""])[0].split(". Detail: Python exception", 1)[0]
         self.path, self.operation, self.detail = path, operation, detail
         super().__init__(
             f"Disk full: {operation} could not write {path!r} ({detail}); expected free space on that disk; "

@@ -661,6 +661,20 @@ def test_cli_debug_shows_the_traceback(world):
 # --------------------------------------------------------------------------------------------
 
 
+def _in_private_mounts(script: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run a shell script in a private user and mount namespace (``unshare``): it may mount a tmpfs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    return subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def test_cli_full_disk_is_a_disk_error_naming_the_path(tmp_path):
     """A 64 KiB tmpfs in a private mount namespace (``unshare``) holds the warehouse: it fills up."""
     disk = tmp_path / "disk"
@@ -670,16 +684,7 @@ def test_cli_full_disk_is_a_disk_error_naming_the_path(tmp_path):
         f"{sys.executable} -m acid_core.cli sql --warehouse {disk}/wh "
         f'"{CREATE_T}{ACID}"'
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    result = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _in_private_mounts(script)
     _assert_one_clean_line(
         result.returncode, result.stdout, result.stderr, 1, f"{disk}/wh/.acidflow/metastore.sqlite"
     )
@@ -699,16 +704,7 @@ def test_cli_full_disk_while_writing_data_names_the_file(tmp_path):
     script = (
         f'mount -t tmpfs -o size=96k tmpfs {disk} && {sql} "{CREATE_T}{ACID}" 2>/dev/null && {sql} "{insert}"'
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACIDFLOW_")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    result = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _in_private_mounts(script)
     _assert_one_clean_line(
         result.returncode,
         result.stdout,
@@ -717,6 +713,46 @@ def test_cli_full_disk_while_writing_data_names_the_file(tmp_path):
         f"{disk}/wh/t/delta_0000001_0000001_0000/bucket_00000",
     )
     assert "Disk full: writing an event file" in result.stderr
+
+
+def _compact_on_full_disk(tmp_path, metastore_on_the_disk: bool) -> subprocess.CompletedProcess[str]:
+    """Three inserts on a 1 MiB tmpfs, a filler file takes the rest of it, then ``compact --table t``."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    metastore = "" if metastore_on_the_disk else f" --metastore sqlite:///{tmp_path}/metastore.sqlite"
+    cli = f"{sys.executable} -m acid_core.cli"
+    where = f"--warehouse {disk}/wh{metastore}"
+    inserts = " && ".join(f'{cli} sql {where} "INSERT INTO t VALUES ({i}, {i})"' for i in range(3))
+    script = (
+        f"mount -t tmpfs -o size=1m tmpfs {disk} && "
+        f'({cli} sql {where} "CREATE TABLE t (id int, v int) STORED AS ORC{ACID}" && {inserts}) '
+        f">/dev/null 2>&1 && (dd if=/dev/zero of={disk}/filler bs=1k 2>/dev/null; true) && "
+        f"{cli} compact {where} --table t --type major"
+    )
+    return _in_private_mounts(script, timeout=120)
+
+
+def test_cli_compact_metastore_on_a_full_disk_says_disk_full(tmp_path):
+    """SQLite reports a full disk under its WAL files as "disk I/O error" (SQLITE_IOERR_SHMSIZE)."""
+    result = _compact_on_full_disk(tmp_path, metastore_on_the_disk=True)
+    _assert_one_clean_line(
+        result.returncode,
+        result.stdout,
+        result.stderr,
+        1,
+        f"could not write '{tmp_path}/disk/wh/.acidflow/metastore.sqlite' (OperationalError: disk I/O error)",
+    )
+    assert result.stderr.startswith("acidflow: error: Disk full: metastore operation ")
+    assert "check that the database is reachable" not in result.stderr
+
+
+def test_cli_compact_warehouse_on_a_full_disk_says_disk_full_in_one_line(tmp_path):
+    result = _compact_on_full_disk(tmp_path, metastore_on_the_disk=False)
+    _assert_one_clean_line(
+        result.returncode, result.stdout, result.stderr, 1, "Disk full: writing an event file"
+    )
+    assert "No space left on device); expected free space on that disk" in result.stderr
+    assert "Python exception" not in result.stderr + result.stdout
 
 
 def test_cli_unreachable_zookeeper_one_line(world, baseline):
@@ -866,6 +902,7 @@ def test_cli_sql_compact_and_wait_failed_compaction_exits_0_naming_the_status_as
     code, out, err = _run(["sql", "--warehouse", str(warehouse), "ALTER TABLE x COMPACT 'major' AND WAIT"])
     assert code == 0
     assert "Traceback" not in out + err
+    assert "error:" not in err  # the failure is the statement's result, not an error line (exit 0)
     [status] = [line for line in (out + err).splitlines() if line.startswith("Compaction 1 ")]
     assert status.startswith("Compaction 1 (major, default.x): failed: NotAnAcidFileError: ")
     assert "bucket_00000" in status

@@ -13,7 +13,8 @@ Every subcommand returns an exit code; an ``AcidError`` becomes one line on stde
 translated (a full disk, a read-only or missing directory) becomes one line naming the path and the
 errno (``disk full``), exit 1; anything else one line with a hint. Usage errors are one line too,
 exit 2. Log records print as one line each; ``--debug`` (or ``ACIDFLOW_DEBUG=1``) adds debug
-records and tracebacks.
+records and tracebacks. A command that logged an error record (an ``acidflow: error:`` line)
+exits 1 even if it returned 0: a printed error always means a non-zero exit status.
 Not here: anything a library user would also need (that lives in ``acid_core``).
 """
 
@@ -63,10 +64,23 @@ class _OneLineFormatter(logging.Formatter):
         return f"acidflow: {record.levelname.lower()}: {message}"
 
 
+class _CountingHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes records to stderr and counts those at ERROR or above (each is an ``acidflow: error:`` line)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.errors = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            self.errors += 1
+        super().emit(record)
+
+
 @contextlib.contextmanager
-def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
+def _logging_to_stderr(*, debug: bool) -> Iterator[_CountingHandler]:
     # Installed for one run and restored after, so main() can run in-process (tests, embedding).
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CountingHandler()
     handler.setFormatter(_OneLineFormatter(debug=debug))
     root = logging.getLogger()
     # kazoo logs every refused connection attempt, thrift every failed socket: the outcome
@@ -79,7 +93,7 @@ def _logging_to_stderr(*, debug: bool) -> Iterator[None]:
         for logger in chatty:
             logger.setLevel(logging.CRITICAL)
     try:
-        yield
+        yield handler
     finally:
         root.removeHandler(handler)
         root.setLevel(saved[0])
@@ -169,8 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser([selected] if selected in COMMANDS else [])
     args = parser.parse_args(words)
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
-    with _logging_to_stderr(debug=debug):
-        return _run(args)
+    with _logging_to_stderr(debug=debug) as handler:
+        code = _run(args)
+    # A printed ``acidflow: error:`` line means the run failed, whichever layer logged it.
+    return 1 if code == 0 and handler.errors else code
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -15,8 +15,12 @@
                  table location (a partition whose LOCATION lies elsewhere: inside its own
                  location, which may be no filesystem root and may not hold the table), or
                  UnsafeCleanError
+        intact?  the ORC footer of every file of the base and deltas that supersede them reads,
+                 or CorruptDataError and nothing is deleted (Hive's Cleaner does not look)
         do       ledger entry first (planned), then delete each (or move it into the table's trash),
                  ledger entry rewritten (done), mark_cleaned                  -> history 'succeeded'
+        dropped? the table gone (DROP TABLE) at any step: stop, 'skipped'; its directory is never
+                 recreated by the ledger
         failed?  retry after retry_retention_seconds * 2**n (Hive's CQ_RETRY_RETENTION); after
                  max_attempts retries -> history 'failed' with the reason     ('retrying' / 'failed')
 
@@ -37,7 +41,8 @@ compaction (it stays ready for the next run).
 Safe default: ``dry_run`` lists what would go and changes nothing (the CLI's ``--dry-run``).
 Not here: deciding readiness (the metastore's ``find_ready_to_clean``), compacting (``worker``).
 Errors: ``UnsafeCleanError`` (a path outside the table location; nothing of that compaction is
-touched), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
+touched), ``CorruptDataError`` (a file of the superseding output does not read; nothing deleted),
+``TableDroppedError`` (reported as 'skipped', not as a failure), ``SnapshotLostError`` (a live lease or open transaction whose snapshot is no longer
 readable: a bug, nothing deleted), ``StorageError`` after the retries; ``run_cleaner`` turns each
 into a retry with back-off, and the last one into a failed compaction with the reason.
 """
@@ -61,10 +66,15 @@ from acid_core.compaction.common import (
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
+    CorruptDataError,
+    NoSuchCompactionError,
+    NoSuchTableError,
+    NotAnAcidFileError,
     NotEnoughHistoryError,
     NothingToRestoreError,
     SnapshotLostError,
     StorageError,
+    TableDroppedError,
     UnsafeCleanError,
     UnsafeDeleteError,
 )
@@ -173,7 +183,9 @@ class CleanResult:
         status: ``cleaned``; ``dry_run``; ``waiting`` (a lease or open transaction still reads
             something; nothing deleted); ``superseded`` (a newer compaction's obsolete set holds
             this one's; nothing deleted, marked cleaned); ``retrying`` (this run failed, the entry
-            waits its back-off) or ``failed`` (the last attempt failed: terminal, with the reason).
+            waits its back-off) or ``failed`` (the last attempt failed: terminal, with the reason);
+            ``skipped`` (the table was dropped while it was cleaned: nothing more deleted, its
+            directory not recreated).
         message: one sentence.
         actions: the paths handled.
     """
@@ -371,7 +383,19 @@ def _ledger_path(io: FileIO, table_root: str, compaction_id: int) -> str:
     return io.join(table_root, LEDGER_DIR, "ledger", f"c{compaction_id}.json")
 
 
-def _write_ledger(io: FileIO, table_root: str, compaction_id: int, actions: Sequence[PathAction]) -> None:
+def _write_ledger(
+    io: FileIO,
+    table_root: str,
+    compaction_id: int,
+    actions: Sequence[PathAction],
+    *,
+    create_root: bool = False,
+) -> None:
+    # The ledger lives inside the table directory and never brings it back: a table dropped under
+    # the cleaner would otherwise exist again on disk, and CREATE TABLE of its name be refused.
+    # (``create_root``: the table directory never existed, e.g. all its partitions lie elsewhere.)
+    if not create_root and io.info(table_root) is None:
+        raise TableDroppedError(posixpath.basename(table_root.rstrip("/")), table_root)
     io.mkdirs(io.join(table_root, LEDGER_DIR, "ledger"))
     payload = json.dumps([asdict(a) for a in actions], indent=1, sort_keys=True).encode()
     io.write_bytes_atomic(_ledger_path(io, table_root, compaction_id), payload)
@@ -478,7 +502,10 @@ def clean_compaction(
     """
     options = options or CleanerOptions()
     now = time.time() if now is None else now
-    table = metastore.get_table(compaction.table)
+    try:
+        table = metastore.get_table(compaction.table)
+    except NoSuchTableError as e:
+        raise TableDroppedError(compaction.table, "(unknown location)") from e
     location = partition_location(metastore, table, compaction.partition)
     io, root = file_io_for(location)
     _, table_root = file_io_for(table.location)
@@ -539,6 +566,8 @@ def clean_compaction(
     if options.dry_run:
         actions = tuple(action(path, reason, "would delete") for path, reason in paths)
         return CleanResult(compaction.id, "dry_run", f"would delete {len(actions)} path(s)", actions)
+    if paths:
+        _check_superseding(io, root, state)
     trash_root = io.join(table_root, TRASH_DIR, f"c{compaction.id}", *(compaction.partition or "").split("/"))
     planned = [
         action(
@@ -550,15 +579,26 @@ def clean_compaction(
         for path, reason in paths
     ]
     step = options.on_step or (lambda _step, _path: None)
+
+    root_existed = io.info(table_root) is not None
+
+    def still_there() -> None:
+        # DROP TABLE forgets the queue entry and deletes the directory: stop, recreate nothing.
+        if not _table_exists(metastore, table) or (root_existed and io.info(table_root) is None):
+            raise TableDroppedError(table.full_name, table_root)
+
+    def write_ledger(actions: Sequence[PathAction]) -> None:
+        _write_ledger(io, table_root, compaction.id, actions, create_root=not root_existed)
+
     done = [
         a for a in _previous_actions(io, table_root, compaction.id) if a.path not in {p.path for p in planned}
     ]
     step("ledger", None)
-    _retry(
-        options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, [*done, *planned])
-    )
+    still_there()
+    _retry(options, "write the ledger", lambda: write_ledger([*done, *planned]))
     for item in planned:
         step("deleting", item.path)
+        still_there()
         if item.trash_path is not None:
             trash_path = item.trash_path
 
@@ -573,8 +613,10 @@ def clean_compaction(
         else:
             _retry(options, f"delete {item.path}", lambda path=item.path: _delete(io, path))  # type: ignore[misc]
             done.append(action(item.path, item.reason, "deleted"))
-    _retry(options, "write the ledger", lambda: _write_ledger(io, table_root, compaction.id, done))
+    still_there()
+    _retry(options, "write the ledger", lambda: write_ledger(done))
     step("marking", None)
+    still_there()
     # Hive 4's Cleaner hands markCleaned the directory state's aborted facts, so the metastore
     # may forget aborted writes whose files are gone (and only those).
     metastore.mark_cleaned(
@@ -584,6 +626,50 @@ def clean_compaction(
     )
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
+
+
+def _check_superseding(io: FileIO, root: str, state: AcidDirectoryState) -> None:
+    """Read the footer of every file of what supersedes the obsolete directories, before any delete.
+
+    Hive's cleaner deletes without looking; a base or delta corrupted after its compaction
+    committed would then leave the table without any good copy of its rows. The deltas stay until
+    the output reads again (the failure is retried and, after the last retry, marked failed:
+    the operator page and the Airflow alerts show it).
+
+    Raises:
+        CorruptDataError: a file of the base or a delta does not read (named).
+    """
+    from acid_core.orc.files import read_footers  # pyarrow: only once there is something to delete
+
+    for name in (*((state.base,) if state.base else ()), *state.deltas):
+        directory = io.join(root, name)
+        try:
+            read_footers(io, directory)
+        except (NotAnAcidFileError, CorruptDataError, StorageError) as e:
+            raise CorruptDataError(
+                directory,
+                f"it supersedes the directories to delete, and it does not read ({e})",
+                "every file of the compaction's output readable before its inputs are deleted; nothing "
+                "was deleted",
+            ) from e
+
+
+def _table_exists(metastore: Metastore, table: Table) -> bool:
+    """Whether the metastore still has ``table`` (the same location: not dropped and created again)."""
+    try:
+        return metastore.get_table(table.full_name).location == table.location
+    except NoSuchTableError:
+        return False
+
+
+def _dropped(metastore: Metastore, compaction: CompactionInfo) -> bool:
+    """Whether a failure came from DROP TABLE: the table or its queue entry is gone."""
+    try:
+        metastore.get_table(compaction.table)
+        metastore.get_compaction(compaction.id)
+    except (NoSuchTableError, NoSuchCompactionError):
+        return True
+    return False
 
 
 def _delete(io: FileIO, path: str) -> None:
@@ -679,6 +765,12 @@ def run_cleaner(
                 results.append(clean_compaction(metastore, compaction, options, now))
             except AcidError as e:
                 _LOG.debug("cleaning compaction %d failed", compaction.id, exc_info=True)
+                if isinstance(e, TableDroppedError) or _dropped(metastore, compaction):
+                    # DROP TABLE forgot the entry with the table: nothing to retry, nothing failed.
+                    message = f"table {compaction.table} was dropped while it was cleaned; nothing more done"
+                    _LOG.info("compaction %d: %s", compaction.id, message)
+                    results.append(CleanResult(compaction.id, "skipped", message))
+                    continue
                 try:
                     results.append(_record_failure(metastore, compaction, e, options, now))
                 except AcidError:

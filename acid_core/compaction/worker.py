@@ -662,6 +662,7 @@ def run_worker(
     run_tasks: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] = run_tasks_embedded,
     lock_manager: LockManager | None = None,
     worker_timeout_seconds: float = DEFAULT_WORKER_TIMEOUT_SECONDS,
+    failure_log_level: int = logging.ERROR,
 ) -> list[CompactionOutcome]:
     """Recover abandoned compactions, then claim and run queued ones until the queue is empty.
 
@@ -678,6 +679,8 @@ def run_worker(
         run_tasks: runs the bucket tasks.
         lock_manager: the maintenance locks (none taken when None).
         worker_timeout_seconds: ``recover_abandoned_compactions``' timeout.
+        failure_log_level: the level a failed compaction is logged at (``ALTER TABLE ... COMPACT
+            ... AND WAIT`` reports it in its own result and succeeds, as Hive does: not an error).
 
     Returns:
         The outcome of each compaction that finished (failed ones are logged, not returned).
@@ -699,6 +702,6 @@ def run_worker(
             )
         except AcidError as error:
             # One line for the operator (the entry is marked failed with it); the traceback only at debug.
-            _LOG.error("compaction %d of %s failed: %s", claimed.id, claimed.table, error)
+            _LOG.log(failure_log_level, "compaction %d of %s failed: %s", claimed.id, claimed.table, error)
             _LOG.debug("compaction %d failed", claimed.id, exc_info=True)
     return outcomes

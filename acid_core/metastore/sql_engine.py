@@ -216,6 +216,27 @@ _DISK_FULL_PGCODE = "53100"  # PostgreSQL's disk_full SQLSTATE
 
 
 _DISK_FULL_SQLITE = "database or disk is full"  # SQLITE_FULL
+_SQLITE_IOERR = 10  # the primary code of every SQLITE_IOERR_* (the low byte of the extended code)
+_NEARLY_FULL_BYTES = 1 << 20
+
+
+def _is_sqlite_io_error_on_full_disk(url: sa.URL, cause: BaseException) -> bool:
+    """Whether a SQLite ``disk I/O error`` happened on a disk with (next to) no free space.
+
+    With WAL, SQLite reports a full disk while it grows its ``-shm``/``-wal`` files as
+    ``SQLITE_IOERR_SHMSIZE``/``SQLITE_IOERR_WRITE`` ("disk I/O error"), not ``SQLITE_FULL``; the
+    free space of the database file's filesystem tells the two apart.
+    """
+    code = getattr(cause, "sqlite_errorcode", None)
+    if not isinstance(code, int) or code & 0xFF != _SQLITE_IOERR:
+        return False
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return False
+    try:
+        stats = os.statvfs(Path(url.database).resolve().parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < _NEARLY_FULL_BYTES
 
 
 def _is_read_only_file_system(database: str) -> bool:
@@ -244,6 +265,7 @@ def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> A
         getattr(cause, "pgcode", None) == _DISK_FULL_PGCODE
         or _DISK_FULL_SQLITE in str(cause)
         or (isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT))
+        or _is_sqlite_io_error_on_full_disk(url, cause)
     )
     shown = url.render_as_string(hide_password=True)
     sqlite_file = (

@@ -62,6 +62,7 @@ __all__ = [
     "one_line",
     "plan_scan",
     "probe_file",
+    "read_footers",
     "valid_mask",
 ]
 
@@ -443,6 +444,30 @@ def probe_file(file_io: FileIO, data_file: DataFile) -> FileFacts:
         return FileFacts(int(opened.orc.nrows), non_inserts, opened.row_struct)
     finally:
         opened.close()
+
+
+def read_footers(file_io: FileIO, directory: str) -> dict[str, int]:
+    """The row count in the ORC footer of every bucket file of a base or (delete) delta directory.
+
+    Returns:
+        ``{file name: rows}`` (an empty bucket file holds no events and is left out).
+
+    Raises:
+        NotAnAcidFileError: a file that is not ORC, or not of the ACID event schema (named).
+        CorruptDataError: a bad ``bucket_`` name or ``_orc_acid_version`` in the directory.
+    """
+    name = directory.rstrip("/").rsplit("/", 1)[-1]
+    kind = (
+        FileKind.BASE
+        if name.startswith("base_")
+        else FileKind.DELETE_DELTA
+        if name.startswith("delete_delta_")
+        else FileKind.DELTA
+    )
+    return {
+        data_file.path.rsplit("/", 1)[-1]: probe_file(file_io, data_file).nrows
+        for data_file in _list_acid_dir(file_io, directory, kind)
+    }
 
 
 def is_key_ordered(names: Sequence[str]) -> bool:

@@ -426,11 +426,50 @@ def _row_columns(
         if position < row_struct.num_fields:
             array = children[row_struct.field(position).name]
             if array.type != target.type:
-                array = array.cast(target.type)
+                array = _cast_column(opened, array, target, position)
         else:
             array = pa.nulls(batch.num_rows, target.type)
         arrays.append(array)
     return arrays
+
+
+_HIVE_TYPE_NAMES: Final = {
+    pa.bool_(): "boolean",
+    pa.int8(): "tinyint",
+    pa.int16(): "smallint",
+    pa.int32(): "int",
+    pa.int64(): "bigint",
+    pa.float32(): "float",
+    pa.float64(): "double",
+    pa.string(): "string",
+    pa.large_string(): "string",
+    pa.binary(): "binary",
+    pa.date32(): "date",
+}
+
+
+def _hive_type_name(arrow_type: pa.DataType) -> str:
+    if pa.types.is_decimal(arrow_type):
+        return f"decimal({arrow_type.precision},{arrow_type.scale})"
+    if pa.types.is_timestamp(arrow_type):
+        return "timestamp"
+    return _HIVE_TYPE_NAMES.get(arrow_type, str(arrow_type))
+
+
+def _cast_column(
+    opened: OpenFile, array: pa.Array[Any], target: pa.Field[Any], position: int
+) -> pa.Array[Any]:
+    """A row column converted to the table's type (Hive's positional schema evolution), or a named refusal."""
+    try:
+        return array.cast(target.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        found = opened.row_struct.field(position)
+        raise CorruptDataError(
+            opened.data_file.path,
+            f"row column {position + 1} ({found.name!r}) is {_hive_type_name(found.type)} and does not convert "
+            f"to the table's column {target.name!r} of type {_hive_type_name(target.type)} ({one_line(e)})",
+            f"a file written with the table's row type ({target.name!r} {_hive_type_name(target.type)})",
+        ) from e
 
 
 def _file_columns(
@@ -465,6 +504,8 @@ class _FileRead:
     need_operation: bool
     next_row_id: int
     constants: dict[int, int]  # key columns not decoded (one value in the whole file), by position
+    last_event: tuple[int, int, int, int] | None = None  # (writeid, bucket, rowid, current) read last
+    events_read: int = 0
 
     def key(self, batch: pa.RecordBatch, position: int) -> I64:
         """Event column ``position`` (0-4) of a batch as int64, decoded or from the footer's statistics."""
@@ -529,6 +570,48 @@ def _check_unique_row_ids(
             "each visible row ID once (an update deletes the old row ID and inserts a new one)",
         )
     return (int(o[-1]), int(b[-1]), int(r[-1])), path
+
+
+def _after_previous(values: I64, previous: int) -> I64:
+    """``values`` shifted one place down, ``previous`` (the file's last value so far) in front."""
+    shifted = np.empty_like(values)
+    shifted[0] = previous
+    shifted[1:] = values[:-1]
+    return shifted
+
+
+def _repeated_events(read: _FileRead, o: I64, b: I64, r: I64, current: I64) -> npt.NDArray[np.bool_] | None:
+    """Which events of a batch repeat the event before them in their file (same row ID and write ID).
+
+    Hive's ``OrcRawRecordMerger.next`` collapses an event whose key (row ID and currentTransaction)
+    equals the one it returned last (``ReaderKey.isSameRow``) and returns only the first: every
+    reader and the compactor see such a row once, and so do ``scan`` and ``compact``.
+
+    Raises:
+        CorruptDataError: an event sorts before the one before it in the file (Hive writes each
+            file in (writeid, bucketid, rowid) order; the merge and the compactor rely on it).
+    """
+    count = o.size
+    if count == 0:
+        return None
+    last, start = read.last_event, read.events_read
+    read.last_event = (int(o[-1]), int(b[-1]), int(r[-1]), int(current[-1]))
+    read.events_read += count
+    first = last or (int(o[0]), int(b[0]), int(r[0]), int(current[0]))
+    po, pb, pr = (_after_previous(x, first[i]) for i, x in enumerate((o, b, r)))
+    backwards = (o < po) | ((o == po) & ((b < pb) | ((b == pb) & (r < pr))))
+    if backwards.any():
+        at = int(np.argmax(backwards))
+        raise CorruptDataError(
+            read.opened.data_file.path,
+            f"event {start + at} has row ID (writeid={int(o[at])}, bucketid={int(b[at])}, rowid={int(r[at])}) "
+            f"after (writeid={int(po[at])}, bucketid={int(pb[at])}, rowid={int(pr[at])})",
+            "events in (writeid, bucketid, rowid) order in each file, as Hive writes them",
+        )
+    repeated = (o == po) & (b == pb) & (r == pr) & (current == _after_previous(current, first[3]))
+    if last is None:
+        repeated[0] = False
+    return repeated if repeated.any() else None
 
 
 class _Scanner:
@@ -684,6 +767,9 @@ class _Scanner:
         o = read.key(batch, 1)
         raw_bucket = read.key(batch, 2)
         r = read.key(batch, 3)
+        repeated = _repeated_events(read, o, raw_bucket, r, current)
+        if repeated is not None:
+            keep = ~repeated if keep is None else keep & ~repeated
         if self.registry is not None:
             if keep is None:
                 hidden = self.registry.hidden(o, normalize_bucket(raw_bucket), r, current)

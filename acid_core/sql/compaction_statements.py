@@ -23,6 +23,7 @@ table), ``NoSuchPartitionError`` (the spec names no existing partition; nothing 
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -145,7 +146,10 @@ def _wait(metastore: Metastore, compaction_id: int, lock_manager: LockManager) -
         if info.state not in _ACTIVE:
             return info
         if (
-            not run_worker(metastore, max_compactions=1, lock_manager=lock_manager)
+            # A failed compaction is this statement's result (its message), not an error line.
+            not run_worker(
+                metastore, max_compactions=1, lock_manager=lock_manager, failure_log_level=logging.INFO
+            )
             and metastore.get_compaction(compaction_id).state in _ACTIVE
         ):
             return metastore.get_compaction(compaction_id)  # claimed by another live worker

@@ -779,3 +779,29 @@ def test_write_stream_through_foreach_batch_one_transaction_per_micro_batch(spar
     write_ids = {r["row__id"]["writeid"] for r in wh.read("default.t", with_row_id=True).to_pylist()}
     assert len(write_ids) == 3, "one transaction per micro-batch"
     wh.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_equal_events_in_one_file_once_and_events_out_of_order_refused(spark, tmp_path, engine):
+    """One rule on both read paths and in acidflow's own reader (Hive's OrcRawRecordMerger)."""
+    from tests.acid_core.orc.acid_files import bucket_property, write_events
+
+    wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
+    create_table(wh, "default.t", partitioned=False, buckets=1)
+    with wh.transaction(heartbeat_seconds=None) as txn:
+        txn.insert("default.t", pa.table({"id": pa.array([0], pa.int32()), "v": ["x"]}))
+    bucket = tmp_path / "wh" / "t" / "delta_0000001_0000001_0000" / "bucket_00000"
+    b0, row_type = bucket_property(0), "struct<id:int,v:string>"
+    repeated = [(0, 1, b0, 0, 1, (1, "a")), (0, 1, b0, 0, 1, (1, "copy")), (0, 1, b0, 1, 1, (2, "b"))]
+    write_events(bucket, repeated, row_type=row_type)
+    rows = sorted((r["id"], r["v"]) for r in _read(spark, wh, "default.t", engine=engine).collect())
+    assert rows == [(1, "a"), (2, "b")]
+    backwards = [(0, 1, b0, 0, 1, (1, "a")), (0, 1, b0, 2, 1, (3, "c")), (0, 1, b0, 1, 1, (2, "b"))]
+    write_events(bucket, backwards, row_type=row_type)
+    with pytest.raises(Exception, match="Corrupt ACID data at") as caught:
+        _read(spark, wh, "default.t", engine=engine).collect()
+    assert (
+        f"Corrupt ACID data at '{bucket}': event 2 has row ID (writeid=1, bucketid={b0}, rowid=1) after "
+        f"(writeid=1, bucketid={b0}, rowid=2); expected events in (writeid, bucketid, rowid) order"
+    ) in str(caught.value)
+    wh.close()

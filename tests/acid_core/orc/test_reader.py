@@ -12,7 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from acid_core.errors import InvalidPathError, InvalidScanFilterError, NoSuchColumnError, NotAnAcidFileError
+from acid_core.errors import (
+    CorruptDataError,
+    InvalidPathError,
+    InvalidScanFilterError,
+    NoSuchColumnError,
+    NotAnAcidFileError,
+)
 from acid_core.fs import LocalFileIO
 from acid_core.orc.reader import scan, scan_table
 from acid_core.writeids import ValidWriteIdList, parse_valid_write_id_list
@@ -274,3 +280,62 @@ def test_scan_partitioned_table_root_is_rejected(tmp_path):
     with pytest.raises(InvalidPathError, match=r"'p=1/delta_0000001_0000001_0000/bucket_00000'.*partition"):
         _read(tmp_path)
     assert _read(tmp_path / "p=1").column("k").to_pylist() == [1]
+
+
+# --- files Hive never writes: repeated events, events out of order, a row column of another type ---
+
+REPEATED = [
+    (0, 1, B0, 0, 1, (1, "a")),
+    (0, 1, B0, 0, 1, (1, "copy")),
+    (0, 1, B0, 1, 1, (2, "b")),
+    (0, 1, B0, 1, 1, (2, "copy")),
+    (0, 1, B0, 1, 1, (2, "copy again")),
+    (0, 1, B0, 2, 1, (3, "c")),
+]
+
+
+@pytest.mark.parametrize("ordered", [False, True], ids=["unordered", "ordered"])
+@pytest.mark.parametrize("batch_rows", [1, 2, 1024], ids=["rows-1", "rows-2", "rows-1024"])
+def test_scan_equal_events_in_one_file_returns_the_first_once(tmp_path, ordered, batch_rows):
+    """Hive's OrcRawRecordMerger returns one event per (row ID, currentTransaction): the first."""
+    write_events(tmp_path / "delta_0000001_0000001_0000/bucket_00000", REPEATED)
+    table = _read(tmp_path, with_row_id=True, ordered=ordered, batch_rows=batch_rows)
+    assert table.column("v").to_pylist() == ["a", "b", "c"]
+    assert [r["rowid"] for r in table.column("row__id").to_pylist()] == [0, 1, 2]
+
+
+def test_scan_equal_row_ids_of_different_writes_in_one_file_are_both_kept(tmp_path):
+    # A streaming delta holds write IDs 1 and 2; equal (writeid, bucket, rowid) needs equal
+    # currentTransaction to be the same event: (1, B0, 0) written by write 2 is another event.
+    events = [(0, 1, B0, 0, 1, (1, "a")), (0, 1, B0, 0, 2, (1, "b"))]
+    write_events(tmp_path / "delta_0000001_0000002/bucket_00000", events)
+    assert _read(tmp_path).column("v").to_pylist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("ordered", [False, True], ids=["unordered", "ordered"])
+@pytest.mark.parametrize("batch_rows", [1, 1024], ids=["rows-1", "rows-1024"])
+def test_scan_events_out_of_order_in_one_file_raise_naming_the_file(tmp_path, ordered, batch_rows):
+    path = tmp_path / "delta_0000001_0000001_0000/bucket_00000"
+    write_events(path, [(0, 1, B0, 0, 1, (1, "a")), (0, 1, B0, 2, 1, (3, "c")), (0, 1, B0, 1, 1, (2, "b"))])
+    with pytest.raises(CorruptDataError) as caught:
+        _read(tmp_path, ordered=ordered, batch_rows=batch_rows)
+    assert str(caught.value) == (
+        f"Corrupt ACID data at {str(path)!r}: event 2 has row ID (writeid=1, bucketid=536870912, rowid=1) "
+        "after (writeid=1, bucketid=536870912, rowid=2); expected events in (writeid, bucketid, rowid) order "
+        "in each file, as Hive writes them; the read stopped there and nothing was changed; hint: move the "
+        "file or directory aside, or restore it from a backup"
+    )
+
+
+def test_scan_row_column_of_another_type_raises_naming_file_column_and_types(tmp_path):
+    path = tmp_path / "delta_0000001_0000001_0000/bucket_00000"
+    write_events(path, inserts(1, 0, [("a", "x")]), row_type="struct<k:string,v:string>")
+    schema = pa.schema([("k", pa.int32()), ("v", pa.string())])
+    with pytest.raises(CorruptDataError) as caught:
+        _read(tmp_path, schema=schema)
+    assert str(caught.value) == (
+        f"Corrupt ACID data at {str(path)!r}: row column 1 ('k') is string and does not convert to the "
+        "table's column 'k' of type int (Failed to parse string: 'a' as a scalar of type int32); expected a "
+        "file written with the table's row type ('k' int); the read stopped there and nothing was changed; "
+        "hint: move the file or directory aside, or restore it from a backup"
+    )

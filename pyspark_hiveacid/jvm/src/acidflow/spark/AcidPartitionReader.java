@@ -75,6 +75,11 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
   private boolean original;
   private boolean fileNonInserts;
   private long nextOriginalRowId;
+  /** The key of the file's last event and the events read from it: equal events collapse. */
+  private final long[] lastEvent = new long[4];
+  private boolean hasLastEvent;
+  private long eventsRead;
+  private boolean[] repeated = new boolean[0];
   private RowHider cursor;
   private ColumnarBatch batch;
   private org.apache.spark.sql.vectorized.ColumnVector[] plain;
@@ -322,6 +327,8 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       rows = rowsOf(reader, schema, include(schema, !dataColumns, fileNonInserts), 2);
     }
     orcBatch = schema.createRowBatch(spec.batchSize);
+    hasLastEvent = false;
+    eventsRead = 0;
     bindVectors(schema);
     cursor = registry != null ? registry.cursor() : streamed;
     return true;
@@ -445,12 +452,58 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     return selection.rows;
   }
 
+  /**
+   * Marks the events equal to the one before them in their file (row ID and currentTransaction):
+   * Hive's OrcRawRecordMerger returns such an event once, the first (ReaderKey.isSameRow), and so
+   * does acidflow's Python reader. An event that sorts before the one before it is refused: Hive
+   * writes every file in (writeid, bucketid, rowid) order.
+   *
+   * @return whether any event of the batch repeats the one before it
+   */
+  private boolean markRepeated(
+      int n, LongColumnVector o, LongColumnVector b, LongColumnVector r, LongColumnVector cur) {
+    if (repeated.length < n) {
+      repeated = new boolean[Math.max(n, spec.batchSize)];
+    }
+    boolean any = false;
+    for (int i = 0; i < n; i++) {
+      long ov = value(o, i);
+      long bv = value(b, i);
+      long rv = value(r, i);
+      long cv = value(cur, i);
+      boolean same = false;
+      if (hasLastEvent) {
+        int order = ov != lastEvent[0] ? Long.compare(ov, lastEvent[0])
+            : bv != lastEvent[1] ? Long.compare(bv, lastEvent[1])
+            : Long.compare(rv, lastEvent[2]);
+        if (order < 0) {
+          throw new HiveAcidException(
+              "Corrupt ACID data at '" + part.dataPaths[fileIndex] + "': event " + (eventsRead + i)
+                  + " has row ID (writeid=" + ov + ", bucketid=" + bv + ", rowid=" + rv + ") after (writeid="
+                  + lastEvent[0] + ", bucketid=" + lastEvent[1] + ", rowid=" + lastEvent[2]
+                  + "); expected events in (writeid, bucketid, rowid) order in each file, as Hive writes them");
+        }
+        same = order == 0 && cv == lastEvent[3];
+      }
+      repeated[i] = same;
+      any |= same;
+      lastEvent[0] = ov;
+      lastEvent[1] = bv;
+      lastEvent[2] = rv;
+      lastEvent[3] = cv;
+      hasLastEvent = true;
+    }
+    eventsRead += n;
+    return any;
+  }
+
   private int keepEvents(int n) {
     int[] sel = selectionRows(n);
     LongColumnVector o = (LongColumnVector) orcBatch.cols[1];
     LongColumnVector b = (LongColumnVector) orcBatch.cols[2];
     LongColumnVector r = (LongColumnVector) orcBatch.cols[3];
     LongColumnVector cur = (LongColumnVector) orcBatch.cols[4];
+    boolean[] skip = markRepeated(n, o, b, r, cur) ? repeated : null;
     LongColumnVector op = fileNonInserts ? (LongColumnVector) orcBatch.cols[0] : null;
     boolean checkValid = true;
     if (cur.isRepeating) {
@@ -460,10 +513,14 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
       checkValid = false;
     }
     if (op == null && o.isRepeating && b.isRepeating && !r.isRepeating && streamed == null) {
-      return keepOneKeyPrefix(n, sel, o.vector[0], OverridingEvents.normalizeBucket(b.vector[0]), r.vector, cur, checkValid);
+      return keepOneKeyPrefix(
+          n, sel, o.vector[0], OverridingEvents.normalizeBucket(b.vector[0]), r.vector, cur, checkValid, skip);
     }
     int kept = 0;
     for (int i = 0; i < n; i++) {
+      if (skip != null && skip[i]) {
+        continue;
+      }
       long current = value(cur, i);
       if (checkValid && !writeIds.isValid(current)) {
         continue;
@@ -486,7 +543,8 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
    * so the rows meet the registry's events of that (write, bucket) in one merge along rowId.
    */
   private int keepOneKeyPrefix(
-      int n, int[] sel, long ov, long bv, long[] rows, LongColumnVector cur, boolean checkValid) {
+      int n, int[] sel, long ov, long bv, long[] rows, LongColumnVector cur, boolean checkValid,
+      boolean[] skip) {
     int first = 0;
     int end = 0;
     if (registry != null) {
@@ -499,6 +557,9 @@ final class AcidPartitionReader implements PartitionReader<ColumnarBatch> {
     int kept = 0;
     for (int i = 0; i < n; i++) {
       long rv = rows[i];
+      if (skip != null && skip[i]) {
+        continue;
+      }
       if (checkValid && !writeIds.isValid(cur.vector[i])) {
         continue;
       }
