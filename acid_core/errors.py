@@ -274,7 +274,7 @@ class LostCommitAbortedError(MetastoreDatabaseUnavailableError):
             f"PostgreSQL (the metastore database {url!r}) went away during the commit of transaction "
             f"{txn_id} ({problem}); checked after reconnecting: the commit had not happened, so acidflow "
             "aborted the transaction and nothing it wrote is visible; expected the commit to be answered; "
-            "hint: run the statement again",
+            "hint: run it again",
         )
 
 

@@ -9,18 +9,29 @@ line naming PostgreSQL and what acidflow does next. The cluster is the module's 
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import pyarrow as pa
 import pytest
 from sqlalchemy import event
 
+from acid_core.compaction.cleaner import run_cleaner
+from acid_core.compaction.worker import execute_compaction, run_worker
 from acid_core.errors import (
     CommitStateUnknownError,
     LostCommitAbortedError,
     MetastoreDatabaseUnavailableError,
 )
-from acid_core.metastore import Column, SqlMetastore, TableDefinition, TxnState
+from acid_core.metastore import (
+    Column,
+    CompactionState,
+    CompactionType,
+    SqlMetastore,
+    TableDefinition,
+    TxnState,
+)
 from acid_core.writes import Warehouse
 from tests.reliability.faults import CuttingProxy, at_commit, at_statement, client_port
 
@@ -108,7 +119,7 @@ def test_write_commit_postgres_killed_before_commit_aborts_and_names_postgres(
         assert str(info.value).endswith(
             "); checked after reconnecting: the commit had not happened, so acidflow aborted the "
             "transaction and nothing it wrote is visible; expected the commit to be answered; hint: run "
-            "the statement again"
+            "it again"
         )
         assert "\n" not in str(info.value)
         assert wh.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
@@ -231,3 +242,129 @@ def test_write_commit_postgres_restarted_before_commit_commits(
         txn.commit()
         assert wh.metastore.get_txn(txn.txn_id).state is TxnState.COMMITTED
         assert _ids(wh) == [1, 2]
+
+
+# --- a compaction's commit, markCleaned --------------------------------------------------------
+
+
+def _with_three_deltas(wh):
+    _with_one_committed_row(wh)
+    for row in (2, 3):
+        with wh.transaction() as txn:
+            txn.insert("t", pa.table({"id": pa.array([row], pa.int32())}))
+
+
+def _directories(wh):
+    return sorted(os.listdir(wh.metastore.get_table("t").location))
+
+
+def _claim_major(wh):
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    return wh.metastore.find_next_to_compact("worker-1")
+
+
+def _at_compaction_commit(wh, action):
+    """``action(conn)`` just before the COMMIT of the compaction txn's ``commit_txn``."""
+
+    def on_step(step):
+        if step == "committing":
+            at_commit(wh.metastore._engine, action)
+
+    return on_step
+
+
+def _succeeded(wh):
+    return [c.id for c in wh.metastore.show_compactions() if c.state is CompactionState.SUCCEEDED]
+
+
+def test_compaction_commit_postgres_killed_before_commit_undone_then_converges(
+    tmp_path, private_postgres_url, kill_and_resume
+):
+    """Killed before the compaction txn commits: T aborted, its output removed, entry failed; the rerun compacts."""
+    with _warehouse(tmp_path, private_postgres_url) as wh:
+        _with_three_deltas(wh)
+        claimed = _claim_major(wh)
+        with pytest.raises(LostCommitAbortedError):
+            execute_compaction(wh.metastore, claimed, on_step=_at_compaction_commit(wh, kill_and_resume))
+        kill_and_resume.healed()
+        entry = wh.metastore.get_compaction(claimed.id)
+        assert entry.state is CompactionState.FAILED
+        assert wh.metastore.get_txn(entry.txn_id).state is TxnState.ABORTED
+        assert [d for d in _directories(wh) if d.startswith(("base_", ".acidflow-staging"))] == []
+        assert _ids(wh) == [1, 2, 3]
+        # The next run (the initiator queues it again) converges: one compaction, cleaned, same rows.
+        wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+        [outcome] = run_worker(wh.metastore, worker_id="worker-2")
+        assert outcome.status == "compacted"
+        assert [r.status for r in run_cleaner(wh.metastore)] == ["cleaned"]
+        assert len(_succeeded(wh)) == 1
+        assert [d for d in _directories(wh) if not d.startswith("_")] == list(outcome.outputs)
+        assert _ids(wh) == [1, 2, 3]
+
+
+def test_compaction_commit_answer_lost_server_down_keeps_output_recovery_marks_compacted(
+    tmp_path, private_postgres, private_postgres_url
+):
+    """T commits, the answer is lost and the server stays down: nothing deleted; recovery marks it compacted once."""
+    port = int(private_postgres_url.split(":")[2].split("/")[0])
+    proxy = CuttingProxy(port, on_cut=private_postgres.kill)
+    try:
+        url = private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
+        with _warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
+            _with_three_deltas(wh)
+            claimed = _claim_major(wh)
+            cut = _at_compaction_commit(wh, lambda conn: proxy.cut_after_next_request(client_port(conn)))
+            with pytest.raises(CommitStateUnknownError, match=r"^PostgreSQL \(the metastore database "):
+                execute_compaction(wh.metastore, claimed, on_step=cut)
+            private_postgres.resume()
+            entry = wh.metastore.get_compaction(claimed.id)
+            assert entry.state is CompactionState.WORKING
+            assert wh.metastore.get_txn(entry.txn_id).state is TxnState.COMMITTED
+            [base] = [d for d in _directories(wh) if d.startswith("base_")]  # kept: T committed it
+            assert _ids(wh) == [1, 2, 3]
+            # The next run: recovery finds T committed and marks the entry compacted; no second compaction.
+            assert run_worker(wh.metastore, worker_id="worker-2", worker_timeout_seconds=0.0) == []
+            assert wh.metastore.get_compaction(claimed.id).state is CompactionState.READY_FOR_CLEANING
+            assert [r.status for r in run_cleaner(wh.metastore)] == ["cleaned"]
+            assert _succeeded(wh) == [claimed.id]
+            assert [d for d in _directories(wh) if not d.startswith("_")] == [base]
+            assert _ids(wh) == [1, 2, 3]
+    finally:
+        proxy.close()
+
+
+@pytest.mark.parametrize("point", ["before-commit", "answer-lost"])
+def test_mark_cleaned_postgres_fault_next_cleaner_run_converges(
+    tmp_path, private_postgres, private_postgres_url, kill_and_resume, point
+):
+    """markCleaned's commit killed (or its answer lost): the run fails in one line; the next run finishes once."""
+    port = int(private_postgres_url.split(":")[2].split("/")[0])
+    proxy = CuttingProxy(port, on_cut=kill_and_resume)
+    try:
+        url = private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
+        with _warehouse(tmp_path, url) as wh:
+            _with_three_deltas(wh)
+            wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+            [outcome] = run_worker(wh.metastore, worker_id="worker-1")
+            engine = wh.metastore._engine
+            if point == "before-commit":
+                fault = lambda conn: kill_and_resume()  # noqa: E731
+            else:
+                fault = lambda conn: proxy.cut_after_next_request(client_port(conn))  # noqa: E731
+            at_statement(
+                engine, 'INSERT INTO "COMPLETED_COMPACTIONS"', lambda _conn: at_commit(engine, fault)
+            )
+            with pytest.raises(MetastoreDatabaseUnavailableError):
+                run_cleaner(wh.metastore)
+            kill_and_resume.healed()
+            assert _ids(wh) == [1, 2, 3]
+            assert [d for d in _directories(wh) if not d.startswith("_")] == list(outcome.outputs)
+            # The next run (later than any retry retention the failed run recorded) converges.
+            later = time.time() + 3600
+            results = run_cleaner(wh.metastore, now=later)
+            assert [r.status for r in results] == ([] if point == "answer-lost" else ["cleaned"])
+            assert _succeeded(wh) == [outcome.compaction_id]
+            assert run_cleaner(wh.metastore, now=later + 1) == []
+            assert _ids(wh) == [1, 2, 3]
+    finally:
+        proxy.close()
