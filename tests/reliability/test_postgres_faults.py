@@ -17,7 +17,9 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import event
 
+from acid_core.compaction.backlog import run_initiator
 from acid_core.compaction.cleaner import run_cleaner
+from acid_core.compaction.initiator import InitiatorConfig
 from acid_core.compaction.worker import execute_compaction, run_worker
 from acid_core.errors import (
     CommitStateUnknownError,
@@ -365,6 +367,81 @@ def test_mark_cleaned_postgres_fault_next_cleaner_run_converges(
             assert [r.status for r in results] == ([] if point == "answer-lost" else ["cleaned"])
             assert _succeeded(wh) == [outcome.compaction_id]
             assert run_cleaner(wh.metastore, now=later + 1) == []
+            assert _ids(wh) == [1, 2, 3]
+    finally:
+        proxy.close()
+
+
+# --- the initiator's cycle, a lease take --------------------------------------------------------
+
+
+def _through_proxy(private_postgres_url, on_cut):
+    port = int(private_postgres_url.split(":")[2].split("/")[0])
+    proxy = CuttingProxy(port, on_cut=on_cut)
+    return proxy, private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
+
+
+def _fault_at_commit_after(engine, fragment, point, proxy, kill_and_resume):
+    """At the COMMIT that follows the statement containing ``fragment``: kill the server, or lose the answer."""
+    if point == "before-commit":
+        fault = lambda conn: kill_and_resume()  # noqa: E731
+    else:
+        fault = lambda conn: proxy.cut_after_next_request(client_port(conn))  # noqa: E731
+    at_statement(engine, fragment, lambda _conn: at_commit(engine, fault))
+
+
+@pytest.mark.parametrize("point", ["before-commit", "answer-lost"])
+def test_initiator_cycle_postgres_fault_next_cycle_queues_one_compaction(
+    tmp_path, private_postgres_url, kill_and_resume, point
+):
+    """The enqueue's commit killed or its answer lost: the cycle fails in one line; the next queues exactly one."""
+    proxy, url = _through_proxy(private_postgres_url, kill_and_resume)
+    config = InitiatorConfig(delta_num_threshold=2)
+    try:
+        with _warehouse(tmp_path, url) as wh:
+            _with_three_deltas(wh)
+            _fault_at_commit_after(
+                wh.metastore._engine, 'INSERT INTO "COMPACTION_QUEUE"', point, proxy, kill_and_resume
+            )
+            with pytest.raises(
+                MetastoreDatabaseUnavailableError, match=r"^PostgreSQL \(the metastore database "
+            ):
+                run_initiator(wh.metastore, config=config)
+            kill_and_resume.healed()
+            run_initiator(wh.metastore, config=config)
+            queued = [c for c in wh.metastore.show_compactions() if c.table == "default.t"]
+            assert [c.state for c in queued] == [CompactionState.INITIATED]
+            [outcome] = run_worker(wh.metastore, worker_id="worker-1")
+            assert outcome.status == "compacted"
+            assert _ids(wh) == [1, 2, 3]
+    finally:
+        proxy.close()
+
+
+def test_take_lease_answer_lost_orphan_lease_protects_its_snapshot_until_its_ttl(
+    tmp_path, private_postgres_url, kill_and_resume
+):
+    """The lease row commits but its ID is lost: the orphan keeps what it reads until it expires, then the cleaner runs."""
+    proxy, url = _through_proxy(private_postgres_url, kill_and_resume)
+    try:
+        with _warehouse(tmp_path, url) as wh:
+            _with_three_deltas(wh)
+            _fault_at_commit_after(
+                wh.metastore._engine, 'INSERT INTO "READER_LEASES"', "answer-lost", proxy, kill_and_resume
+            )
+            taken = time.time()
+            with pytest.raises(MetastoreDatabaseUnavailableError, match=r"during 'take_lease'"):
+                wh.metastore.take_lease("default.t", ttl_seconds=60.0, now=taken)
+            kill_and_resume.healed()
+            [orphan] = wh.metastore.list_leases("default.t")
+            assert orphan.expires == pytest.approx(taken + 60.0, abs=0.01)
+            wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+            [outcome] = run_worker(wh.metastore, worker_id="worker-1")
+            deltas = [d for d in _directories(wh) if d.startswith("delta_")]
+            assert [r.status for r in run_cleaner(wh.metastore, now=time.time())] == ["waiting"]
+            assert [d for d in _directories(wh) if d.startswith("delta_")] == deltas
+            assert [r.status for r in run_cleaner(wh.metastore, now=taken + 61)] == ["cleaned"]
+            assert [d for d in _directories(wh) if not d.startswith("_")] == list(outcome.outputs)
             assert _ids(wh) == [1, 2, 3]
     finally:
         proxy.close()
