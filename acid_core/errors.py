@@ -23,6 +23,8 @@ The tree::
     ├── InvalidLockConfigError (ValueError)    a bad ACIDFLOW_LOCK_MANAGER / ACIDFLOW_ZOOKEEPER
     ├── LockServiceUnavailableError            ZooKeeper / the metastore cannot be reached
     ├── MetastoreError                         the metastore database failed (cause chained)
+    │   └── MetastoreDatabaseUnavailableError  PostgreSQL went away or refused the connection
+    │       └── LostCommitAbortedError         ... during commit_txn, which had not happened: aborted
     ├── InvalidTableNameError, InvalidTableDefinitionError, InvalidPartitionError,
     │   InvalidMetastoreRequestError (ValueError)   bad catalog input or metastore argument
     ├── InvalidTablePropertyError (ValueError) a SET/UNSET TBLPROPERTIES value or change Hive refuses
@@ -82,9 +84,11 @@ __all__ = [
     "InvalidWriterOptionError",
     "LeaseLostError",
     "LockLostError",
+    "LostCommitAbortedError",
     "LockRefusedError",
     "LockServiceUnavailableError",
     "LockTimeoutError",
+    "MetastoreDatabaseUnavailableError",
     "MetastoreError",
     "MissingDependencyError",
     "NoSuchColumnError",
@@ -243,6 +247,42 @@ class MetastoreError(AcidError):
         super().__init__(
             f"Metastore operation {operation!r} failed on {url!r}: {problem}; "
             "hint: check that the database is reachable and its schema is at the current revision"
+        )
+
+
+class MetastoreDatabaseUnavailableError(MetastoreError):
+    """The metastore's PostgreSQL went away (restart, failover) or refused the connection during a call.
+
+    Nothing is retried in the call: the operation's database transaction was rolled back, or (the
+    connection broke during its COMMIT) committed; every metastore step acidflow runs is either
+    checked (``commit_txn``) or safe to repeat, so the next run starts from what the database holds.
+    """
+
+    def __init__(self, operation: str, url: str, problem: str) -> None:
+        self.operation, self.url, self.problem = operation, url, problem
+        AcidError.__init__(
+            self,
+            f"PostgreSQL (the metastore database {url!r}) could not be reached during {operation!r}: "
+            f"{problem}; expected a server answering; acidflow stops this run and the next run starts "
+            "from the state the database holds; hint: check the server (pg_isready) and rerun",
+        )
+
+
+class LostCommitAbortedError(MetastoreDatabaseUnavailableError):
+    """PostgreSQL went away during ``commit_txn``; checked after reconnecting, the commit had not happened.
+
+    The transaction is aborted then (its locks may have lapsed during the outage, so it is never
+    committed late): nothing it wrote is visible.
+    """
+
+    def __init__(self, txn_id: int, url: str, problem: str) -> None:
+        self.txn_id, self.operation, self.url, self.problem = txn_id, "commit_txn", url, problem
+        AcidError.__init__(
+            self,
+            f"PostgreSQL (the metastore database {url!r}) went away during the commit of transaction "
+            f"{txn_id} ({problem}); checked after reconnecting: the commit had not happened, so acidflow "
+            "aborted the transaction and nothing it wrote is visible; expected the commit to be answered; "
+            "hint: run it again",
         )
 
 

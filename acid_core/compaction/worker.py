@@ -41,7 +41,10 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
   visible as soon as it is renamed; it holds exactly the rows of the inputs it covers (verified
   before the rename), so a reader picking it up reads the same rows.
 - committing: T commits atomically in the metastore; before it nothing changed for readers, after
-  it the outputs are used and the inputs become obsolete.
+  it the outputs are used and the inputs become obsolete. A ``commit_txn`` that raises may still
+  have committed (the metastore went away with the answer): the worker reads T back. Committed:
+  it marks the entry compacted. Aborted (or open, then aborted here): the outputs are undone as
+  above. Unreadable: nothing is deleted, the entry stays 'working' and recovery decides by T.
 - marking: T is committed but the entry is still 'working'; recovery sees the committed T and
   marks it compacted. Once housekeeping has deleted T (ended long ago), its outcome is unknown:
   recovery queues the compaction again, as Hive's ``revokeFromLocalWorkers`` does.
@@ -410,7 +413,7 @@ def _execute_compaction(
     properties = {**table.properties, **compaction.properties}
     # Opened and named on the entry in one step: killed at any point after, recovery aborts it.
     txn_id = metastore.open_compaction_txn(compaction.id)
-    committed = False
+    committed = commit_sent = False
     staging: str | None = None
     renamed: list[str] = []
     try:
@@ -466,6 +469,7 @@ def _execute_compaction(
             step("renamed")
         io.delete_dir(io.join(root, staging))
         step("committing")
+        commit_sent = True
         metastore.commit_txn(txn_id)
         committed = True
         step("marking")
@@ -483,7 +487,21 @@ def _execute_compaction(
             seconds,
         )
     except Exception as error:
-        if not committed:
+        outcome = _settle_failed_commit(metastore, txn_id) if commit_sent and not committed else None
+        if outcome is TxnState.COMMITTED:
+            # The commit happened, its answer did not arrive: the outputs are live, finish the entry.
+            _best_effort("mark compacted", lambda: metastore.mark_compacted(compaction.id))
+        elif commit_sent and outcome is None:
+            # The metastore cannot say whether T committed: the renamed outputs may be live, so
+            # nothing is deleted; the entry stays 'working' and recovery finishes or undoes it.
+            _LOG.error(
+                "compaction %d: commit of txn %d unconfirmed (%s); outputs %s kept for recovery",
+                compaction.id,
+                txn_id,
+                error,
+                renamed,
+            )
+        elif not committed:
             _best_effort("abort txn", lambda: _abort_if_open(metastore, txn_id))
             if staging is not None:
                 _best_effort("delete staging", lambda: io.delete_dir(io.join(root, staging)))
@@ -552,6 +570,17 @@ def _txn_state(metastore: Metastore, txn_id: int) -> TxnState | None:
 def _abort_if_open(metastore: Metastore, txn_id: int) -> None:
     if _txn_state(metastore, txn_id) is TxnState.OPEN:
         metastore.abort_txn(txn_id)
+
+
+def _settle_failed_commit(metastore: Metastore, txn_id: int) -> TxnState | None:
+    """T's state after its ``commit_txn`` raised (aborted here if still open); None when it cannot be read."""
+    try:
+        if _txn_state(metastore, txn_id) is TxnState.OPEN:
+            metastore.abort_txn(txn_id)
+        return _txn_state(metastore, txn_id)
+    except AcidError:  # e.g. the metastore is still unreachable: recovery decides later
+        _LOG.warning("the state of compaction txn %d cannot be read", txn_id, exc_info=True)
+        return None
 
 
 def _fail_if_active(metastore: Metastore, compaction_id: int, message: str) -> None:

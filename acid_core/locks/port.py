@@ -357,6 +357,9 @@ class LockHandle:
         self._lost_reason: str | None = None
         self._released = False
         self._listeners: list[LostListener] = []
+        # Set while the session is known live; cleared while it is suspended (disconnected, fate unknown).
+        self._live = threading.Event()
+        self._live.set()
 
     @property
     def is_lost(self) -> bool:
@@ -382,6 +385,31 @@ class LockHandle:
                 "session; hint: stop writing and abort the transaction, then retry it from the start"
             )
 
+    def confirm(self, timeout_seconds: float) -> None:
+        """Raise unless the locks are held right now: the fence before a commit.
+
+        While the session is suspended (disconnected from the lock service, e.g. during a ZooKeeper
+        restart) nobody can tell whether the session outlived the outage; this waits up to
+        ``timeout_seconds`` for it to reconnect (held) or be reported lost.
+
+        Raises:
+            LockLostError: the session was lost, or is still suspended after ``timeout_seconds``.
+        """
+        if not self._live.wait(timeout_seconds):
+            raise LockLostError(
+                f"Locks of holder {self.holder!r} (txn {self.txn_id}) on "
+                f"{', '.join(str(r) for r in self.requests)} are in doubt: the session to the lock service "
+                f"stayed disconnected for more than {timeout_seconds:g} s; expected a live session; hint: "
+                "stop writing and abort the transaction, then retry it from the start"
+            )
+        self.check()
+
+    def _mark_suspended(self, suspended: bool) -> None:
+        if suspended and self._lost_reason is None:
+            self._live.clear()
+        else:
+            self._live.set()
+
     def add_lost_listener(self, listener: LostListener) -> None:
         """Call ``listener(handle)`` once when the locks are lost (at once if they already are).
 
@@ -400,6 +428,7 @@ class LockHandle:
                 return
             self._lost_reason = reason
             listeners, self._listeners = self._listeners, []
+        self._live.set()  # wakes ``confirm``, which then raises
         if listeners:
             _run_listeners(self, listeners)
 

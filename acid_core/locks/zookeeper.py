@@ -48,7 +48,9 @@ Error handling (kazoo exceptions are translated here, chained with ``from``):
     * While the connection is merely SUSPENDED (the server is unreachable for less than the
       session timeout, e.g. a ZooKeeper restart), the locks are still held by the session; when the
       client reconnects in time the handles stay valid. Writers that cannot tolerate the doubt
-      should pause while ``is_connected`` is False.
+      should pause while ``is_connected`` is False; ``LockHandle.confirm`` (the fence a
+      transaction passes right before its commit) waits for the doubt to resolve and raises
+      ``LockLostError`` if the session is lost or stays disconnected.
     * ``LockServiceUnavailableError`` when ZooKeeper cannot be reached at start, or when the last
       attempt failed on a connection error (nothing is held then).
 
@@ -216,6 +218,11 @@ class KazooLockManager:
                 lost, self._held = list(self._held.values()), {}
             for handle, _ in lost:
                 handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired")
+            return
+        with self._guard:
+            held = [handle for handle, _ in self._held.values()]
+        for handle in held:  # SUSPENDED: in doubt until CONNECTED (held) or LOST
+            handle._mark_suspended(state == KazooState.SUSPENDED)
 
     @property
     def is_connected(self) -> bool:

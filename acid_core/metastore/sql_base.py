@@ -29,6 +29,7 @@ from acid_core.errors import (
     DatabaseAlreadyExistsError,
     InvalidMetastoreRequestError,
     InvalidTableNameError,
+    MetastoreDatabaseUnavailableError,
     MetastoreError,
     NoSuchCompactionError,
     NoSuchDatabaseError,
@@ -149,6 +150,14 @@ _UPDATE_DELETE_CODES = (_OPERATION_CODE[WriteOperation.UPDATE], _OPERATION_CODE[
 
 # Hive's OperationType.COMPACT: the compactor's footprint in TXN_COMPONENTS (never a write).
 _COMPACT_OPERATION = "p"
+
+
+COMMIT_CHECK_SECONDS = 30.0
+"""How long ``commit_txn`` keeps trying to read back a transaction whose commit lost its answer.
+
+About a PostgreSQL restart or a failover to a standby; after it the commit's state is unknown
+(``CommitStateUnknownError``).
+"""
 
 
 def _ms(seconds: float) -> int:
@@ -281,7 +290,15 @@ def _current_user() -> str:
 class SqlMetastoreBase:
     """The engine, one database transaction per call, and the lookups every part shares."""
 
-    def __init__(self, url: str, *, warehouse: str = "warehouse", clock: Clock = time.time) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        warehouse: str = "warehouse",
+        clock: Clock = time.time,
+        commit_check_seconds: float = COMMIT_CHECK_SECONDS,
+    ) -> None:
+        self._commit_check_seconds = commit_check_seconds
         try:
             self._url = sa.make_url(url)
         except SQLAlchemyError as e:
@@ -368,7 +385,8 @@ class SqlMetastoreBase:
                     driver.autocommit = True
                 except self._engine.dialect.loaded_dbapi.Error as e:  # e.g. closed by the server
                     connection.invalidate(e)
-                    raise MetastoreError(operation, self._shown_url, f"{type(e).__name__}: {e}") from e
+                    problem = f"{type(e).__name__}: {str(e).strip()}"
+                    raise MetastoreDatabaseUnavailableError(operation, self._shown_url, problem) from e
                 try:
                     yield connection
                 finally:

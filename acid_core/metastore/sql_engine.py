@@ -2,7 +2,8 @@
 
     create_engine_for_url(url)  PostgreSQL at READ COMMITTED; SQLite in WAL with BEGIN IMMEDIATE
     upgrade_schema(engine)      ``alembic upgrade head``, serialized between processes
-    translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError / ReadOnlyStorageError
+    translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError / ReadOnlyStorageError /
+                                MetastoreDatabaseUnavailableError (PostgreSQL went away; one line)
 
 Shared by ``SqlMetastore`` and the SQL lock store (``lock_store``).
 Not here: the metastore's tables and rules (``sql`` and its parts).
@@ -16,6 +17,7 @@ import errno
 import functools
 import importlib.util
 import os
+import select
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ from sqlalchemy.pool import StaticPool
 from acid_core.errors import (
     AcidError,
     DiskFullError,
+    MetastoreDatabaseUnavailableError,
     MetastoreError,
     MissingDependencyError,
     ReadOnlyStorageError,
@@ -106,7 +109,7 @@ def create_engine_for_url(url: sa.URL) -> Engine:
     """An engine configured as the metastore uses it; the lock store shares this setup.
 
     PostgreSQL runs at READ COMMITTED (set on each connection's session, so autocommit statements
-    run at it too). SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
+    run at it too); a pooled connection the server closed (a restart) is replaced on checkout. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
     and ``BEGIN IMMEDIATE`` for every transaction, so each one is serialized against every writer
     (SQLite's ``SELECT ... FOR UPDATE``); an in-memory database is one shared connection.
 
@@ -131,6 +134,16 @@ def create_engine_for_url(url: sa.URL) -> Engine:
             ) from e
         if not postgresql:
             return server
+
+        @event.listens_for(server, "checkout")
+        def _closed_by_server(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped
+            # A PostgreSQL that restarted or failed over has closed its end of every pooled
+            # connection (the socket reads EOF or a "terminating connection" notice while idle).
+            # Checked without a round trip, so the first call after a restart does not fail on a
+            # dead connection (a commit sent on one would be checked and aborted); the pool
+            # replaces it and every older one. Hive's connection pools validate on checkout too.
+            if select.select([dbapi_connection.fileno()], [], [], 0)[0]:
+                raise sa.exc.InvalidatePoolError("the server closed this pooled connection")
 
         @event.listens_for(server, "connect")
         def _read_committed(dbapi_connection: Any, _record: Any) -> None:  # noqa: ANN401 - DBAPI objects are untyped
@@ -250,15 +263,40 @@ def _is_read_only_file_system(database: str) -> bool:
         return False
 
 
+# SQLSTATEs of a server that is going away or not accepting connections yet: admin_shutdown,
+# crash_shutdown, cannot_connect_now (class 57P); class 08 is connection_exception.
+_SERVER_GONE_PGCODES = ("57P01", "57P02", "57P03")
+
+
+def is_connection_lost(url: sa.URL, error: BaseException) -> bool:
+    """Whether ``error`` is a PostgreSQL server gone away or refusing connections, not an answer to the SQL.
+
+    True for a connection SQLAlchemy invalidated (a disconnect: the server stopped, restarted or
+    failed over mid-call), a connection attempt that failed (psycopg2's ``OperationalError`` without a
+    SQLSTATE: refused, timed out), and the server's own shutdown codes. Always False for SQLite, whose
+    ``OperationalError`` (locked, full) is an answer.
+
+    >>> is_connection_lost(sa.make_url("sqlite:///m.db"), sa.exc.OperationalError("SELECT 1", {}, OSError()))
+    False
+    """
+    if url.get_backend_name() != "postgresql" or not isinstance(error, sa.exc.DBAPIError):
+        return False
+    if error.connection_invalidated:
+        return True
+    code = getattr(error.orig, "pgcode", None)
+    if code is None:
+        return isinstance(error, sa.exc.OperationalError)
+    return str(code).startswith("08") or code in _SERVER_GONE_PGCODES
+
+
 def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> AcidError:
-    """The ``AcidError`` for a database failure (``DiskFullError``, ``ReadOnlyStorageError``, ``MetastoreError``).
+    """The ``AcidError`` for a database failure.
 
     ``DiskFullError`` when the disk is full, ``ReadOnlyStorageError`` when a SQLite file's file
-    system is read-only, else ``MetastoreError``.
-
-    A full disk or a read-only file system is a disk problem, not a metastore or lock-store one: the
-    message says so and names the database file (SQLite) or the URL (a server). SQLite only says
-    "unable to open database file" (or "attempt to write a readonly database") then.
+    system is read-only (both disk problems, not metastore or lock-store ones: the message says so
+    and names the database file or the URL; SQLite only says "unable to open database file" then);
+    ``MetastoreDatabaseUnavailableError`` when the PostgreSQL server went away or refused the
+    connection (``is_connection_lost``); otherwise ``MetastoreError``.
     """
     cause = getattr(error, "orig", None) or error
     full = (
@@ -284,6 +322,8 @@ def translate_db_error(operation: str, url: sa.URL, error: SQLAlchemyError) -> A
     if full:
         path = url.database if url.get_backend_name() == "sqlite" and url.database else shown
         return DiskFullError(path, f"metastore operation {operation!r}", describe_db_error(error))
+    if is_connection_lost(url, error):
+        return MetastoreDatabaseUnavailableError(operation, shown, describe_db_error(error))
     return MetastoreError(operation, shown, describe_db_error(error))
 
 

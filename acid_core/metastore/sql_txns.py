@@ -4,13 +4,21 @@ Hive's TxnHandler: a writer calls ``open_txn`` -> ``allocate_write_id`` -> ``add
 ``commit_txn``; ``commit_txn`` checks write-write conflicts (WRITE_SET) under the exclusive
 NEXT_TXN_ID lock; ``housekeeping`` is Hive's AcidHouseKeeperService.
 
+A commit whose answer is lost (PostgreSQL restarted, failed over or dropped the connection while
+the commit was on its way) is never re-sent: ``commit_txn`` reconnects and reads the transaction's
+state under its row lock (which waits for a commit still running on the server). Committed: done,
+exactly once. Still open: the commit never happened, and acidflow aborts it rather than commit late
+(its locks may have lapsed during the outage). No answer within ``commit_check_seconds``: unknown.
+
 Not here: the snapshot computation (``sql_base``). Errors: ``TxnNotOpenError``, ``NoSuchTxnError``,
-``CommitConflictError`` (the transaction is already aborted when it is raised).
+``CommitConflictError`` (the transaction is already aborted when it is raised);
+``LostCommitAbortedError`` and ``CommitStateUnknownError`` for a commit whose answer was lost.
 """
 
 from __future__ import annotations
 
 import socket
+import time
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -19,8 +27,11 @@ from sqlalchemy.orm import Session, aliased
 
 from acid_core.errors import (
     CommitConflictError,
+    CommitStateUnknownError,
     InvalidMetastoreRequestError,
     InvalidPartitionError,
+    LostCommitAbortedError,
+    MetastoreDatabaseUnavailableError,
     NoSuchTxnError,
     TxnNotOpenError,
 )
@@ -116,6 +127,7 @@ _COMPONENTS = sa.text(
 )
 _END_TXN_SQL = sa.text('UPDATE "TXNS" SET "TXN_STATE" = :state WHERE "TXN_ID" = :txn_id')
 _FORGET_HISTORY_SQL = sa.text('DELETE FROM "MIN_HISTORY_LEVEL" WHERE "MHL_TXNID" = :txn_id')
+_CHECK_INTERVAL_SECONDS = 0.25  # between read-backs of a lost commit while PostgreSQL is away
 
 
 class SqlTxnPart(SqlMetastoreBase):
@@ -277,7 +289,48 @@ class SqlTxnPart(SqlMetastoreBase):
             return write_id
 
     def commit_txn(self, txn_id: int, now: float | None = None) -> None:
-        """See ``Metastore.commit_txn``."""
+        """See ``Metastore.commit_txn``; a lost answer is checked, never re-sent (module docstring).
+
+        Raises:
+            LostCommitAbortedError: PostgreSQL went away before the commit happened; now aborted.
+            CommitStateUnknownError: PostgreSQL went away and did not answer the check in time.
+        """
+        try:
+            self._commit_txn(txn_id, now)
+        except MetastoreDatabaseUnavailableError as lost:
+            self._settle_lost_commit(txn_id, lost)
+
+    def _settle_lost_commit(self, txn_id: int, lost: MetastoreDatabaseUnavailableError) -> None:
+        """Read back (and, still open, abort) a transaction whose commit lost its answer."""
+        _LOG.warning("commit of txn %s lost its answer (%s); checking its state", txn_id, lost.problem)
+        deadline = time.monotonic() + self._commit_check_seconds
+        while True:
+            try:
+                with self._connection("check a lost commit_txn") as c:
+                    # FOR UPDATE: a commit still running on the server (the client's socket broke,
+                    # not the server) finishes before this reads the row.
+                    state, _ = self._locked_txn(c, txn_id)
+                    if state == _OPEN:
+                        self._end_txn(c, txn_id, _ABORTED)
+                break
+            except MetastoreDatabaseUnavailableError:
+                # The check's own COMMIT may lose its answer too: the next round reads the row again.
+                if time.monotonic() >= deadline:
+                    raise CommitStateUnknownError(
+                        f"PostgreSQL (the metastore database {self._shown_url!r}) went away during the "
+                        f"commit of transaction {txn_id} ({lost.problem}) and did not answer for "
+                        f"{self._commit_check_seconds:g} s; the transaction may or may not be committed; "
+                        "expected an answer; acidflow does not re-send the commit: it stays committed, or "
+                        "the reaper aborts it once its heartbeats time out; hint: when the server is back, "
+                        f"SHOW TRANSACTIONS lists {txn_id} if it did not commit (then run the statement again)"
+                    ) from lost
+                time.sleep(_CHECK_INTERVAL_SECONDS)
+        if state == _COMMITTED:
+            _LOG.warning("commit of txn %s lost its answer; checked after reconnecting: committed", txn_id)
+            return
+        raise LostCommitAbortedError(txn_id, self._shown_url, lost.problem) from lost
+
+    def _commit_txn(self, txn_id: int, now: float | None) -> None:
         now_ms = self._now_ms(now)
         if self._postgresql:
             _check_id("transaction ID", txn_id)

@@ -39,9 +39,14 @@ Concurrency: one ``Transaction`` per thread; many processes may write one table 
 write IDs differ, so their directories do). A heartbeat thread keeps the transaction alive;
 if the metastore reports it aborted (the reaper), the commit fails with ``TxnNotOpenError``.
 Not here: SQL (``acid_core.sql``), choosing locks (``acid_core.locks.planner``).
+Fencing (a lost ZooKeeper session): each write first checks that the transaction's locks are
+still held, and the commit confirms it right before ``commit_txn`` (waiting out a disconnection
+up to ``LOCK_CONFIRM_SECONDS``); a lost session raises ``LockLostError`` and the transaction is
+aborted, so it never commits after another holder could have taken its locks.
 Errors: ``CommitConflictError`` (another writer committed an overlapping update/delete first:
-this transaction is already aborted), ``TxnNotOpenError``, and whatever the writer, reader,
-metastore or lock manager raise; any error inside the ``with`` block aborts the transaction.
+this transaction is already aborted), ``TxnNotOpenError``, ``LockLostError`` (aborted), and
+whatever the writer, reader, metastore or lock manager raise; any error inside the ``with``
+block aborts the transaction.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from acid_core.bucket_codec import decode_bucket_property
 from acid_core.errors import (
     AcidError,
     CommitConflictError,
+    LockLostError,
     NoSuchPartitionError,
     PartitionAlreadyExistsError,
     TxnNotOpenError,
@@ -128,6 +134,8 @@ def _current_user() -> str:
         return "unknown"
 
 
+LOCK_CONFIRM_SECONDS: Final = 30.0
+"""How long a commit waits for a disconnected lock session (a ZooKeeper restart) before it aborts."""
 DEFAULT_HEARTBEAT_SECONDS: Final = 150.0
 """Half of Hive's ``hive.txn.timeout`` default (300 s), as DbTxnManager heartbeats."""
 _PLAIN_COMPRESSION: Final[dict[str, Any]] = {
@@ -329,12 +337,15 @@ class Transaction:
                 table/partition first; this transaction is aborted.
             TxnNotOpenError: the transaction was aborted meanwhile (by the reaper or ABORT
                 TRANSACTIONS).
+            LockLostError: its lock session was lost (or stayed disconnected past
+                ``LOCK_CONFIRM_SECONDS``) before the commit; this transaction is aborted.
         """
         if self._done:
             return
         try:
             if self._lost is not None:
                 raise self._lost
+            self._fence()
             try:
                 self.warehouse.metastore.commit_txn(self._id)
             except CommitConflictError as e:
@@ -344,6 +355,23 @@ class Transaction:
                 ) from e
         finally:
             self._finish()
+
+    def _fence(self) -> None:
+        """Abort and raise ``LockLostError`` unless every lock is held right now (kazoo's fencing advice).
+
+        Once a ZooKeeper session expired, another holder may hold the locks and write: a commit
+        after that would interleave with it. A session in doubt (disconnected) is waited for.
+        """
+        try:
+            for handle in self._locks:
+                handle.confirm(LOCK_CONFIRM_SECONDS)
+        except LockLostError as e:
+            self.abort()
+            raise LockLostError(f"Transaction {self.txn_id} was aborted before its commit: {e}") from e
+
+    def _check_locks(self) -> None:
+        for handle in self._locks:
+            handle.check()  # LockLostError: the with-block aborts the transaction
 
     def abort(self) -> None:
         """Abort: nothing written is ever visible (idempotent; best effort if already aborted)."""
@@ -678,6 +706,7 @@ class Transaction:
         )
 
     def _check_writable(self, what: str, table_name: str) -> None:
+        self._check_locks()
         if self.read_only:
             raise UnsupportedStatementError(
                 f"{what} {table_name}",

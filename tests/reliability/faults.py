@@ -1,0 +1,132 @@
+"""Fault injection for the service-fault tests: a point in a metastore call, and a link that loses answers.
+
+::
+
+    at_statement(engine, "acidflow_commit_txn", action)   action(conn) once, just before that SQL is sent
+    at_commit(engine, action, skip=0)                     action(conn) once, just before a COMMIT is sent
+    CuttingProxy(server_port)                             127.0.0.1:<port> forwarding to PostgreSQL;
+        cut_after_next_request(client_port)               the next request goes through, its answer is
+                                                          dropped and the connection closed (answer lost)
+
+The actions are real faults: ``PrivatePostgres.kill`` (``pg_ctl stop -m immediate``) and its
+``resume`` from a timer, or the proxy dropping the server's reply to a COMMIT the server carried out.
+Nothing in acidflow is mocked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from typing import TYPE_CHECKING
+
+from sqlalchemy import event
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sqlalchemy.engine import Engine
+
+
+def at_statement(engine: Engine, fragment: str, action: Callable[[object], None]) -> None:
+    """Run ``action(connection)`` once, just before the first statement containing ``fragment`` is sent."""
+    fired = threading.Event()
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        if fragment in statement and not fired.is_set():
+            fired.set()
+            action(conn)
+
+    event.listen(engine, "before_cursor_execute", before)
+
+
+def at_commit(engine: Engine, action: Callable[[object], None], *, skip: int = 0) -> None:
+    """Run ``action(connection)`` once, just before the ``skip``-th (from 0) COMMIT is sent."""
+    seen = [0]
+
+    def before(conn):
+        seen[0] += 1
+        if seen[0] == skip + 1:
+            action(conn)
+
+    event.listen(engine, "commit", before)
+
+
+def client_port(conn) -> int:
+    """The local port of a SQLAlchemy connection's psycopg2 socket (how the proxy knows it)."""
+    fd = os.dup(conn.connection.dbapi_connection.fileno())
+    with socket.socket(fileno=fd) as sock:
+        return int(sock.getsockname()[1])
+
+
+class CuttingProxy:
+    """A TCP proxy to a local server that can lose the answer to one request of one connection."""
+
+    def __init__(self, server_port: int, on_cut: Callable[[], None] | None = None) -> None:
+        self.server_port = server_port
+        self.on_cut = on_cut
+        self.cuts = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._armed: set[int] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True, name="cutting-proxy").start()
+
+    def cut_after_next_request(self, port: int) -> None:
+        """The next bytes the client on ``port`` sends reach the server; the reply is dropped, the link cut."""
+        with self._lock:
+            self._armed.add(port)
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._listener.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, (_, port) = self._listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.server_port))
+            except OSError:
+                client.close()  # the server is down: the client sees a refused/closed connection
+                continue
+            sent = threading.Event()
+            threading.Thread(target=self._up, args=(client, server, port, sent), daemon=True).start()
+            threading.Thread(target=self._down, args=(server, client, sent), daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket, port: int, sent: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                with self._lock:
+                    if port in self._armed:
+                        self._armed.discard(port)
+                        sent.set()  # before forwarding: the reply cannot overtake the flag
+                server.sendall(data)
+        _close(client, server)
+
+    def _down(self, server: socket.socket, client: socket.socket, sent: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := server.recv(65536):
+                if sent.is_set():
+                    # The server carried the request out; its answer never reaches the client. The
+                    # fault (a restart) comes first, so the client's check finds the server gone.
+                    self.cuts += 1
+                    if self.on_cut is not None:
+                        self.on_cut()
+                    _close(client, server)
+                    return
+                client.sendall(data)
+        _close(client, server)
+
+
+def _close(*sockets: socket.socket) -> None:
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sock.close()

@@ -1,0 +1,171 @@
+"""ZooKeeper fails under a writer that holds a lock: its session expires, or the server restarts (issue 24).
+
+Two holders share one table and one metastore, each with its own ZooKeeper session. When the first
+holder's session expires (kazoo's harness trick: another client joins the session and closes it),
+the second can take the lock; the first must learn it (``LockLostError``), stop and abort, so its
+write never interleaves with the second's (fencing, as kazoo's lock recipe advises). A server
+restart leaves the session in doubt: the commit waits for it, and fails in one line if it lasts.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+from acid_core.errors import LockLostError
+from acid_core.locks import LockMode, LockRequest
+from acid_core.locks.port import parse_lock_object
+from acid_core.locks.zookeeper import KazooLockManager
+from acid_core.metastore import Column, SqlMetastore, TableDefinition, TxnState
+from acid_core.writes import Warehouse, transaction
+
+pytestmark = pytest.mark.integration("zookeeper")
+
+_TABLE_X = [LockRequest(parse_lock_object("default.t"), LockMode.EXCLUSIVE)]
+
+
+@pytest.fixture
+def holders(tmp_path, zookeeper_server):
+    """``holder(name)``: a Warehouse with its own ZooKeeper session, on one shared warehouse and metastore."""
+    root, url = str(tmp_path / "wh"), f"sqlite:///{tmp_path}/metastore.db"
+    opened = []
+
+    def holder(name):
+        manager = KazooLockManager(zookeeper_server.hosts, session_timeout=4.0, host=name)
+        wh = Warehouse(root, SqlMetastore(url, warehouse=root), manager, user=name, heartbeat_seconds=None)
+        opened.append((wh, manager))
+        return wh
+
+    first = holder("a")
+    first.metastore.create_table(
+        TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+    )
+    _insert(first, 1)
+    yield holder
+    for wh, manager in opened:
+        wh.close()
+        manager.close()
+
+
+def _insert(wh, value, txn=None):
+    if txn is not None:
+        txn.insert("t", pa.table({"id": pa.array([value], pa.int32())}))
+        return
+    with wh.transaction() as t:
+        t.acquire_locks(_TABLE_X)
+        t.insert("t", pa.table({"id": pa.array([value], pa.int32())}))
+
+
+def _insert_in_with_block(txn, value):
+    with txn:  # an error inside aborts the transaction
+        _insert(None, value, txn)
+
+
+def _ids(wh):
+    return sorted(wh.read("t").column("id").to_pylist())
+
+
+def _wait_for(condition, seconds=15.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _expire(zookeeper_server, wh, txn):
+    handle = txn._locks[0]
+    zookeeper_server.expire_session(wh.lock_manager.client_id)
+    _wait_for(lambda: handle.is_lost)
+
+
+def test_transaction_session_expired_before_commit_aborts_and_second_holder_wins(zookeeper_server, holders):
+    """A's session expires while it holds X; B takes X and commits; A's commit is refused and A aborted."""
+    a, b = holders("a"), holders("b")
+    txn_a = a.transaction().begin()
+    txn_a.acquire_locks(_TABLE_X)
+    _insert(a, 2, txn_a)
+    _expire(zookeeper_server, a, txn_a)
+    _insert(b, 3)  # B gets the lock A lost and commits
+    with pytest.raises(LockLostError) as info:
+        txn_a.commit()
+    assert str(info.value) == (
+        f"Transaction {txn_a.txn_id} was aborted before its commit: Locks of holder "
+        f"'a@{socket.gethostname()}' (txn {txn_a.txn_id}) on X default.t were lost: the ZooKeeper session to "
+        f"{zookeeper_server.hosts!r} expired; expected a live session; hint: stop writing and abort the "
+        "transaction, then retry it from the start"
+    )
+    assert a.metastore.get_txn(txn_a.txn_id).state is TxnState.ABORTED
+    assert _ids(a) == [1, 3]  # A's row never visible: no interleaving
+    _insert(a, 2)  # the next run of A, on the manager's new session
+    assert _ids(a) == [1, 2, 3]
+
+
+def test_transaction_session_expired_write_after_loss_is_refused_and_aborted(zookeeper_server, holders):
+    """A write after the loss stops at once (before any file); the with-block aborts the transaction."""
+    a = holders("a")
+    txn = a.transaction().begin()
+    txn.acquire_locks(_TABLE_X)
+    _expire(zookeeper_server, a, txn)
+    with pytest.raises(LockLostError, match=r"were lost: the ZooKeeper session to "):
+        _insert_in_with_block(txn, 2)
+    assert txn.written == []
+    assert a.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
+    assert _ids(a) == [1]
+
+
+def test_transaction_zookeeper_restart_commit_waits_for_reconnect_and_commits(zookeeper_server, holders):
+    """ZooKeeper restarts while A holds X: the commit waits for the session to reconnect (it survives), then commits."""
+    a = holders("a")
+    txn = a.transaction().begin()
+    txn.acquire_locks(_TABLE_X)
+    _insert(a, 2, txn)
+    zookeeper_server.stop()
+    try:
+        _wait_for(lambda: not txn._locks[0]._live.is_set())
+        threading.Timer(1.0, zookeeper_server.start).start()
+        txn.commit()
+    finally:
+        _wait_for(lambda: zookeeper_server.process is not None, 30.0)
+    assert a.metastore.get_txn(txn.txn_id).state is TxnState.COMMITTED
+    assert _ids(a) == [1, 2]
+
+
+def test_transaction_zookeeper_down_past_confirm_aborts_in_one_line_next_run_commits(
+    zookeeper_server, holders, monkeypatch
+):
+    """ZooKeeper stays down past the commit's wait: the txn is aborted with one line; after it is back, a rerun commits."""
+    monkeypatch.setattr(transaction, "LOCK_CONFIRM_SECONDS", 1.0)
+    a = holders("a")
+    txn = a.transaction().begin()
+    txn.acquire_locks(_TABLE_X)
+    _insert(a, 2, txn)
+    zookeeper_server.stop()
+    # Back after 3 s: past the commit's 1 s wait. The abort's release of the locks waits for it
+    # (kazoo queues requests until it reconnects), then deletes the nodes of the surviving session.
+    restart = threading.Timer(3.0, zookeeper_server.start)
+    try:
+        _wait_for(lambda: not a.lock_manager.is_connected)
+        restart.start()
+        with pytest.raises(LockLostError) as info:
+            txn.commit()
+    finally:
+        if restart.ident is not None:
+            restart.join()
+        if zookeeper_server.process is None:
+            zookeeper_server.start()
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"Transaction {txn.txn_id} was aborted before its commit: Locks of holder ")
+    assert message.endswith(
+        "are in doubt: the session to the lock service stayed disconnected for more than 1 s; expected a "
+        "live session; hint: stop writing and abort the transaction, then retry it from the start"
+    )
+    assert a.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
+    assert _ids(a) == [1]
+    _wait_for(lambda: a.lock_manager.is_connected)
+    _insert(a, 2)
+    assert _ids(a) == [1, 2]
