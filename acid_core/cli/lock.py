@@ -28,7 +28,7 @@ import time
 from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import non_negative_number, positive_long
-from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options
+from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options, warehouse_dir
 from acid_core.cli.registry import add_command_parser
 from acid_core.locks import (
     DEFAULT_RETRIES,
@@ -123,7 +123,7 @@ def _default_holder() -> str:
 
 def _run_acquire(args: argparse.Namespace) -> int:
     requests = plan_lock_set(LockRequest(parse_lock_object(o), args.mode) for o in args.objects)
-    manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=args.warehouse)
+    manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=warehouse_dir(args))
     try:
         handle = manager.acquire(
             requests,
@@ -149,7 +149,7 @@ def _run_acquire(args: argparse.Namespace) -> int:
 
 def _run_show(args: argparse.Namespace) -> int:
     prefix = parse_lock_object(args.object) if args.object else None
-    manager = open_lock_manager(metastore_url=args.metastore, warehouse=args.warehouse)
+    manager = open_lock_manager(metastore_url=args.metastore, warehouse=warehouse_dir(args))
     try:
         infos = manager.show(prefix, extended=args.extended)
     finally:
