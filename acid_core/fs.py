@@ -70,6 +70,7 @@ __all__ = [
     "PrelistedFileIO",
     "PyArrowFileIO",
     "file_io_for",
+    "has_atomic_directory_rename",
     "is_local_location",
     "real_path",
     "resolve_warehouse",
@@ -620,6 +621,16 @@ def _remote_file_io(root: str, settings: tuple[tuple[str, str], ...]) -> PyArrow
     del settings  # the cache key only
     filesystem, _ = pa_fs.FileSystem.from_uri(root)
     return PyArrowFileIO(filesystem)
+
+
+def has_atomic_directory_rename(file_io: FileIO) -> bool:
+    """Whether renaming a directory on this store is one atomic step (not on S3 or GCS).
+
+    A compaction output named without ``_vT`` (Hive 3.1's names) is visible the moment it is in
+    place, so only such a store may publish one by a rename.
+    """
+    inner = file_io._io if isinstance(file_io, PrelistedFileIO) else file_io
+    return not (isinstance(inner, PyArrowFileIO) and inner.filesystem.type_name in _OBJECT_STORES)
 
 
 def is_local_location(location: str) -> bool:
