@@ -40,6 +40,8 @@ The tree::
     ├── InvalidLocationError (ValueError)      a LOCATION that could make acidflow delete what is not
     │                                          the table's (a root, the warehouse, another table, ..)
     ├── InvalidObjectNameError (ValueError)    a name that cannot round-trip to a safe directory name
+    ├── InvalidWarehouseError (ValueError)     an empty warehouse, an unknown scheme, a URI without bucket
+    ├── EmbeddedMetastoreLocationError (ValueError)  the embedded SQLite metastore on an S3/HDFS warehouse
     ├── UnsafeDeleteError                      a DROP, purge or restore path outside what the table owns
     ├── DropDefaultDatabaseError               DROP DATABASE default (refused, as in Hive)
     └── MissingDependencyError (ImportError)   an optional extra is not installed
@@ -62,6 +64,7 @@ __all__ = [
     "DatabaseNotEmptyError",
     "DiskFullError",
     "DropDefaultDatabaseError",
+    "EmbeddedMetastoreLocationError",
     "InvalidBucketPropertyError",
     "InvalidBucketingError",
     "InvalidCompactStatementError",
@@ -79,6 +82,7 @@ __all__ = [
     "InvalidTableDefinitionError",
     "InvalidTablePropertyError",
     "InvalidTableNameError",
+    "InvalidWarehouseError",
     "InvalidWriteIdListError",
     "InvalidWriteIdRangeError",
     "InvalidWriterOptionError",
@@ -617,6 +621,37 @@ class InvalidLocationError(AcidError, ValueError):
         self.location, self.problem, self.expected = location, problem, expected
         super().__init__(
             f"Refusing location {location!r}: {problem}; expected {expected}; nothing was created or changed"
+        )
+
+
+class InvalidWarehouseError(AcidError, ValueError):
+    """A warehouse location (``--warehouse``, ``ACIDFLOW_WAREHOUSE``, ``warehouse:``) acidflow cannot use.
+
+    An empty value, a scheme no filesystem serves, or a URI without its bucket or name node used to
+    become a local directory named after the URI (``./s3:/bucket/...``) holding tables and metastore.
+    """
+
+    def __init__(self, source: str, value: str, problem: str, expected: str) -> None:
+        self.source, self.value, self.problem, self.expected = source, value, problem, expected
+        super().__init__(
+            f"Invalid warehouse {value!r} ({source}): {problem}; expected {expected}; nothing was created"
+        )
+
+
+class EmbeddedMetastoreLocationError(AcidError, ValueError):
+    """The embedded SQLite metastore asked for on a warehouse that is not on the local disk.
+
+    SQLite needs a local file with POSIX locks; an object store or HDFS has neither, so the
+    metastore of an ``s3://`` or ``hdfs://`` warehouse must be named explicitly.
+    """
+
+    def __init__(self, warehouse: str) -> None:
+        self.warehouse = warehouse
+        super().__init__(
+            f"No metastore for warehouse {warehouse!r}: the embedded SQLite metastore lives only in a local "
+            "warehouse directory; expected --metastore / ACIDFLOW_METASTORE set for a warehouse on S3 or "
+            "HDFS; hint: a PostgreSQL URL (postgresql+psycopg://host/db), thrift://host:9083, or "
+            "sqlite:////local/path/metastore.sqlite for one machine"
         )
 
 

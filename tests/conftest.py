@@ -14,6 +14,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.hive",
     "tests.fixtures.hms",
     "tests.fixtures.postgres",
+    "tests.fixtures.s3",
     "tests.fixtures.spark",
     "tests.fixtures.zookeeper",
 ]

@@ -32,7 +32,13 @@ import time
 from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import non_negative_number, positive_long
-from acid_core.cli.options import METASTORE_ENV, WAREHOUSE_ENV, add_common_options, open_existing_metastore
+from acid_core.cli.options import (
+    METASTORE_ENV,
+    WAREHOUSE_ENV,
+    add_common_options,
+    open_existing_metastore,
+    warehouse_dir,
+)
 from acid_core.cli.registry import add_command_parser
 from acid_core.errors import TxnNotOpenError
 from acid_core.locks import (
@@ -134,7 +140,7 @@ def _run_acquire(args: argparse.Namespace) -> int:
     requests = plan_lock_set(LockRequest(parse_lock_object(o), args.mode) for o in args.objects)
     if args.txn_id is not None:
         _require_open_txn(args, args.txn_id)
-    manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=args.warehouse)
+    manager = open_lock_manager(fair=args.fair, metastore_url=args.metastore, warehouse=warehouse_dir(args))
     try:
         handle = manager.acquire(
             requests,
@@ -170,7 +176,7 @@ def _require_open_txn(args: argparse.Namespace, txn_id: int) -> None:
 
 def _run_show(args: argparse.Namespace) -> int:
     prefix = parse_lock_object(args.object) if args.object else None
-    manager = open_lock_manager(metastore_url=args.metastore, warehouse=args.warehouse)
+    manager = open_lock_manager(metastore_url=args.metastore, warehouse=warehouse_dir(args))
     try:
         infos = manager.show(prefix, extended=args.extended)
     finally:

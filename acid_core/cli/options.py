@@ -12,7 +12,8 @@
 TABLE_DIR is a name when it has no ``/`` and is not an existing path (an existing path wins).
 
 ``--metastore`` defaults to ``$ACIDFLOW_METASTORE``, else the embedded SQLite file of the
-warehouse; ``--warehouse`` to ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``. A command that has no
+warehouse (a local one only: an ``s3://`` or ``hdfs://`` warehouse needs a URL); ``--warehouse``
+to ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse`` (an empty value or an unknown scheme is refused). A command that has no
 use for one still accepts it (so one set of options fits every command) and says so in its help.
 
 Importing this module imports nothing of the engine: the parsers are built from it before the
@@ -106,9 +107,21 @@ def metastore_url(args: argparse.Namespace) -> str | None:
 
 
 def warehouse_dir(args: argparse.Namespace) -> str:
-    """``--warehouse``, else ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``."""
-    warehouse: str = args.warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
-    return warehouse
+    """``--warehouse``, else ``$ACIDFLOW_WAREHOUSE``, else ``./warehouse``: checked, absolute or a URI.
+
+    A given but empty value (``--warehouse ""``, ``ACIDFLOW_WAREHOUSE=``) is refused, not read as
+    the default: a read-only command would create ``./warehouse``.
+
+    Raises:
+        InvalidWarehouseError: empty, an unknown scheme, a URI without bucket or host.
+    """
+    from acid_core.fs import resolve_warehouse
+
+    if args.warehouse is not None:
+        return resolve_warehouse(args.warehouse, source="--warehouse")
+    if WAREHOUSE_ENV in os.environ:
+        return resolve_warehouse(os.environ[WAREHOUSE_ENV], source=f"${WAREHOUSE_ENV}")
+    return resolve_warehouse(DEFAULT_WAREHOUSE, source="the default")
 
 
 def open_existing_metastore(args: argparse.Namespace) -> SqlMetastore | HiveMetastore:
@@ -220,12 +233,15 @@ def require_existing_warehouse(metastore_url: str | None, warehouse: str) -> Non
 
     Raises:
         StorageError: no ``--metastore`` URL and no ``<warehouse>/.acidflow/metastore.sqlite``.
+        EmbeddedMetastoreLocationError: no ``--metastore`` URL for a warehouse on S3 or HDFS.
     """
     if metastore_url is not None:
         return
     from acid_core.errors import StorageError
+    from acid_core.metastore.factory import default_metastore_url
 
-    database = _embedded_metastore_file(warehouse)
+    # Refuses a warehouse on S3/HDFS (no embedded metastore there) before looking for the file.
+    database = Path(default_metastore_url(warehouse).removeprefix("sqlite:///"))
     if not database.is_file():
         raise StorageError(
             f"Warehouse {warehouse!r} has no metastore ({str(database)!r} does not exist); expected an "
@@ -250,7 +266,14 @@ def _embedded_metastore_file(warehouse: str) -> Path:
 
 
 def embedded_metastore_url(warehouse: str) -> str | None:
-    """The URL of ``warehouse``'s embedded metastore if it has one (never creates it), else None."""
+    """The URL of ``warehouse``'s embedded metastore if it has one (never creates it), else None.
+
+    Only a local warehouse has one (an ``s3://`` or ``hdfs://`` warehouse needs a metastore URL).
+    """
+    from acid_core.fs import is_local_location
+
+    if not is_local_location(warehouse):
+        return None
     database = _embedded_metastore_file(warehouse)
     return f"sqlite:///{database}" if database.is_file() else None
 

@@ -56,6 +56,7 @@ from acid_core.cli.options import (
     name_lookup_url,
     snapshot_from_args,
     table_location,
+    warehouse_dir,
 )
 from acid_core.cli.registry import add_command_parser
 
@@ -167,9 +168,11 @@ def _snapshot(
         yield (args.table_dir, *snapshot_from_args(args), None)
         return
     from acid_core.errors import UnknownTableLocationError
+    from acid_core.fs import is_local_location
     from acid_core.metastore.snapshots import find_embedded_metastore, locate_table
 
-    warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV) or None
+    given = args.warehouse is not None or WAREHOUSE_ENV in os.environ
+    warehouse = warehouse_dir(args) if given else None  # refuses an empty one or an unknown scheme
     url = name_url or args.metastore or os.environ.get(METASTORE_ENV) or None
     if url is None:
         url = find_embedded_metastore(args.table_dir)
@@ -191,7 +194,13 @@ def _snapshot(
     from acid_core.metastore.port import TxnType
     from acid_core.metastore.snapshots import live_lease
 
-    default_warehouse = "./warehouse" if by_name else os.path.dirname(os.path.abspath(args.table_dir))
+    default_warehouse = (
+        "./warehouse"
+        if by_name
+        else os.path.dirname(os.path.abspath(args.table_dir))
+        if is_local_location(args.table_dir)
+        else args.table_dir.rstrip("/").rpartition("/")[0]
+    )
     with open_metastore(url, warehouse or default_warehouse) as store:
         if by_name:
             table = store.get_table(args.table_dir)

@@ -39,7 +39,9 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
   once T commits (``AcidUtils.isDirUsable``), so they are invisible. Recovery aborts T; they are
   then "aborted" directories, deleted by the cleaner. With Hive 3.1 names (no ``_v``) an output is
   visible as soon as it is renamed; it holds exactly the rows of the inputs it covers (verified
-  before the rename), so a reader picking it up reads the same rows.
+  before the rename), so a reader picking it up reads the same rows. On an object store (S3, GCS)
+  a directory rename moves object by object, so a reader could see a partial Hive 3.1-named output:
+  such a compaction is refused before anything is written (``_vT`` names are not affected).
 - committing: T commits atomically in the metastore; before it nothing changed for readers, after
   it the outputs are used and the inputs become obsolete. A ``commit_txn`` that raises may still
   have committed (the metastore went away with the answer): the worker reads T back. Committed:
@@ -69,7 +71,13 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from acid_core.compaction.common import partition_location
 from acid_core.compaction.initiator import CompactionType
-from acid_core.compaction.planner import CompactionPlan, NothingToCompact, is_hive31_names, plan_compaction
+from acid_core.compaction.planner import (
+    HIVE31_NAMES,
+    CompactionPlan,
+    NothingToCompact,
+    is_hive31_names,
+    plan_compaction,
+)
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
@@ -79,7 +87,7 @@ from acid_core.errors import (
     NoSuchPartitionError,
     NoSuchTxnError,
 )
-from acid_core.fs import file_io_for
+from acid_core.fs import file_io_for, has_atomic_directory_rename
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
@@ -430,6 +438,17 @@ def _execute_compaction(
         )
         if isinstance(plan, NothingToCompact):
             return _nothing_to_rewrite(metastore, compaction.id, txn_id, plan, started)
+        if is_hive31_names(properties) and not has_atomic_directory_rename(io):
+            # Without _vT an output is visible once in place, and an object store moves a
+            # directory object by object: a reader could see half a base. Refused, nothing written.
+            reason = (
+                f"{HIVE31_NAMES}=true names outputs without _v<txn>, and {location!r} is on an object "
+                "store whose directory rename is not atomic; expected a table whose readers know _v names "
+                f"(Hive 3+; unset {HIVE31_NAMES}) or a store with atomic rename (HDFS, local disk)"
+            )
+            metastore.abort_txn(txn_id)
+            metastore.mark_refused(compaction.id, reason)
+            return CompactionOutcome(compaction.id, "refused", reason, seconds=time.monotonic() - started)
         existing = [name for name in plan.output_names if io.info(io.join(root, name)) is not None]
         if existing:
             # Only possible with Hive 3.1 names: the same inputs were compacted before.

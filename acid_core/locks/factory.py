@@ -13,7 +13,6 @@ Not here: the lock rules. Errors: ``InvalidLockConfigError``, ``LockServiceUnava
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acid_core.errors import (
@@ -83,15 +82,20 @@ def open_lock_manager(
         return manager
     if name == "sql":
         from acid_core.locks.sql import SqlLockManager  # sqlalchemy is an optional extra
-        from acid_core.metastore import METASTORE_DIR_NAME, default_metastore_url
+        from acid_core.metastore import default_metastore_url
 
         url = metastore_url or env.get(METASTORE_ENV, "").strip()
         if url.lower().startswith("thrift://"):
             url = ""  # a Hive Metastore has no SQL of ours: the warehouse's embedded file holds the locks
         if not url:
-            root = Path(warehouse or env.get(WAREHOUSE_ENV, "").strip() or DEFAULT_WAREHOUSE)
-            (root.resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
-            url = default_metastore_url(str(root))
+            # An empty ACIDFLOW_WAREHOUSE is refused (resolve_warehouse), not read as the default.
+            from acid_core.fs import resolve_warehouse
+
+            if warehouse is None:
+                warehouse = resolve_warehouse(
+                    env.get(WAREHOUSE_ENV, DEFAULT_WAREHOUSE), source=f"${WAREHOUSE_ENV}"
+                )
+            url = default_metastore_url(warehouse, create=True)  # refuses a warehouse on S3/HDFS
         sql_manager: LockManager = SqlLockManager(url, fair=fair)
         return sql_manager
     raise InvalidLockConfigError(LOCK_MANAGER_ENV, name, "zookeeper, sql or none")

@@ -9,7 +9,9 @@ store, ``none`` to switch it off, or (unset) the embedded SQLite file next to th
 opened only when first needed.
 
 Not here: the adapters themselves (``sql``, ``hive``), configuration parsing (the command line).
-Errors: whatever the adapter raises on open (``MetastoreError`` for an unreachable database,
+A warehouse on S3 or HDFS has no embedded metastore (SQLite needs a local file): without a URL it
+is refused (``EmbeddedMetastoreLocationError``), before anything is created.
+Errors: ``InvalidWarehouseError`` for an empty warehouse or an unknown scheme; whatever the adapter raises on open (``MetastoreError`` for an unreachable database,
 ``InvalidMetastoreRequestError`` for a malformed ``thrift://`` list).
 """
 
@@ -19,6 +21,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from acid_core.errors import EmbeddedMetastoreLocationError
+from acid_core.fs import is_local_location, resolve_warehouse
 from acid_core.metastore.hive_thrift import is_thrift_url
 from acid_core.metastore.port import METASTORE_DIR_NAME
 
@@ -45,9 +49,30 @@ HMS_SASL_SERVICE_ENV: Final = "ACIDFLOW_HMS_SASL_SERVICE"
 LEASE_STORE_ENV: Final = "ACIDFLOW_LEASE_STORE"
 
 
-def default_metastore_url(warehouse: str) -> str:
-    """``sqlite:///<warehouse>/.acidflow/metastore.sqlite`` (absolute)."""
-    return f"sqlite:///{Path(warehouse).resolve() / METASTORE_DIR_NAME / 'metastore.sqlite'}"
+def default_metastore_url(warehouse: str, *, create: bool = False) -> str:
+    """``sqlite:///<warehouse>/.acidflow/metastore.sqlite`` (absolute), for a local warehouse only.
+
+    Args:
+        warehouse: the warehouse directory or URI.
+        create: also create ``<warehouse>/.acidflow`` (the warehouse's first use).
+
+    Raises:
+        InvalidWarehouseError: see ``fs.resolve_warehouse``.
+        EmbeddedMetastoreLocationError: the warehouse is on S3, HDFS, ...: SQLite needs a local file.
+    """
+    location = resolve_warehouse(warehouse, source="warehouse")
+    if not is_local_location(location):
+        raise EmbeddedMetastoreLocationError(location)
+    directory = Path(location).resolve() / METASTORE_DIR_NAME
+    if create:
+        directory.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{directory / 'metastore.sqlite'}"
+
+
+def _warehouse_root(warehouse: str) -> str:
+    # Where tables created through acidflow go: a URI stays one (Path() made s3://b/w ./s3:/b/w).
+    location = resolve_warehouse(warehouse, source="warehouse")
+    return str(Path(location).resolve()) if is_local_location(location) else location
 
 
 def open_metastore(
@@ -70,9 +95,8 @@ def open_metastore(
 def _open_sql(url: str | None, warehouse: str) -> SqlMetastore:
     from acid_core.metastore.sql import SqlMetastore
 
-    if url is None:
-        (Path(warehouse).resolve() / METASTORE_DIR_NAME).mkdir(parents=True, exist_ok=True)
-    return SqlMetastore(url or default_metastore_url(warehouse), warehouse=str(Path(warehouse).resolve()))
+    root = _warehouse_root(warehouse)
+    return SqlMetastore(url or default_metastore_url(root, create=True), warehouse=root)
 
 
 def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
@@ -106,7 +130,7 @@ def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
         connection,
         queue_sql=queue,
         lease_store=_side_store(os.environ.get(LEASE_STORE_ENV), warehouse),
-        warehouse=str(Path(warehouse).resolve()),
+        warehouse=_warehouse_root(warehouse),
     )
 
 

@@ -72,7 +72,7 @@ from acid_core.errors import (
     TxnNotOpenError,
     UnsupportedStatementError,
 )
-from acid_core.fs import file_io_for
+from acid_core.fs import file_io_for, resolve_warehouse
 from acid_core.locks import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
@@ -196,8 +196,11 @@ class Warehouse:
         """Open the warehouse at ``location`` with the metastore at ``metastore_url`` (default: embedded).
 
         Raises:
+            InvalidWarehouseError: ``location`` is empty or has a scheme no filesystem serves.
+            EmbeddedMetastoreLocationError: no ``metastore_url`` for a warehouse on S3 or HDFS.
             MetastoreError: the metastore cannot be opened.
         """
+        location = resolve_warehouse(location, source="warehouse")
         metastore = open_metastore(metastore_url, location)
         return cls(location, metastore, lock_manager or NoLockManager(), **options)  # type: ignore[arg-type]
 

@@ -397,7 +397,9 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         )
     changes: dict[str, Any] = {"source": source}
     if data.get("warehouse") is not None:
-        changes["warehouse"] = _text(source, "warehouse", data["warehouse"], "a directory or URI string")
+        changes["warehouse"] = _warehouse(
+            source, _text(source, "warehouse", data["warehouse"], "a directory or URI string")
+        )
     if data.get("metastore") is not None:
         changes["metastore"] = _metastore(source, "metastore", data["metastore"])
     if "groups" in data:
@@ -597,6 +599,24 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
     return replace(AcidflowConfig(), **changes)
 
 
+def _warehouse(source: str, value: str) -> str:
+    """The warehouse URI, syntax only (offline: nothing is listed or created).
+
+    Stored as given (a relative directory stays relative to the worker's directory); an empty
+    value, an unknown scheme or a URI without bucket or host is refused here, at load time.
+    """
+    from acid_core.errors import InvalidWarehouseError
+    from acid_core.fs import resolve_warehouse
+
+    try:
+        resolve_warehouse(value, source=source)
+    except InvalidWarehouseError as error:
+        raise InvalidPlatformConfigError(
+            source, "warehouse", value, f"{error.expected} ({error.problem})"
+        ) from error
+    return value.strip()
+
+
 def _executor(source: str, key: str, value: object) -> str:
     text = str(value).strip().lower()
     if text not in _EXECUTORS:
@@ -634,8 +654,8 @@ def load_config(
         data = loaded
     config = _parse(data, source)
     overrides: dict[str, Any] = {}
-    if env.get(WAREHOUSE_ENV, "").strip():
-        overrides["warehouse"] = env[WAREHOUSE_ENV].strip()
+    if WAREHOUSE_ENV in env:  # set but empty is refused, not read as "unset"
+        overrides["warehouse"] = _warehouse(WAREHOUSE_ENV, env[WAREHOUSE_ENV])
     if env.get(METASTORE_ENV, "").strip():
         overrides["metastore"] = _metastore(METASTORE_ENV, METASTORE_ENV, env[METASTORE_ENV])
     if env.get(EXECUTOR_ENV, "").strip():

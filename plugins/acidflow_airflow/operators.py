@@ -147,7 +147,10 @@ def plan_compactions(
                 spark_ids.append(compaction_id)
             else:
                 embedded.append(item)
-    args = ["--warehouse", str(Path(config.warehouse).resolve())]
+    from acid_core.fs import resolve_warehouse
+
+    # Absolute for the Spark driver's directory; an s3:// or hdfs:// warehouse stays a URI.
+    args = ["--warehouse", resolve_warehouse(config.warehouse, source="acidflow.yaml warehouse")]
     if config.metastore:
         args += ["--metastore", config.metastore]
     return {

@@ -25,6 +25,7 @@ _SERVICES = {
     "bench_spark_read": "spark",
     "bench_spark_executor": "spark",
     "bench_hms": "hive",
+    "bench_s3_requests": "s3",
 }
 _GOAL_LINE = re.compile(
     r"^GOAL \S+ .+: [\d.]+x target (<=|>=)[\d.]+x SMOKE \| python -m bench\.", re.MULTILINE

@@ -297,3 +297,40 @@ def test_metastore_hook_without_connection_is_embedded(monkeypatch):
     monkeypatch.delenv("ACIDFLOW_METASTORE", raising=False)
     monkeypatch.delenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", raising=False)
     assert AcidMetastoreHook().config.metastore is None
+
+
+@pytest.mark.parametrize(
+    ("file_value", "env", "source", "value", "problem"),
+    [
+        ("bogus://x/y", {}, "FILE", "bogus://x/y", "scheme 'bogus' is not supported"),
+        ("s3:///wh", {}, "FILE", "s3:///wh", "it names no bucket"),
+        (None, {"ACIDFLOW_WAREHOUSE": "bogus://x/y"}, "ACIDFLOW_WAREHOUSE", "bogus://x/y", "scheme 'bogus'"),
+        (None, {"ACIDFLOW_WAREHOUSE": ""}, "ACIDFLOW_WAREHOUSE", "", "it is empty"),
+        (None, {"ACIDFLOW_WAREHOUSE": "  "}, "ACIDFLOW_WAREHOUSE", "  ", "it is empty"),
+    ],
+    ids=["file-unknown-scheme", "file-no-bucket", "env-unknown-scheme", "env-empty", "env-blank"],
+)
+def test_load_config_invalid_warehouse_refused_at_load(tmp_path, file_value, env, source, value, problem):
+    text = (
+        f"warehouse: '{file_value}'\n"
+        if file_value is not None
+        else "groups: [{name: all, tables: ['*.*']}]\n"
+    )
+    with pytest.raises(InvalidPlatformConfigError) as raised:
+        _load(tmp_path, text, env)
+    message = str(raised.value)
+    expected_source = str(tmp_path / "acidflow.yaml") if source == "FILE" else source
+    assert message.startswith(f"Invalid acidflow setting warehouse={value!r} in {expected_source}; expected ")
+    assert problem in message
+    assert not (tmp_path / "warehouse").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [("s3://bucket/wh", "s3://bucket/wh"), ("hdfs://nn:8020/wh", "hdfs://nn:8020/wh"), ("./wh", "./wh")],
+)
+def test_load_config_warehouse_uri_kept_offline(tmp_path, value, stored):
+    assert (
+        _load(tmp_path, "groups: [{name: all, tables: ['*.*']}]\n", {"ACIDFLOW_WAREHOUSE": value}).warehouse
+        == stored
+    )

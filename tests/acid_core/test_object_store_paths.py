@@ -1,0 +1,102 @@
+"""Path safety on object stores and HDFS: only inside the table's own location, for URIs too.
+
+``s3://b/t`` and ``s3://b/t2`` share a key prefix but not a directory; another bucket, the bucket
+root and another table's prefix are refused by the LOCATION rules (``check_location``), the
+cleaner's ledger check (``cleaner._inside``, store-local paths ``bucket/key``) and the filesystem's
+last guard (``fs._refuse_unsafe_target``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from acid_core.compaction.cleaner import _inside
+from acid_core.errors import InvalidLocationError, UnsafeCleanError, UnsafeFileOperationError
+from acid_core.fs import SUPPORTED_SCHEMES, LocalFileIO, _refuse_unsafe_target
+from acid_core.locations import Occupant, check_location, format_location, is_inside_path
+
+_OCCUPANTS = [
+    Occupant("database", "default", "s3://b/wh", True),
+    Occupant("table", "default.t", "s3://b/wh/t"),
+    Occupant("database", "h", "hdfs://nn:8020/wh", True),
+    Occupant("table", "h.t", "hdfs://nn:8020/wh/t"),
+]
+
+
+@pytest.mark.parametrize(
+    ("candidate", "problem"),
+    [
+        ("s3://b", "it is a filesystem root"),
+        ("s3://b/", "it is a filesystem root"),
+        ("s3://other", "it is a filesystem root"),
+        ("s3://b/wh", "warehouse"),
+        ("s3://b/wh/t", "default.t"),
+        ("s3://b/wh/t/x", "inside the location 's3://b/wh/t' of table default.t"),
+        ("s3://b/wh/../x", "'..'"),
+        ("hdfs://nn:8020/", "it is a filesystem root"),
+        ("hdfs://nn:8020/wh/t/p=1", "inside the location 'hdfs://nn:8020/wh/t' of table h.t"),
+        ("s3a://b/wh/t3", "scheme"),
+    ],
+)
+def test_check_location_s3_and_hdfs_unsafe_refused(candidate, problem):
+    with pytest.raises(InvalidLocationError, match=problem):
+        check_location(
+            candidate, warehouse_root="s3://b/wh", occupants=_OCCUPANTS, supported_schemes=SUPPORTED_SCHEMES
+        )
+
+
+@pytest.mark.parametrize(
+    ("candidate", "stored"),
+    [
+        ("s3://b/wh/t2", "s3://b/wh/t2"),  # shares the prefix "t" with default.t, not its directory
+        ("s3://other/wh/t", "s3://other/wh/t"),  # an external location in another bucket: Hive allows it
+        ("hdfs://nn:8020/wh/t2", "hdfs://nn:8020/wh/t2"),
+    ],
+)
+def test_check_location_s3_sibling_prefix_allowed(candidate, stored):
+    location = check_location(
+        candidate, warehouse_root="s3://b/wh", occupants=_OCCUPANTS, supported_schemes=SUPPORTED_SCHEMES
+    )
+    assert format_location(location) == stored
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "inside"),
+    [
+        ("b/wh/t/delta_1_1", "b/wh/t", True),
+        ("b/wh/t2/delta_1_1", "b/wh/t", False),  # the prefix is not the directory
+        ("other/wh/t/delta_1_1", "b/wh/t", False),  # another bucket
+        ("b/wh/t", "b/wh/t", False),  # the table itself (strictly)
+        ("/wh/t/delta_1_1", "/wh/t", True),  # HDFS paths are absolute
+        ("/wh/t2/delta_1_1", "/wh/t", False),
+    ],
+)
+def test_is_inside_path_store_local_paths(path, root, inside):
+    assert is_inside_path(path, root) is inside
+
+
+@pytest.mark.parametrize(
+    ("table_root", "root", "name"),
+    [
+        ("b/wh/t", "b/wh/t", "../t2"),  # another table's directory through the name
+        ("b/wh/t", "b/wh/t", "x/../../t2"),
+        ("b/wh/t", "b/wh/t", ""),
+        ("b/wh/t", "b", "delta_1_1"),  # a partition located at the bucket root
+        ("b/wh/t", "b/wh", "delta_1_1"),  # a partition that would hold the table
+        ("/wh/t", "/wh/t2/..", "delta_1_1"),  # HDFS: '..' in a partition location
+    ],
+)
+def test_cleaner_inside_refuses_outside_the_table(table_root, root, name):
+    with pytest.raises(UnsafeCleanError):
+        _inside(LocalFileIO(), table_root, root, name)
+
+
+def test_cleaner_inside_sibling_prefix_partition_owns_only_itself():
+    # A partition located at b/wh/t2 (outside table b/wh/t) owns b/wh/t2 only.
+    assert _inside(LocalFileIO(), "b/wh/t", "b/wh/t2", "delta_1_1") == "b/wh/t2/delta_1_1"
+
+
+@pytest.mark.parametrize("path", ["bucket", "bucket/", "/", "bucket/wh/..", "bucket/../other/x", "/wh/../x"])
+def test_fs_guard_refuses_bucket_root_and_dotdot(path):
+    with pytest.raises(UnsafeFileOperationError):
+        _refuse_unsafe_target("delete directory", path)
