@@ -28,7 +28,8 @@ an old server does not know answers UNKNOWN_METHOD and is not tried again)::
 
 On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
 claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those
-readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
+readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn;
+on 3.x below the lowest open txn (a base above an open reader's snapshot would hide its history).
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
 reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
@@ -145,6 +146,17 @@ __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 _LOG = logging.getLogger(__name__)
 
 HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
+
+
+def _below_lowest_open_txn(valid_txns: ValidTxnList) -> ValidTxnList:
+    """The list with its high watermark just below its lowest open txn (aborted ones below kept)."""
+    if not valid_txns.open_ids:
+        return valid_txns
+    high_watermark = min(valid_txns.open_ids) - 1
+    return ValidTxnList(
+        high_watermark=high_watermark,
+        aborted_ids=tuple(txn for txn in valid_txns.aborted_ids if txn <= high_watermark),
+    )
 
 
 class HiveMetastore(Metastore):
@@ -543,6 +555,14 @@ class HiveMetastore(Metastore):
         """
         if self.is_hive2():
             return to_compactor_write_id_list(self.get_valid_write_ids(table, self.get_valid_txns()))
+        if not self.has_worker_calls():
+            # Hive 3.x names bases without _v, so a base holding a write committed after an open
+            # reader's snapshot hides the deltas that reader still needs (AcidUtils.getAcidState:
+            # "Not enough history available"; fixed by _v in Hive 4, HIVE-20823). Found on a real
+            # 3.1.3 server: a lease taken before the last write could not read after a major
+            # compaction. So the compactor stops below the lowest open txn, as Hive's
+            # createValidCompactTxnList (and Hive 2.3's Worker) do.
+            valid_txns = _below_lowest_open_txn(valid_txns)
         return to_compactor_write_id_list(self.get_valid_write_ids(table, valid_txns))
 
     def add_write_component(
