@@ -146,6 +146,13 @@ __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 _LOG = logging.getLogger(__name__)
 
 HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
+# What Hive's own writers declare to a Hive 4 metastore (HiveMetaStoreClient.setProcessorCapabilities).
+_PROCESSOR_CAPABILITIES: Final = (
+    "HIVEFULLACIDREAD",
+    "HIVEFULLACIDWRITE",
+    "HIVEMANAGEDINSERTREAD",
+    "HIVEMANAGEDINSERTWRITE",
+)
 
 
 def _below_lowest_open_txn(valid_txns: ValidTxnList) -> ValidTxnList:
@@ -334,7 +341,18 @@ class HiveMetastore(Metastore):
         )
         with self._errors("create_table", f"{database}.{name}"):
             try:
-                self._hms.call("create_table", table)
+                if self.has_worker_calls():
+                    # Hive 4's MetastoreDefaultTransformer refuses an ACID table from a client that
+                    # declares no capabilities ("Processor has no capabilities, cannot create an ACID
+                    # table", found on a real 4.0.1 server): create_table_req with Hive's own.
+                    request = t.CreateTableRequest(
+                        table=table,
+                        processorCapabilities=list(_PROCESSOR_CAPABILITIES),
+                        processorIdentifier="acidflow",
+                    )
+                    self._hms.call("create_table_req", request)
+                else:
+                    self._hms.call("create_table", table)
             except t.AlreadyExistsException as e:
                 raise TableAlreadyExistsError(
                     f"Table {f'{database}.{name}'!r} already exists in the Hive Metastore; expected a new name"
@@ -347,7 +365,23 @@ class HiveMetastore(Metastore):
         """See ``Metastore.get_table``."""
         database, table = split_table_name(name)
         with self._errors("get_table", f"{database}.{table}"):
-            return table_from_thrift(self._hms.call("get_table", database, table))
+            return table_from_thrift(self._raw_table(database, table))
+
+    def _raw_table(self, database: str, table: str) -> ThriftValue:
+        """The Thrift ``Table``: ``get_table_req`` on Hive 4, ``get_table`` before.
+
+        A real 4.0.1 server no longer knows ``get_table`` ("Invalid method name").
+        """
+        if self.has_worker_calls():
+            t = thrift_types()
+            request = t.GetTableRequest(
+                dbName=database,
+                tblName=table,
+                processorCapabilities=list(_PROCESSOR_CAPABILITIES),
+                processorIdentifier="acidflow",
+            )
+            return self._hms.call("get_table_req", request).table
+        return self._hms.call("get_table", database, table)
 
     def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
         """See ``Metastore.list_tables``."""
@@ -374,7 +408,7 @@ class HiveMetastore(Metastore):
         keys = [k.name for k in definition.partition_keys]
         ordered = [values[k] if values.get(k) is not None else "" for k in keys]
         name = format_partition_name(keys, [values.get(k) for k in keys])
-        raw = self._hms.call("get_table", definition.database, definition.name)
+        raw = self._raw_table(definition.database, definition.name)
         sd = raw.sd
         sd.location = location or f"{definition.location.rstrip('/')}/{name}"
         partition = t.Partition(
@@ -411,7 +445,7 @@ class HiveMetastore(Metastore):
         database, name = split_table_name(table)
         with self._errors("set_location", f"{database}.{name}"):
             if partition is None:
-                raw = self._hms.call("get_table", database, name)
+                raw = self._raw_table(database, name)
                 raw.sd.location = location
                 self._hms.call("alter_table", database, name, raw)
                 return
@@ -426,7 +460,7 @@ class HiveMetastore(Metastore):
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
         database, name = split_table_name(table)
         with self._errors("list_partitions", f"{database}.{name}"):
-            raw_table = self._hms.call("get_table", database, name)
+            raw_table = self._raw_table(database, name)
             keys = [k.name for k in raw_table.partitionKeys or ()]
             if not keys:
                 return []
