@@ -28,7 +28,17 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pyspark_hiveacid.jvm >/dev/null  # the hiveacid JVM reader's jar (javac; cached)
 	touch $(STAMP)
 
-install: $(STAMP) ## Create or refresh .venv from requirements.txt
+# The real Hive Metastores of the tests (tests/fixtures/hms.py) come from Maven Central into Maven's
+# local repository (~/.m2): one pom per release; re-resolved only when a pom changes.
+HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml
+HIVE_STAMP := $(VENV)/.hive-jars
+
+$(HIVE_STAMP): $(HIVE_POMS)
+	@command -v mvn >/dev/null || { echo "the Hive Metastore tests need Maven (apt-get install -y maven)"; exit 1; }
+	for pom in $(HIVE_POMS); do mvn -q -B -f $$pom dependency:resolve || exit 1; done
+	@mkdir -p $(VENV) && touch $(HIVE_STAMP)
+
+install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore jars
 
 run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
 	$(BIN)/python -m demo.run_platform run --warehouse $(WAREHOUSE)
@@ -44,13 +54,13 @@ lint: $(STAMP) ## ruff (lint and format check) and import-linter (layering)
 typecheck: $(STAMP) ## mypy --strict on acid_core
 	$(BIN)/mypy
 
-test: lint typecheck $(STAMP) ## Lint, type check, then the whole suite (integration tests included)
+test: lint typecheck $(STAMP) $(HIVE_STAMP) ## Lint, type check, then the whole suite (integration tests included)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## Only the tests that need no service (quick loop)
 	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
 
-test-integration: $(STAMP) ## Only the integration tests (PostgreSQL, ZooKeeper, Spark, Hive, Airflow)
+test-integration: $(STAMP) $(HIVE_STAMP) ## Only the integration tests (PostgreSQL, ZooKeeper, Spark, Hive, Airflow)
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 test-all: test ## Same as test

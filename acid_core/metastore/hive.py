@@ -28,7 +28,8 @@ an old server does not know answers UNKNOWN_METHOD and is not tried again)::
 
 On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
 claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those
-readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn.
+readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn;
+on 3.x below the lowest open txn (a base above an open reader's snapshot would hide its history).
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
 reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
@@ -146,6 +147,24 @@ __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 _LOG = logging.getLogger(__name__)
 
 HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
+# What Hive's own writers declare to a Hive 4 metastore (HiveMetaStoreClient.setProcessorCapabilities).
+_PROCESSOR_CAPABILITIES: Final = (
+    "HIVEFULLACIDREAD",
+    "HIVEFULLACIDWRITE",
+    "HIVEMANAGEDINSERTREAD",
+    "HIVEMANAGEDINSERTWRITE",
+)
+
+
+def _below_lowest_open_txn(valid_txns: ValidTxnList) -> ValidTxnList:
+    """The list with its high watermark just below its lowest open txn (aborted ones below kept)."""
+    if not valid_txns.open_ids:
+        return valid_txns
+    high_watermark = min(valid_txns.open_ids) - 1
+    return ValidTxnList(
+        high_watermark=high_watermark,
+        aborted_ids=tuple(txn for txn in valid_txns.aborted_ids if txn <= high_watermark),
+    )
 
 
 class HiveMetastore(Metastore):
@@ -323,7 +342,18 @@ class HiveMetastore(Metastore):
         )
         with self._errors("create_table", f"{database}.{name}"):
             try:
-                self._hms.call("create_table", table)
+                if self.has_worker_calls():
+                    # Hive 4's MetastoreDefaultTransformer refuses an ACID table from a client that
+                    # declares no capabilities ("Processor has no capabilities, cannot create an ACID
+                    # table", found on a real 4.0.1 server): create_table_req with Hive's own.
+                    request = t.CreateTableRequest(
+                        table=table,
+                        processorCapabilities=list(_PROCESSOR_CAPABILITIES),
+                        processorIdentifier="acidflow",
+                    )
+                    self._hms.call("create_table_req", request)
+                else:
+                    self._hms.call("create_table", table)
             except t.AlreadyExistsException as e:
                 raise TableAlreadyExistsError(
                     f"Table {f'{database}.{name}'!r} already exists in the Hive Metastore; expected a new name"
@@ -336,7 +366,23 @@ class HiveMetastore(Metastore):
         """See ``Metastore.get_table``."""
         database, table = split_table_name(name)
         with self._errors("get_table", f"{database}.{table}"):
-            return table_from_thrift(self._hms.call("get_table", database, table))
+            return table_from_thrift(self._raw_table(database, table))
+
+    def _raw_table(self, database: str, table: str) -> ThriftValue:
+        """The Thrift ``Table``: ``get_table_req`` on Hive 4, ``get_table`` before.
+
+        A real 4.0.1 server no longer knows ``get_table`` ("Invalid method name").
+        """
+        if self.has_worker_calls():
+            t = thrift_types()
+            request = t.GetTableRequest(
+                dbName=database,
+                tblName=table,
+                processorCapabilities=list(_PROCESSOR_CAPABILITIES),
+                processorIdentifier="acidflow",
+            )
+            return self._hms.call("get_table_req", request).table
+        return self._hms.call("get_table", database, table)
 
     def list_tables(self, database: str = DEFAULT_DATABASE) -> list[str]:
         """See ``Metastore.list_tables``."""
@@ -363,7 +409,7 @@ class HiveMetastore(Metastore):
         keys = [k.name for k in definition.partition_keys]
         ordered = [values[k] if values.get(k) is not None else "" for k in keys]
         name = format_partition_name(keys, [values.get(k) for k in keys])
-        raw = self._hms.call("get_table", definition.database, definition.name)
+        raw = self._raw_table(definition.database, definition.name)
         sd = raw.sd
         sd.location = location or f"{definition.location.rstrip('/')}/{name}"
         partition = t.Partition(
@@ -400,7 +446,7 @@ class HiveMetastore(Metastore):
         database, name = split_table_name(table)
         with self._errors("set_location", f"{database}.{name}"):
             if partition is None:
-                raw = self._hms.call("get_table", database, name)
+                raw = self._raw_table(database, name)
                 raw.sd.location = location
                 self._hms.call("alter_table", database, name, raw)
                 return
@@ -443,7 +489,7 @@ class HiveMetastore(Metastore):
         """See ``Metastore.list_partitions`` (one ``get_partitions`` call)."""
         database, name = split_table_name(table)
         with self._errors("list_partitions", f"{database}.{name}"):
-            raw_table = self._hms.call("get_table", database, name)
+            raw_table = self._raw_table(database, name)
             keys = [k.name for k in raw_table.partitionKeys or ()]
             if not keys:
                 return []
@@ -572,6 +618,14 @@ class HiveMetastore(Metastore):
         """
         if self.is_hive2():
             return to_compactor_write_id_list(self.get_valid_write_ids(table, self.get_valid_txns()))
+        if not self.has_worker_calls():
+            # Hive 3.x names bases without _v, so a base holding a write committed after an open
+            # reader's snapshot hides the deltas that reader still needs (AcidUtils.getAcidState:
+            # "Not enough history available"; fixed by _v in Hive 4, HIVE-20823). Found on a real
+            # 3.1.3 server: a lease taken before the last write could not read after a major
+            # compaction. So the compactor stops below the lowest open txn, as Hive's
+            # createValidCompactTxnList (and Hive 2.3's Worker) do.
+            valid_txns = _below_lowest_open_txn(valid_txns)
         return to_compactor_write_id_list(self.get_valid_write_ids(table, valid_txns))
 
     def add_write_component(

@@ -1,4 +1,10 @@
-"""acidflow on a real Hive 2.3.10 Metastore (Thrift, PostgreSQL backend) and data written by Hive.
+"""acidflow on real Hive 2.3.10 and 3.1.3 Metastores (Thrift, PostgreSQL backend), data written by Hive.
+
+Each test that proves something per version runs once per server (``hive_metastore_servers``, ids
+``hive-2.3.10`` / ``hive-3.1.3``): on 2.3 write IDs are txn IDs; on 3.1 every write allocates the
+table's write ID (``allocate_table_write_ids``) and the directories are named by it. The files are
+written and read by Hive 2.3.10's own ``OrcRecordUpdater`` / ``OrcInputFormat`` (the ``hive``
+oracle, given the table's write-ID list), the ORC layout both releases read.
 
 The story (one HMS for the module, one table per test where state matters)::
 
@@ -23,6 +29,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -41,17 +48,38 @@ COLUMNS = (Column("id", "int"), Column("name", "string"), Column("salary", "int"
 
 
 @pytest.fixture(scope="module")
-def hms(hive_metastore_server, tmp_path_factory):
+def server(hive_metastore_servers):
+    """The HMS of this run of the module (one run per Hive version)."""
+    return hive_metastore_servers
+
+
+def _open_store(server, tmp_path_factory):
     store = open_metastore(
-        hive_metastore_server.uri,
+        server.uri,
         str(tmp_path_factory.mktemp("acidflow-wh")),
-        hms_db=hive_metastore_server.backend_url,
+        hms_db=server.backend_url,
     )
     assert isinstance(store, HiveMetastore)
     if DB not in store.list_databases():
         store.create_database(DB)
+    return store
+
+
+def _store_for_module(server, tmp_path_factory):
+    store = _open_store(server, tmp_path_factory)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="module")
+def hms(server, tmp_path_factory):
+    yield from _store_for_module(server, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def hms23(hive_metastore_server, tmp_path_factory):
+    """The Hive 2.3.10 server only (tests that prove nothing version-specific)."""
+    yield from _store_for_module(hive_metastore_server, tmp_path_factory)
 
 
 def _thrift_client(port):
@@ -79,44 +107,57 @@ def _make_table(hms, name, partition_keys=(), properties=None):
     )
 
 
-def _hive_write(hms, hive, table, events_for_txn, outcome="commit", partition=None, internal_names=False):
-    """One Hive-style write: a txn of the HMS, an ACID lock (TXN_COMPONENTS), Hive's writer, outcome.
+class Write(NamedTuple):
+    """One write: its HMS txn and the write ID it wrote under (the same number on Hive 2.x)."""
+
+    txn: int
+    write_id: int
+
+
+def _hive_write(hms, hive, table, events_for_write, outcome="commit", partition=None, internal_names=False):
+    """One Hive-style write: a txn of the HMS, its write ID and ACID lock (TXN_COMPONENTS), Hive's
+    writer (events and delta named by the write ID), then the outcome.
 
     ``internal_names`` writes the row columns as ``_col0, _col1, ..``, as a Hive 2.x INSERT does.
     """
     txn = hms.open_txn(user="hive", host=socket.gethostname())
-    hms.add_write_component(txn, table.full_name, partition, WriteOperation.INSERT)
+    write_id = hms.add_write_component(txn, table.full_name, partition, WriteOperation.INSERT)
     location = table.location.removeprefix("file://")
     if partition is not None:
         location = f"{location}/{partition}"
-    hive.write_events(location, events_for_txn(txn), internal_names=internal_names)
+    hive.write_events(location, events_for_write(write_id), internal_names=internal_names)
     if outcome == "commit":
         hms.commit_txn(txn)
     elif outcome == "abort":
         hms.abort_txn(txn)
-    return txn
+    return Write(txn, write_id)
 
 
 def _story(hms, hive, name, internal_names=False):
     """Three committed inserts, a delete, one aborted and one open write (the highest txn)."""
     table = _make_table(hms, name)
 
-    def write(events_for_txn, outcome="commit"):
-        return _hive_write(hms, hive, table, events_for_txn, outcome, internal_names=internal_names)
+    def write(events_for_write, outcome="commit"):
+        return _hive_write(hms, hive, table, events_for_write, outcome, internal_names=internal_names)
 
-    t1 = write(lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
-    t2 = write(lambda t: [Insert(t, (3, "cid", 30))])
-    t3 = write(lambda t: [Delete(t, (t1, 0, 1))])  # bob leaves
-    aborted = write(lambda t: [Insert(t, (99, "ghost", 0))], outcome="abort")
-    t4 = write(lambda t: [Insert(t, (4, "dee", 40))])
-    open_txn = write(lambda t: [Insert(t, (5, "eve", 50))], outcome="open")
-    return table, {"committed": [t1, t2, t3, t4], "aborted": aborted, "open": open_txn}
+    w1 = write(lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))])
+    w2 = write(lambda w: [Insert(w, (3, "cid", 30))])
+    w3 = write(lambda w: [Delete(w, (w1.write_id, 0, 1))])  # bob leaves
+    aborted = write(lambda w: [Insert(w, (99, "ghost", 0))], outcome="abort")
+    w4 = write(lambda w: [Insert(w, (4, "dee", 40))])
+    open_write = write(lambda w: [Insert(w, (5, "eve", 50))], outcome="open")
+    return table, {"committed": [w1, w2, w3, w4], "aborted": aborted, "open": open_write}
+
+
+def _hive_snapshot(hms, table):
+    """Hive 2.3's ValidReadTxnList string of the table's current write-ID list (2.3: the txn list)."""
+    write_ids = hms.get_valid_write_ids(table.full_name, hms.get_valid_txns())
+    return hive_txn_list(write_ids.high_watermark, write_ids.exceptions, write_ids.min_open_id)
 
 
 def _hive_rows(hive, hms, table):
-    """Hive 2.3's own reader at the HMS's current snapshot, rows only, sorted."""
-    txns = hms.get_valid_txns()
-    text = hive_txn_list(txns.high_watermark, txns.exceptions, txns.min_open_id)
+    """Hive 2.3's own reader at the table's current snapshot, rows only, sorted."""
+    text = _hive_snapshot(hms, table)
     return sorted((r[1], r[2], r[3]) for r in hive.read_rows(table.location.removeprefix("file://"), text))
 
 
@@ -128,8 +169,7 @@ def _acidflow_rows(capsys, uri, table_name, env_db=None):
 
 
 def _spark_rows(hms, server, table_name):
-    """Spark (enableHiveSupport, hive.metastore.uris = the same HMS) at the HMS's snapshot."""
-    txns = hms.get_valid_txns()
+    """Spark (enableHiveSupport, hive.metastore.uris = the same HMS) at the table's snapshot."""
     result = subprocess.run(
         [
             sys.executable,
@@ -137,7 +177,7 @@ def _spark_rows(hms, server, table_name):
             server.uri,
             table_name,
             str(server.warehouse),
-            hive_txn_list(txns.high_watermark, txns.exceptions, txns.min_open_id),
+            _hive_snapshot(hms, hms.get_table(table_name)),
         ],
         capture_output=True,
         text=True,
@@ -173,52 +213,62 @@ def test_hive_metastore_unknown_table_raises_no_such_table(hms):
         hms.get_table("acid_it.nope")
 
 
-def test_hive_metastore_capabilities_of_hive_2_3_are_detected(hms, hive_metastore_server):
-    # Hive 2.3: no get_valid_write_ids (write IDs are txn IDs) and no compactor-worker calls.
-    assert hms.is_hive2()
-    assert not hms.has_worker_calls()
-    # Its backend database: the 2.3 queue layout (the VERSION row, if DataNucleus wrote one, says 2.x).
+# version: (is_hive2, has_worker_calls, backend write-ID columns, backend catalog columns, VERSION)
+_CAPABILITIES = {
+    # no get_valid_write_ids (write IDs are txn IDs), no compactor-worker calls; DataNucleus may or
+    # may not have written a VERSION row
+    "2.3.10": (True, False, False, False, {None, "2.3.0"}),
+    # write IDs, no worker calls, VERSION 3.1.0; no catalog columns in the txn tables (schematool)
+    "3.1.3": (False, False, True, False, {"3.1.0"}),
+}
+
+
+def test_hive_metastore_capabilities_of_each_version_are_detected(hms, server):
     from acid_core.metastore.hive_queue_sql import HiveQueueSql
 
-    queue = HiveQueueSql(hive_metastore_server.backend_url)
+    queue = HiveQueueSql(server.backend_url)
     try:
         schema = queue.schema
     finally:
         queue.close()
-    assert (schema.write_ids, schema.catalog) == (False, False)
-    assert schema.version is None or schema.version.startswith("2."), schema
+    is_hive2, worker_calls, write_ids, catalog, versions = _CAPABILITIES[server.version]
+    assert (hms.is_hive2(), hms.has_worker_calls()) == (is_hive2, worker_calls)
+    assert (schema.write_ids, schema.catalog) == (write_ids, catalog), schema
+    assert schema.version in versions, schema
 
 
-def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive):
+def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive, server):
     table, txns = _story(hms, hive, "snap_t")
 
     snapshot = hms.get_valid_txns()
-    assert txns["aborted"] in snapshot.aborted_ids
-    assert txns["open"] in snapshot.open_ids
+    assert txns["aborted"].txn in snapshot.aborted_ids
+    assert txns["open"].txn in snapshot.open_ids
     assert snapshot.min_open_id == min(snapshot.open_ids)
-    assert all(snapshot.is_txn_valid(t) for t in txns["committed"])
+    assert all(snapshot.is_txn_valid(w.txn) for w in txns["committed"])
     write_ids = hms.get_valid_write_ids(table.full_name, snapshot)
-    # Hive 2.x: the table's write-ID list is the txn list (delta dirs are named by txn ID).
-    assert (write_ids.high_watermark, write_ids.open_ids, write_ids.aborted_ids) == (
-        snapshot.high_watermark,
-        snapshot.open_ids,
-        snapshot.aborted_ids,
-    )
-    hms.abort_txn(txns["open"])
+    assert write_ids.high_watermark == txns["open"].write_id
+    if server.version.startswith("2."):  # the table's write-ID list is the txn list (all tables')
+        assert (write_ids.open_ids, write_ids.aborted_ids) == (snapshot.open_ids, snapshot.aborted_ids)
+        assert txns["aborted"].write_id in write_ids.aborted_ids
+    else:  # the table's own write IDs: 1..6 for its six writes
+        assert [*(w.write_id for w in txns["committed"]), txns["open"].write_id] == [1, 2, 3, 5, 6]
+        assert (write_ids.open_ids, write_ids.aborted_ids) == ((6,), (4,))
+    hms.abort_txn(txns["open"].txn)
 
 
-def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, hive_metastore_server, capsys):
+def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, server, capsys):
     table, txns = _story(hms, hive, "read_t")
 
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
     assert _hive_rows(hive, hms, table) == expected
-    assert _acidflow_rows(capsys, hive_metastore_server.uri, table.full_name) == expected
+    assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
 
-    assert acidflow(["state", table.full_name, "--metastore", hive_metastore_server.uri, "--json"]) == 0
+    assert acidflow(["state", table.full_name, "--metastore", server.uri, "--json"]) == 0
     state = json.loads(capsys.readouterr().out)
-    assert f"delta_{txns['aborted']:07d}_{txns['aborted']:07d}_0000" in state["aborted"]
+    aborted = txns["aborted"].write_id
+    assert f"delta_{aborted:07d}_{aborted:07d}_0000" in state["aborted"]
     assert len(state["deltas"]) == 4  # three inserts and the delete delta; not the open txn's
-    hms.abort_txn(txns["open"])
+    hms.abort_txn(txns["open"].txn)
 
 
 def _row_names_in_files(table):
@@ -234,11 +284,13 @@ def _row_names_in_files(table):
 
 
 def test_acidflow_read_and_select_name_hive2_col_columns_from_the_hms(
-    hms, hive, hive_metastore_server, capsys, tmp_path
+    hms23, hive, hive_metastore_server, capsys, tmp_path
 ):
     """Hive 2.x INSERTs write the row columns as ``_col0, _col1, ..`` (FileSinkOperator's internal
     names); Hive names them from the metastore's schema, by position. So do ``acidflow read db.t``
-    (``--columns`` takes the metastore's names) and ``acidflow sql SELECT``."""
+    (``--columns`` takes the metastore's names) and ``acidflow sql SELECT``. (Hive 2.3 only: the
+    files of Hive 3+ INSERTs carry the real names.)"""
+    hms = hms23
     table, txns = _story(hms, hive, "colnames_t", internal_names=True)
     assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
@@ -261,30 +313,28 @@ def test_acidflow_read_and_select_name_hive2_col_columns_from_the_hms(
         {"name": "cid", "salary": 30},
         {"name": "dee", "salary": 40},
     ]
-    hms.abort_txn(txns["open"])
+    hms.abort_txn(txns["open"].txn)
 
 
 @pytest.mark.integration("spark")
 @pytest.mark.timeout(900)
-def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
-    hms, hive, hive_metastore_server, capsys, monkeypatch
-):
+def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, server, capsys, monkeypatch):
     table, txns = _story(hms, hive, "compact_t")
-    uri = hive_metastore_server.uri
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    uri = server.uri
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
     location = table.location.removeprefix("file://")
 
-    warehouse = str(hive_metastore_server.warehouse)
+    warehouse = str(server.warehouse)
     assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
                      "--type", "major", "--executor", "embedded", "--json"]) == 0  # fmt: skip
     outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert outcome["status"] == "compacted", outcome
-    # Hive 2.3 names: base_<highest txn> without _v; the highest txn is below the open one.
-    highest = txns["committed"][-1]
+    # Hive 2.3/3.1 names: base_<highest write ID> without _v; below the open write.
+    highest = txns["committed"][-1].write_id
     assert outcome["outputs"] == [f"base_{highest:07d}"]
 
-    client, transport = _thrift_client(hive_metastore_server.port)
+    client, transport = _thrift_client(server.port)
     try:
         from hive_metastore import ttypes
 
@@ -303,22 +353,23 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
     assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
     assert capsys.readouterr().out == ""
     before = sorted(p.name for p in Path(location).iterdir())
-    assert f"delta_{txns['committed'][0]:07d}_{txns['committed'][0]:07d}_0000" in before
+    first = txns["committed"][0].write_id
+    assert f"delta_{first:07d}_{first:07d}_0000" in before
 
-    hms.commit_txn(txns["open"])  # the writer finishes: its row is now visible, above the base
+    hms.commit_txn(txns["open"].txn)  # the writer finishes: its row is now visible, above the base
     expected_after = [*expected, (5, "eve", 50)]
     assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
     [result] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert result["status"] == "cleaned", result
     after = sorted(p.name for p in Path(location).iterdir() if not p.name.startswith("_"))
-    open_delta = f"delta_{txns['open']:07d}_{txns['open']:07d}_0000"
+    open_delta = f"delta_{txns['open'].write_id:07d}_{txns['open'].write_id:07d}_0000"
     assert after == [f"base_{highest:07d}", open_delta]
 
     assert _hive_rows(hive, hms, table) == expected_after
     assert _acidflow_rows(capsys, uri, table.full_name) == expected_after
-    assert _spark_rows(hms, hive_metastore_server, table.full_name) == expected_after
+    assert _spark_rows(hms, server, table.full_name) == expected_after
 
-    client, transport = _thrift_client(hive_metastore_server.port)
+    client, transport = _thrift_client(server.port)
     try:
         entries = [
             e for e in client.show_compact(ttypes.ShowCompactRequest()).compacts if e.tablename == "compact_t"
@@ -344,12 +395,12 @@ def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
         connection.close()
 
 
-def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_metastore_server, capsys):
+def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, server, capsys):
     table = _make_table(hms, "initiate_t")
     for i in range(11):  # more than hive.compactor.delta.num.threshold (10) deltas, no base
         _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
-    uri = hive_metastore_server.uri
-    warehouse = str(hive_metastore_server.warehouse)
+    uri = server.uri
+    warehouse = str(server.warehouse)
 
     assert acidflow(["initiate", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
                      "--json"]) == 0  # fmt: skip
@@ -357,7 +408,7 @@ def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_
     assert decision["compaction_type"] == "major", decision
     assert decision["compaction_id"] is not None
 
-    client, transport = _thrift_client(hive_metastore_server.port)
+    client, transport = _thrift_client(server.port)
     try:
         from hive_metastore import ttypes
 
@@ -376,7 +427,7 @@ def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, hive_
 
 
 def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction(
-    hms, hive, hive_metastore_server, capsys, monkeypatch
+    hms, hive, server, capsys, monkeypatch
 ):
     """A Hive 2.x query holds a SHARED_READ lock on the table while it reads (DbTxnManager): the
     cleaner must not delete the deltas it may still open, as Hive 2.3's Cleaner waits for locks."""
@@ -384,9 +435,9 @@ def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction
 
     table = _make_table(hms, "lock_t")
     writes = [_hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))]) for i in range(3)]
-    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
-    client, transport = _thrift_client(hive_metastore_server.port)
+    uri, warehouse = server.uri, str(server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
+    client, transport = _thrift_client(server.port)
     try:
         component = ttypes.LockComponent(
             type=ttypes.LockType.SHARED_READ,
@@ -405,7 +456,7 @@ def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction
         names = sorted(p.name for p in Path(table.location.removeprefix("file://")).iterdir())
         [base] = [name for name in names if name.startswith("base_")]
         # the compactor's high watermark: below its own txn, at or above the last write
-        assert int(base.removeprefix("base_")) >= writes[-1]
+        assert int(base.removeprefix("base_")) >= writes[-1].write_id
         assert sum(name.startswith("delta_") for name in names) == 3  # nothing deleted under the lock
 
         client.unlock(ttypes.UnlockRequest(lockid=lock.lockid))
@@ -418,30 +469,28 @@ def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction
 
 
 def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
-    hms, hive, hive_metastore_server, capsys, monkeypatch
+    hms, hive, server, capsys, monkeypatch
 ):
     table, txns = _story(hms, hive, "minor_t")
-    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    uri, warehouse = server.uri, str(server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
 
     assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
                      "--type", "minor", "--executor", "embedded", "--json"]) == 0  # fmt: skip
     outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
-    first, last = txns["committed"][0], txns["committed"][-1]
-    # Hive 2.3 names: delta_<min>_<max> and delete_delta_<min>_<max> over txn IDs, no _v suffix.
+    first, last = txns["committed"][0].write_id, txns["committed"][-1].write_id
+    # Hive 2.3/3.1 names: delta_<min>_<max> and delete_delta_<min>_<max> over write IDs, no _v.
     assert sorted(outcome["outputs"]) == [
         f"delete_delta_{first:07d}_{last:07d}",
         f"delta_{first:07d}_{last:07d}",
     ]
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
-    hms.abort_txn(txns["open"])
+    hms.abort_txn(txns["open"].txn)
 
 
-def test_acidflow_adopts_a_converted_hive_table_with_original_files(
-    hms, hive, hive_metastore_server, capsys, monkeypatch
-):
+def test_acidflow_adopts_a_converted_hive_table_with_original_files(hms, hive, server, capsys, monkeypatch):
     """A table converted to ACID keeps its pre-ACID files (``000000_0``): a major compaction through
     the HMS folds them into the base with the deltas, and Hive reads the same rows before and after."""
     table = _make_table(hms, "original_t")
@@ -449,8 +498,8 @@ def test_acidflow_adopts_a_converted_hive_table_with_original_files(
     hive.write_original_file(f"{location}/000000_0", [(1, "old", 1), (2, "older", 2)])
     t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "new", 3))])
     _hive_write(hms, hive, table, lambda t: [Delete(t, (0, 0, 1))])  # the second original row
-    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    uri, warehouse = server.uri, str(server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "old", 1), (3, "new", 3)]
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
@@ -460,13 +509,13 @@ def test_acidflow_adopts_a_converted_hive_table_with_original_files(
     outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert outcome["status"] == "compacted", outcome
     assert outcome["outputs"][0].startswith("base_")
-    assert t1 < int(outcome["outputs"][0].removeprefix("base_"))
+    assert t1.write_id < int(outcome["outputs"][0].removeprefix("base_"))
     assert _hive_rows(hive, hms, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
 
 
 def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
-    hms, hive, hive_metastore_server, capsys, monkeypatch, tmp_path
+    hms, hive, server, capsys, monkeypatch, tmp_path
 ):
     """A lease is an open HMS transaction holding a SHARED_READ lock, its snapshot in the side store:
     the compaction runs, the cleaner (acidflow's, and Hive's by the same rules) keeps what the lease
@@ -476,8 +525,8 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     table = _make_table(hms, "lease_t")
     _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
     _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
-    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
-    monkeypatch.setenv("ACIDFLOW_HMS_DB", hive_metastore_server.backend_url)
+    uri, warehouse = server.uri, str(server.warehouse)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     monkeypatch.setenv("ACIDFLOW_LEASE_STORE", f"sqlite:///{tmp_path / 'side.sqlite'}")
     common = ["--metastore", uri, "--warehouse", warehouse]
     capsys.readouterr()
@@ -487,7 +536,7 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     lease_id = lease["lease_id"]
     assert lease["txns"].startswith(f"{lease_id}:")  # the lease txn's own snapshot: nothing above it
     assert lease_id in [t.txn_id for t in hms.show_transactions()]  # SHOW TRANSACTIONS lists it
-    client, transport = _thrift_client(hive_metastore_server.port)
+    client, transport = _thrift_client(server.port)
     try:
         locks = client.show_locks(ttypes.ShowLocksRequest(dbname=DB, tablename="lease_t")).locks
         assert [(lock.txnid, lock.type, lock.state) for lock in locks] == [
@@ -527,9 +576,7 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     assert f"No such reader lease {lease_id}" in capsys.readouterr().err
 
 
-def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
-    hms, hive, hive_metastore_server, capsys
-):
+def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(hms, hive, server, capsys):
     """TBLPROPERTIES set in the HMS steer the initiator as they steer Hive's: NO_AUTO_COMPACTION (any
     case) and ``compactorthreshold.*`` overrides; aborted transactions are the HMS's own."""
     noauto = _make_table(hms, "noauto_t", properties={"NO_AUTO_COMPACTION": "TRUE"})
@@ -548,7 +595,7 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
     _hive_write(hms, hive, aborts, lambda t: [Insert(t, (1, "kept", 1))])
     for i in range(2):  # aborted in the HMS: TXNS state 'a', their deltas stay on disk
         _hive_write(hms, hive, aborts, lambda t, i=i: [Insert(t, (9 + i, "ghost", 0))], outcome="abort")
-    uri, warehouse = hive_metastore_server.uri, str(hive_metastore_server.warehouse)
+    uri, warehouse = server.uri, str(server.warehouse)
     tables = [noauto, override, plain, aborts]
     argv = ["initiate", "--metastore", uri, "--warehouse", warehouse, "--json"]
     for table in tables:
@@ -573,13 +620,14 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(
 @pytest.mark.parametrize("engine", ["jvm", "python"])
 @pytest.mark.parametrize("internal_names", [False, True], ids=["named", "col_names"])
 def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
-    hms, hive, hive_metastore_server, spark, engine, internal_names
+    hms23, hive, hive_metastore_server, spark, engine, internal_names
 ):
     """``spark.read.format("hiveacid")`` on a Hive-written table of the real HMS (option
     ``metastore``): the JVM reader's planner and the Python source both plan through the Thrift
     adapter and return what Hive 2.3's own reader returns at the same snapshot, with the
     metastore's column names also when the files name them ``_col0, ..`` (Hive 2.x INSERTs)."""
     name = f"spark_{engine}_{'col' if internal_names else 'named'}_t"
+    hms = hms23
     table, txns = _story(hms, hive, name, internal_names=internal_names)
     if internal_names:
         assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
@@ -600,11 +648,11 @@ def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
         ("cid", 3),
         ("dee", 4),
     ]
-    hms.abort_txn(txns["open"])
+    hms.abort_txn(txns["open"].txn)
 
 
 def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
-    hms, hive, hive_metastore_server, capsys, tmp_path
+    hms, hive, server, capsys, tmp_path, monkeypatch
 ):
     """Issue 24 on the real HMS: ALTER TABLE SET/UNSET TBLPROPERTIES goes through ``alter_table``
     (a plain Thrift client sees the new parameters), is validated first (a refused value changes
@@ -613,7 +661,8 @@ def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
     table = _make_table(hms, "alter_props_t")
     for i in range(3):
         _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
-    uri = hive_metastore_server.uri
+    uri = server.uri
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
 
     def sql(statement):
         capsys.readouterr()
@@ -621,14 +670,14 @@ def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
         return code, capsys.readouterr().err.strip()
 
     def parameters():
-        client, transport = _thrift_client(hive_metastore_server.port)
+        client, transport = _thrift_client(server.port)
         try:
             return dict(client.get_table(DB, "alter_props_t").parameters)
         finally:
             transport.close()
 
     def initiate():
-        argv = ["initiate", "--metastore", uri, "--warehouse", str(hive_metastore_server.warehouse)]
+        argv = ["initiate", "--metastore", uri, "--warehouse", str(server.warehouse)]
         capsys.readouterr()
         assert acidflow([*argv, "--json", "--table", table.full_name]) == 0
         [decision] = map(json.loads, capsys.readouterr().out.splitlines())
@@ -662,3 +711,58 @@ def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
     )
     assert "no_auto_compaction" not in parameters()
     assert initiate() == ("no_base_and_delta_num_over_threshold", True)
+
+
+# --- Hive 4.0.1 (hive-standalone-metastore-server): its own compactor calls ----------------------
+
+
+@pytest.fixture(scope="module")
+def hms4(hive_metastore_server_4, tmp_path_factory):
+    yield from _store_for_module(hive_metastore_server_4, tmp_path_factory)
+
+
+def test_hive4_metastore_catalog_and_capabilities(hms4):
+    """A real 4.0.1 server: write IDs and the compactor-worker calls; ACID tables are created with
+    ``create_table_req`` and read with ``get_table_req`` (it refuses an ACID table from a client that
+    declares no processor capabilities and no longer knows ``get_table``)."""
+    assert (hms4.is_hive2(), hms4.has_worker_calls()) == (False, True)
+    table = _make_table(hms4, "catalog4_t", partition_keys=(Column("ds", "string"),))
+    hms4.add_partition(table.full_name, {"ds": "2024-01-01"})
+    loaded = hms4.get_table(table.full_name)
+    assert (loaded.table_type.value, loaded.properties["transactional"]) == ("acid", "true")
+    assert [p.name for p in hms4.list_partitions(loaded.full_name)] == ["ds=2024-01-01"]
+
+
+@pytest.mark.timeout(900)
+def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_metastore_server_4, capsys):
+    """compact2 queues, find_next_compact2 claims, update_compactor_state / mark_compacted record
+    the run, show_compact from a plain Thrift client lists it; acidflow reads the same rows."""
+    server = hive_metastore_server_4
+    table, txns = _story(hms4, hive, "compact4_t")
+    uri, warehouse = server.uri, str(server.warehouse)
+    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+    assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
+                     "--type", "major", "--executor", "embedded", "--json"]) == 0  # fmt: skip
+    outcome = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert outcome["status"] == "compacted", outcome
+    highest = txns["committed"][-1].write_id
+    [output] = outcome["outputs"]
+    assert output.startswith(f"base_{highest:07d}_v"), output  # Hive 4 names: base_<write ID>_v<txn>
+    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+
+    from hive_metastore import ttypes
+
+    client, transport = _thrift_client(server.port)
+    try:
+        entries = [
+            e
+            for e in client.show_compact(ttypes.ShowCompactRequest()).compacts
+            if e.tablename == "compact4_t"
+        ]
+        assert [(e.state, e.type) for e in entries] == [("ready for cleaning", ttypes.CompactionType.MAJOR)]
+    finally:
+        transport.close()
+    # Cleaning on Hive 4 is the HMS's own Cleaner's (find_ready_to_clean has no Thrift call): not here.
+    hms4.abort_txn(txns["open"].txn)

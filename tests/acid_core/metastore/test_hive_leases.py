@@ -27,7 +27,7 @@ def _table():
 
 def _connection(lock_state=T.LockState.ACQUIRED, **responses):
     base = {
-        "get_table": _table(),
+        "get_table_req": T.GetTableResult(table=_table()),
         "open_txns": T.OpenTxnsResponse(txn_ids=[LEASE_TXN]),
         "lock": T.LockResponse(lockid=77, state=lock_state),
         "get_open_txns_req": T.GetOpenTxnsResponse(

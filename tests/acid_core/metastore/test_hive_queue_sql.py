@@ -2,8 +2,9 @@
 
 Each test gets a fresh schema holding the ACID tables of ``tests/fixtures/hms23`` (TXNS,
 TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS, ...) or of
-``tests/fixtures/hms31`` (Hive 3.1.0's: catalog columns, write IDs, a VERSION row; no Hive 3.1
-server can run here, so its queue path is tested against its schema only), filled as
+Hive 3.1.0's (write IDs, a VERSION row: the statements for those tables of Hive's own
+``hive-schema-3.1.0.postgres.sql``, what ``schematool -initSchema`` runs, read from the
+hive-standalone-metastore 3.1.3 distribution in Maven's local repository), filled as
 Hive's TxnHandler fills them (``compact2`` inserts an 'i' row with an ID from
 NEXT_COMPACTION_QUEUE_ID). The cleaner's readiness rule (``HiveMetastore.find_ready_to_clean``) runs
 over this queue with the HMS's answers (open transactions, locks) given as Thrift structs.
@@ -27,16 +28,38 @@ from tests.acid_core.metastore.test_hive_shapes import HIVE3_AND_LATER, HIVE4_ON
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]
 
 _FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-_DDL = {
-    "2.3": _FIXTURES / "hms23" / "hive-txn-schema-2.3.0.postgres.sql",
-    "3.1": _FIXTURES / "hms31" / "hive-txn-tables-3.1.0.postgres.sql",
-}
+# The tables of the queue path, from Hive 3.1.0's schematool script (its other ~70 tables are
+# the catalog's, which this path never reads).
+_HIVE31_TABLES = {
+    '"VERSION"', "TXNS", "TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "NEXT_TXN_ID", "HIVE_LOCKS",
+    "NEXT_LOCK_ID", "COMPACTION_QUEUE", "NEXT_COMPACTION_QUEUE_ID", "COMPLETED_COMPACTIONS",
+    "TXN_TO_WRITE_ID", "NEXT_WRITE_ID", "MIN_HISTORY_LEVEL", "WRITE_SET", "AUX_TABLE",
+}  # fmt: skip
+
+
+def _statement_table(statement):
+    """The table of a ``CREATE TABLE`` / ``INSERT INTO`` / ``CREATE [UNIQUE] INDEX .. ON`` statement."""
+    words = " ".join(line for line in statement.splitlines() if not line.strip().startswith("--")).split()
+    if words[:2] in (["CREATE", "TABLE"], ["INSERT", "INTO"]):
+        return words[2].split("(")[0]
+    if "INDEX" in words[:3] and "ON" in words:
+        return words[words.index("ON") + 1].split("(")[0]
+    return None
+
+
+def _ddl(version):
+    if version == "2.3":
+        return (_FIXTURES / "hms23" / "hive-txn-schema-2.3.0.postgres.sql").read_text()
+    from tests.fixtures.hms import HIVE_31, hive_schema_script
+
+    statements = hive_schema_script(HIVE_31, "3.1.0", "postgres").split(";")
+    return ";".join(s for s in statements if _statement_table(s) in _HIVE31_TABLES)
 
 
 def _load(url, version):
     engine = create_engine(url)
     with engine.begin() as c:
-        for statement in _DDL[version].read_text().split(";"):
+        for statement in _ddl(version).split(";"):
             lines = [line for line in statement.splitlines() if not line.strip().startswith("--")]
             if "".join(lines).strip():
                 c.execute(text("\n".join(lines)))
@@ -340,7 +363,8 @@ def test_hive_retry_retention_of_an_entry_not_ready_for_cleaning_raises_and_chan
 
 
 def test_hive_queue_sql_detects_the_schema_from_the_version_row(backend31):
-    assert HiveQueueSql(backend31[0]).schema == HiveQueueSchema("3.1.0", write_ids=True, catalog=True)
+    # schematool's 3.1.0 tables have no catalog columns (CQ_CATALOG ... came with Hive 4's schema)
+    assert HiveQueueSql(backend31[0]).schema == HiveQueueSchema("3.1.0", write_ids=True, catalog=False)
 
 
 def test_hive_queue_sql_without_a_version_row_is_told_by_its_columns(backend23):
@@ -376,8 +400,8 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (40, "p=1", 11)]:
         _sql(
             engine,
-            "INSERT INTO txn_components (tc_txnid, tc_catalog, tc_database, tc_table, tc_partition, "
-            "tc_operation_type, tc_writeid) VALUES (:t, 'hive', 'db', 't', :p, 'i', :w)",
+            "INSERT INTO txn_components (tc_txnid, tc_database, tc_table, tc_partition, "
+            "tc_operation_type, tc_writeid) VALUES (:t, 'db', 't', :p, 'i', :w)",
             t=txn,
             p=part,
             w=write_id,
@@ -385,8 +409,8 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     for txn, part, write_id in [(20, "p=1", 1), (21, "p=1", 2), (21, "p=2", 2), (50, "p=1", 12)]:
         _sql(
             engine,
-            "INSERT INTO completed_txn_components (ctc_txnid, ctc_catalog, ctc_database, ctc_table, "
-            "ctc_partition, ctc_writeid) VALUES (:t, 'hive', 'db', 't', :p, :w)",
+            "INSERT INTO completed_txn_components (ctc_txnid, ctc_database, ctc_table, "
+            "ctc_partition, ctc_writeid, ctc_update_delete) VALUES (:t, 'db', 't', :p, :w, 'N')",
             t=txn,
             p=part,
             w=write_id,
@@ -398,9 +422,9 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     queue.mark_compacted(compaction_id, next_txn_id=61)
     queue.mark_cleaned(compaction_id)
 
-    assert _sql(
-        engine, "SELECT cc_id, cc_catalog, cc_state, cc_highest_write_id FROM completed_compactions"
-    ) == [(compaction_id, "hive", "s", 10)]
+    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_write_id FROM completed_compactions") == [
+        (compaction_id, "s", 10)
+    ]
     assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM completed_txn_components")) == [
         (21, "p=2"),
         (50, "p=1"),
@@ -413,12 +437,12 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     queue.close()
 
 
-def test_hive31_attempted_history_row_has_the_default_catalog(backend31):
+def test_hive31_attempted_history_row_is_written_without_a_catalog(backend31):
     url, engine = backend31
     queue = HiveQueueSql(url)
     attempted = queue.record_attempted("db", "t", None, "a")
-    assert _sql(engine, "SELECT cc_id, cc_catalog, cc_state FROM completed_compactions") == [
-        (attempted, "hive", "a")
+    assert _sql(engine, "SELECT cc_id, cc_database, cc_table, cc_state FROM completed_compactions") == [
+        (attempted, "db", "t", "a")
     ]
     queue.close()
 

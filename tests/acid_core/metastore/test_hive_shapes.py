@@ -75,7 +75,8 @@ def _hive4(**responses):
         "get_valid_write_ids": T.NoSuchObjectException("acidflow_probe.no_such_table"),
         "get_latest_committed_compaction_info": T.GetLatestCommittedCompactionInfoResponse(compactions=[]),
     }
-    return RecordedHmsConnection({**base, **responses})
+    # A real 4.0.1 server answers get_table with "Invalid method name" (get_table_req only).
+    return RecordedHmsConnection({**base, **responses}, unknown={"get_table"})
 
 
 def _hive3(**responses):
@@ -237,7 +238,7 @@ def test_hive_shapes_commit_of_a_reaped_txn_raises_not_open():
 
 
 def test_hive_shapes_unknown_table_raises_no_such_table():
-    store = HiveMetastore(_hive4(get_table=T.NoSuchObjectException("db.nope table not found")))
+    store = HiveMetastore(_hive4(get_table_req=T.NoSuchObjectException("db.nope table not found")))
     with pytest.raises(NoSuchTableError, match=r"No such table 'db.nope' in the Hive Metastore"):
         store.get_table("db.nope")
 
@@ -360,7 +361,7 @@ def test_hive_shapes_set_location_alters_the_table_or_partition_sd():
     table = T.Table(dbName="db", tableName="t", sd=T.StorageDescriptor(location="/wh/db.db/t"))
     partition = T.Partition(values=["1"], sd=T.StorageDescriptor(location="/wh/db.db/t/ds=1"))
     connection = _hive4(
-        get_table=table,
+        get_table_req=T.GetTableResult(table=table),
         alter_table=None,
         get_partition_by_name=lambda db, t, name: (
             partition if name == "ds=1" else T.NoSuchObjectException(name)
