@@ -15,8 +15,9 @@
 
 Each task runs acid_core.compaction.bucket_merge.compact_bucket: exactly the code of the embedded
 worker, with pyarrow inside the Python worker (Spark's own ORC reader is never used: it fails on
-column-pruned reads of ACID files). Executors need acid_core importable and PYSPARK_PYTHON set to
-the interpreter that has it.
+column-pruned reads of ACID files). The driver ships its acid_core to the executors as a zip
+(``SparkContext.addPyFile``, as ``--py-files`` would); executors need PYSPARK_PYTHON to name a
+Python with pyarrow, and reach the table through its location URI (a path every host sees).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import os
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, root)
     from pyspark.sql import SparkSession
 
+    from acid_core.compaction.spark_runner import build_code_zip
     from acid_core.compaction.worker import BucketTask, execute_compaction, run_worker
     from acid_core.errors import AcidError
     from acid_core.locks import open_lock_manager
@@ -131,7 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # else spark-submit's --master rules
         builder = builder.master(args.master or os.environ.get("ACIDFLOW_SPARK_MASTER", DEFAULT_MASTER))
     spark = builder.getOrCreate()
+    shipped = tempfile.TemporaryDirectory(prefix="acidflow-ship-")
     try:
+        # Executors on other hosts import the driver's acid_core from this zip (--py-files' way).
+        spark.sparkContext.addPyFile(build_code_zip(shipped.name))
         if args.tasks_file is not None:
             tasks = [
                 BucketTask.from_json(line) for line in Path(args.tasks_file).read_text().splitlines() if line
@@ -177,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         spark.stop()
+        shipped.cleanup()
 
 
 if __name__ == "__main__":
