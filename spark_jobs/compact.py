@@ -122,7 +122,7 @@ def run_entries(
     compaction_ids: Sequence[int],
     *,
     metastore_url: str | None,
-    warehouse: str | None,
+    warehouse: str,
     worker_id: str,
     parallel: int,
     heartbeat_seconds: float,
