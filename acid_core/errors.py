@@ -109,6 +109,7 @@ __all__ = [
     "NotEnoughHistoryError",
     "PartitionAlreadyExistsError",
     "ReadOnlyStorageError",
+    "SparkJobError",
     "SqlExecutionError",
     "SqlSyntaxError",
     "SqlTypeError",
@@ -421,6 +422,17 @@ class CompactionStateError(AcidError):
         )
         super().__init__(
             f"Cannot {operation} compaction {compaction_id!r} in state {state!r}; expected state {expected}"
+        )
+
+
+class SparkJobError(AcidError):
+    """The Spark job running a compaction's bucket tasks failed (a task failed too often, executors lost)."""
+
+    def __init__(self, compaction_id: int, reason: str) -> None:
+        self.compaction_id, self.reason = compaction_id, reason
+        super().__init__(
+            f"The Spark job of compaction {compaction_id!r} failed: {reason}; expected every bucket task "
+            "to finish; hint: the executors' stderr (Spark UI, or the worker's work directory)"
         )
 
 

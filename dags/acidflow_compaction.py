@@ -56,8 +56,9 @@ PARAMS = {
     tags=[*TAGS, "compaction"],
     doc_md=(
         "Runs the compactions the sensor asked for, or the one in the form. Small tables run in the "
-        "embedded worker (one mapped task per table/partition, in the pool); large ones on Spark "
-        "through the provider's SparkSubmitOperator. A bad statement or unknown table fails `plan` "
+        "embedded worker (one mapped task per table/partition, in the pool); all large ones in one "
+        "Spark application (the provider's SparkSubmitOperator): one job per compaction on its "
+        "executors, each committed as soon as its own job ends, a failed one failing alone. A bad statement or unknown table fails `plan` "
         "before anything is queued."
     ),
 )

@@ -2,29 +2,43 @@
 
 ::
 
-    spark-submit [--master local[*]] spark_jobs/compact.py --warehouse WH [--metastore URL]
-                 [--max N | --compaction-id ID [--compaction-id ID ..]]
-        driver: run_worker(metastore, run_tasks=<this job's Spark runner>)
-            claim a queued compaction (the oldest, or exactly each --compaction-id, which must be
-            'initiated': anything else is refused before Spark starts), plan it (acid_core.compaction.planner),
+    spark-submit [--master local[*]|spark://..|yarn|k8s://..] spark_jobs/compact.py --warehouse WH
+                 [--metastore URL] [--max N | --compaction-id ID [--compaction-id ID ..] [--parallel K]]
+        queue mode (no --compaction-id): run_worker(metastore, run_tasks=<this job's Spark runner>)
+            claim a queued compaction (the oldest), plan it (acid_core.compaction.planner),
             tasks -> sc.parallelize(descriptors, one slice each).map(compact_bucket) -> results,
             verify, rename, commit, mark ready for cleaning (acid_core.compaction.worker)
+        one application for many entries (--compaction-id, repeatable; what the Airflow DAG runs):
+            claim every named entry ('initiated' only: anything else is refused before Spark starts),
+            then K driver threads (--parallel, default min(entries, 8)) each run one entry's
+            execute_compaction: its tasks are one Spark job, all jobs share the application's
+            executors, and each entry is verified and committed as soon as its own job finishes.
+            A failed entry is marked failed alone; the others commit. Killed (kill -9), every
+            claimed entry is recovered by the next run (recover_abandoned_compactions).
 
     spark-submit spark_jobs/compact.py --tasks-file T --results-file R
         tasks only: the embedded worker's driver planned them and commits (SparkSubmitRunner)
 
 Each task runs acid_core.compaction.bucket_merge.compact_bucket: exactly the code of the embedded
 worker, with pyarrow inside the Python worker (Spark's own ORC reader is never used: it fails on
-column-pruned reads of ACID files). Executors need acid_core importable and PYSPARK_PYTHON set to
-the interpreter that has it.
+column-pruned reads of ACID files). The driver ships its acid_core to the executors as a zip
+(``SparkContext.addPyFile``, as ``--py-files`` would); executors need PYSPARK_PYTHON to name a
+Python with pyarrow, and reach the table through its location URI (a path every host sees:
+HDFS, S3, or a shared mount). While a job waits for executors or runs, the driver heartbeats the
+entry's compaction transaction every --heartbeat-seconds, so the reaper never aborts it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import socket
 import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +50,10 @@ if TYPE_CHECKING:
     from acid_core.compaction.worker import BucketResult, BucketTask
 
 DEFAULT_MASTER = "local[*]"
+DEFAULT_HEARTBEAT_SECONDS = 30.0
+"""Well inside Hive's ``hive.txn.timeout`` (300 s), after which the reaper aborts a silent txn."""
+MAX_PARALLEL = 8
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S.*$", re.MULTILINE)  # "pyarrow.lib.ArrowInvalid: ..."
 
 
 def _run_task(descriptor: str) -> str:
@@ -44,22 +62,148 @@ def _run_task(descriptor: str) -> str:
     return compact_bucket(BucketTask.from_json(descriptor)).to_json()
 
 
+def _spark_failure(text: str) -> str:
+    """The Python error line of a failed job's message (before the JVM's stack), else its first line."""
+    python_part = text.split("\n\tat ", 1)[0]
+    found = _ERROR_LINE.findall(python_part)
+    return found[-1].strip() if found else (text.strip().splitlines() or ["unknown failure"])[0]
+
+
 def run_tasks_on_spark(
-    spark: SparkSession, tasks: Sequence[BucketTask], heartbeat: Callable[[], None] | None = None
+    spark: SparkSession,
+    tasks: Sequence[BucketTask],
+    heartbeat: Callable[[], None] | None = None,
+    heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
 ) -> list[BucketResult]:
-    """Run bucket tasks as one Spark job (one partition per task); returns their BucketResults."""
+    """Run bucket tasks as one Spark job (one partition per task); returns their BucketResults.
+
+    The job runs in a thread of its own while this one calls ``heartbeat`` every
+    ``heartbeat_seconds``, so the compaction's transaction stays alive however long the job waits
+    for executors. A failed job raises ``SparkJobError`` naming the task's Python error.
+    """
+    from pyspark import InheritableThread
+
     from acid_core.compaction.worker import BucketResult as Result
+    from acid_core.errors import SparkJobError
 
     if not tasks:
         return []
     if heartbeat is not None:
         heartbeat()
     descriptors = [task.to_json() for task in tasks]
-    rdd = spark.sparkContext.parallelize(descriptors, numSlices=len(descriptors))
-    results = [Result.from_json(text) for text in rdd.map(_run_task).collect()]
+    compaction_id = tasks[0].compaction_id
+    outcome: dict[str, object] = {}
+
+    def collect() -> None:
+        try:
+            spark.sparkContext.setJobDescription(f"acidflow compaction {compaction_id}")
+            rdd = spark.sparkContext.parallelize(descriptors, numSlices=len(descriptors))
+            outcome["rows"] = rdd.map(_run_task).collect()
+        except Exception as error:  # handed to the waiting thread, which raises it as SparkJobError
+            outcome["error"] = error
+
+    job = InheritableThread(target=collect, daemon=True)
+    job.start()
+    job.join(heartbeat_seconds)
+    while job.is_alive():
+        if heartbeat is not None:
+            heartbeat()
+        job.join(heartbeat_seconds)
+    if "error" in outcome:
+        raise SparkJobError(compaction_id, _spark_failure(str(outcome["error"]))) from outcome["error"]  # type: ignore[misc]
+    rows: list[str] = outcome["rows"]  # type: ignore[assignment]
     if heartbeat is not None:
         heartbeat()
-    return results
+    return [Result.from_json(text) for text in rows]
+
+
+def run_entries(
+    spark: SparkSession,
+    compaction_ids: Sequence[int],
+    *,
+    metastore_url: str | None,
+    warehouse: str,
+    worker_id: str,
+    parallel: int,
+    heartbeat_seconds: float,
+) -> int:
+    """One application for many queued entries: claim all, run them concurrently, commit each alone.
+
+    Prints one line per entry as it ends (``compaction N: <status>: ...`` or ``compaction N:
+    failed: ...``); returns the number of entries that failed.
+    """
+    from acid_core.compaction.worker import execute_compaction
+    from acid_core.errors import AcidError
+    from acid_core.locks import open_lock_manager
+    from acid_core.metastore import open_metastore
+
+    claimed = []
+    failed = 0
+    with open_metastore(metastore_url, warehouse) as metastore:
+        for compaction_id in compaction_ids:
+            try:  # another worker may have claimed it since the check before Spark started
+                claimed.append(metastore.claim_compaction(compaction_id, worker_id))
+            except AcidError as error:
+                failed += 1
+                print(f"compaction {compaction_id}: failed: {error}", flush=True)
+    local = threading.local()
+    guard = threading.Lock()
+    opened = contextlib.ExitStack()
+
+    def services() -> tuple[object, object]:
+        # One metastore and lock manager per driver thread (a Thrift client is not thread-safe).
+        if not hasattr(local, "metastore"):
+            with guard:
+                local.metastore = opened.enter_context(open_metastore(metastore_url, warehouse))
+                local.locks = open_lock_manager(metastore_url=metastore_url, warehouse=warehouse)
+                opened.callback(local.locks.close)
+        return local.metastore, local.locks
+
+    def run_one(entry: object) -> str:
+        metastore, locks = services()
+
+        def runner(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
+            return run_tasks_on_spark(spark, tasks, heartbeat, heartbeat_seconds)
+
+        outcome = execute_compaction(metastore, entry, run_tasks=runner, lock_manager=locks)  # type: ignore[arg-type]
+        return f"{outcome.status}: {outcome.message}"
+
+    with (
+        opened,
+        ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="acidflow-entry") as pool,
+    ):
+        futures = {pool.submit(run_one, entry): entry.id for entry in claimed}
+        for future in as_completed(futures):
+            try:
+                line = future.result()
+            except AcidError as error:
+                failed += 1
+                line = f"failed: {error}"
+            except Exception as error:  # one entry's failure must not stop the others (it is marked failed)
+                failed += 1
+                line = f"failed: {type(error).__name__}: {error}"
+            print(f"compaction {futures[future]}: {line}", flush=True)
+    return failed
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer; expected e.g. 4")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds; expected e.g. 30")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +221,20 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         dest="compaction_ids",
         metavar="ID",
-        help="claim and run exactly this queued ('initiated') compaction; repeatable (default: drain the queue)",
+        help="claim and run exactly this queued ('initiated') compaction; repeatable: all in this one "
+        "application (default: drain the queue)",
+    )
+    parser.add_argument(
+        "--parallel",
+        type=_positive_int,
+        default=None,
+        help=f"with --compaction-id: entries run at once, one Spark job each (default: min(entries, {MAX_PARALLEL}))",
+    )
+    parser.add_argument(
+        "--heartbeat-seconds",
+        type=_positive_float,
+        default=DEFAULT_HEARTBEAT_SECONDS,
+        help=f"heartbeat each running compaction's transaction this often (default: {DEFAULT_HEARTBEAT_SECONDS:g})",
     )
     parser.add_argument("--tasks-file", default=None, help="tasks-only mode: JSON lines of BucketTask")
     parser.add_argument("--results-file", default=None, help="tasks-only mode: where to write BucketResults")
@@ -95,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.compaction_ids is not None and (args.max is not None or args.tasks_file is not None):
         print("compact.py: error: --compaction-id goes with --warehouse, without --max", file=sys.stderr)
         return 2
+    if args.parallel is not None and args.compaction_ids is None:
+        print("compact.py: error: --parallel goes with --compaction-id", file=sys.stderr)
+        return 2
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = str(Path(__file__).resolve().parents[1])
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
@@ -102,7 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, root)
     from pyspark.sql import SparkSession
 
-    from acid_core.compaction.worker import BucketTask, execute_compaction, run_worker
+    from acid_core.compaction.spark_runner import build_code_zip
+    from acid_core.compaction.worker import BucketTask, run_worker
     from acid_core.errors import AcidError
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, open_metastore
@@ -131,7 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # else spark-submit's --master rules
         builder = builder.master(args.master or os.environ.get("ACIDFLOW_SPARK_MASTER", DEFAULT_MASTER))
     spark = builder.getOrCreate()
+    shipped = tempfile.TemporaryDirectory(prefix="acidflow-ship-")
     try:
+        # Executors on other hosts import the driver's acid_core from this zip (--py-files' way).
+        spark.sparkContext.addPyFile(build_code_zip(shipped.name))
         if args.tasks_file is not None:
             tasks = [
                 BucketTask.from_json(line) for line in Path(args.tasks_file).read_text().splitlines() if line
@@ -140,28 +304,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.results_file).write_text("".join(r.to_json() + "\n" for r in results))
             return 0
         worker_id = f"{socket.gethostname()}-{os.getpid()}"
+        if args.compaction_ids is not None:
+            failed = run_entries(
+                spark,
+                args.compaction_ids,
+                metastore_url=args.metastore,
+                warehouse=args.warehouse,
+                worker_id=worker_id,
+                parallel=args.parallel or min(len(args.compaction_ids), MAX_PARALLEL),
+                heartbeat_seconds=args.heartbeat_seconds,
+            )
+            return 1 if failed else 0
 
         def runner(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
-            return run_tasks_on_spark(spark, tasks, heartbeat)
+            return run_tasks_on_spark(spark, tasks, heartbeat, args.heartbeat_seconds)
 
         # Like every worker, the driver holds each partition's maintenance lock while it compacts.
         locks = open_lock_manager(metastore_url=args.metastore, warehouse=args.warehouse)
         try:
-            if args.compaction_ids is not None:
-                failed = 0
-                with open_metastore(args.metastore, args.warehouse) as metastore:
-                    for compaction_id in args.compaction_ids:
-                        claimed = metastore.claim_compaction(compaction_id, worker_id)
-                        try:
-                            outcome = execute_compaction(
-                                metastore, claimed, run_tasks=runner, lock_manager=locks
-                            )
-                        except AcidError as error:
-                            failed += 1
-                            print(f"compaction {compaction_id}: failed: {error}")
-                            continue
-                        print(f"compaction {outcome.compaction_id}: {outcome.status}: {outcome.message}")
-                return 1 if failed else 0
             with open_metastore(args.metastore, args.warehouse) as metastore:
                 outcomes = run_worker(
                     metastore,
@@ -177,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         spark.stop()
+        shipped.cleanup()
 
 
 if __name__ == "__main__":

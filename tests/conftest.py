@@ -17,6 +17,8 @@ pytest_plugins: list[str] = [
     "tests.fixtures.s3",
     "tests.fixtures.spark",
     "tests.fixtures.zookeeper",
+    # after zookeeper: it imports its free_port
+    "tests.fixtures.spark_cluster",
 ]
 
 # py4j logs "Closing down clientserver connection" at INFO from an atexit hook, after pytest has

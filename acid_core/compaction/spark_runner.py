@@ -12,7 +12,9 @@
 
 acid_core never imports pyspark: ``spark-submit`` is found next to the installed pyspark package
 (without importing it) or taken from ``$SPARK_HOME/bin``. ``PYSPARK_PYTHON`` defaults to this
-interpreter so the executors run the same acid_core.
+interpreter. The job ships this acid_core to its executors as a zip (``build_code_zip``, added with
+``SparkContext.addPyFile`` as ``--py-files`` would), so executors on other hosts run the driver's
+code; they need only Python with pyarrow at the path ``PYSPARK_PYTHON`` names.
 
 Not here: the Spark job itself (``spark_jobs/compact.py``).
 Errors: ``MissingDependencyError`` when no spark-submit is found; ``AcidError`` naming the exit
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -38,7 +41,13 @@ if TYPE_CHECKING:
 
     from acid_core.compaction.bucket_merge import BucketResult, BucketTask
 
-__all__ = ["DEFAULT_SPARK_MASTER", "SparkSubmitRunner", "find_spark_submit", "spark_job_path"]
+__all__ = [
+    "DEFAULT_SPARK_MASTER",
+    "SparkSubmitRunner",
+    "build_code_zip",
+    "find_spark_submit",
+    "spark_job_path",
+]
 
 DEFAULT_SPARK_MASTER: Final = "local[*]"
 _POLL_SECONDS: Final = 1.0
@@ -66,6 +75,27 @@ def find_spark_submit() -> str:
 def spark_job_path() -> str:
     """The path of ``spark_jobs/compact.py`` next to the acid_core package."""
     return str(Path(__file__).resolve().parents[2] / "spark_jobs" / "compact.py")
+
+
+def build_code_zip(directory: str) -> str:
+    """Zip the ``acid_core`` package this module belongs to (its ``.py`` files) into ``directory``.
+
+    What a user passes to ``spark-submit --py-files`` so that executors on other hosts import the
+    driver's acid_core: Python puts the zip ahead of site-packages in each Python worker.
+
+    Args:
+        directory: an existing directory to write ``acid_core.zip`` into.
+
+    Returns:
+        The zip's path.
+    """
+    package = Path(__file__).resolve().parents[1]
+    target = Path(directory) / "acid_core.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(package.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                archive.write(path, str(path.relative_to(package.parent)))
+    return str(target)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,10 @@
         -> {"embedded": [kwargs...], "spark": [[spark args]...], "ids": [...]}
     AcidCompactionOperator(table, partition, compaction_type, compaction_id)
         claim queued compactions until ours has run (run_worker's loop; another worker may run it)
-    SparkSubmitOperator(application=spark_jobs/compact.py, application_args=--warehouse ...)
-        the provider's operator, for large tables (queue mode: the Spark driver runs the worker)
+    SparkSubmitOperator(application=spark_jobs/compact.py, application_args=--warehouse ...
+                        --compaction-id A --compaction-id B ...)
+        the provider's operator, for large tables: ONE application for every large compaction of
+        the run; its driver claims them, runs their tasks on its executors, commits each alone
     check_compactions(config, ids)                    fail the run (and alert) if any failed
     AcidCleanerOperator                               Hive's cleaner (leases, old readers, retention)
 
@@ -108,6 +110,8 @@ def plan_compactions(
 ) -> dict[str, Any]:
     """Validate every target, then queue each one and split them between embedded and Spark.
 
+    ``spark`` holds at most one argument list: one Spark application runs every large compaction.
+
     Raises:
         AirflowFailException: an invalid target (unknown table, partition or type); nothing queued.
     """
@@ -155,8 +159,11 @@ def plan_compactions(
         args += ["--metastore", config.metastore]
     return {
         "embedded": embedded,
-        # One Spark job per large compaction, given its ID: it claims and runs exactly that entry.
-        "spark": [[*args, "--compaction-id", str(i)] for i in spark_ids],
+        # One Spark application for every large compaction of the run: it claims exactly these
+        # entries, runs their tasks as concurrent jobs on its executors and commits each alone.
+        "spark": [[*args, *(arg for i in spark_ids for arg in ("--compaction-id", str(i)))]]
+        if spark_ids
+        else [],
         "ids": [item["compaction_id"] for item in embedded] + spark_ids,
     }
 

@@ -24,6 +24,7 @@ _SERVICES = {
     "bench_txn": "postgres",
     "bench_spark_read": "spark",
     "bench_spark_executor": "spark",
+    "bench_spark_cluster": "spark",
     "bench_hms": "hive",
     "bench_s3_requests": "s3",
 }

@@ -1,5 +1,7 @@
 """The sensor, compaction (embedded and Spark) and cleaner DAGs through real Airflow (``airflow dags test``).
 
+The Spark connection points at a real standalone cluster (``spark_cluster``).
+
 The warehouse is built through ``acid_core.sql`` with the PostgreSQL metastore and ZooKeeper
 locks; Airflow runs on SQLite in the session's AIRFLOW_HOME. Expected facts come from the
 warehouse itself (rows read before any DAG ran) and from Hive's rules (a major compaction leaves
@@ -58,7 +60,7 @@ def _snapshot(root: Path) -> list[str]:
 
 @pytest.mark.timeout(900)
 def test_platform_dags_compact_and_clean_on_postgres_and_zookeeper(
-    tmp_path, airflow_env, postgres_schema_url, zookeeper_server, webhook
+    tmp_path, airflow_env, postgres_schema_url, zookeeper_server, webhook, spark_cluster
 ):
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import open_metastore
@@ -91,6 +93,15 @@ def test_platform_dags_compact_and_clean_on_postgres_and_zookeeper(
         AIRFLOW__METRICS__OTEL_ON="True",
         AIRFLOW__METRICS__OTEL_DEBUGGING_ON="True",
         AIRFLOW__METRICS__OTEL_INTERVAL_MILLISECONDS="200",
+        # The Spark connection points at the standalone cluster (make run keeps local mode).
+        AIRFLOW_CONN_SPARK_DEFAULT=json.dumps(
+            {
+                "conn_type": "spark",
+                "host": spark_cluster.master_url.rsplit(":", 1)[0],
+                "port": int(spark_cluster.master_url.rsplit(":", 1)[1]),
+            }
+        ),
+        SPARK_LOCAL_IP="127.0.0.1",
     )
 
     sensor = run_airflow(env, "dags", "test", "acidflow_sensor")
@@ -125,8 +136,10 @@ def test_platform_dags_compact_and_clean_on_postgres_and_zookeeper(
         json.dumps({"statement": "ALTER TABLE default.employee COMPACT 'major'", "executor": "spark"}),
     )
     spark_output = spark.stdout + spark.stderr
-    # The provider's SparkSubmitOperator ran spark_jobs/compact.py, whose driver ran the compaction.
+    # The provider's SparkSubmitOperator ran spark_jobs/compact.py on the cluster; its driver ran
+    # the compaction.
     assert "spark-submit" in spark_output
+    assert spark_cluster.master_url in spark_output
     assert re.search(r"compaction \d+: compacted: major compaction wrote base_0000003_v\d+", spark_output)
     run_airflow(env, "dags", "test", "acidflow_cleaner")
 

@@ -15,6 +15,7 @@ import pytest
 from acid_core.compaction.spark_runner import find_spark_submit, spark_job_path
 from acid_core.metastore import CompactionState, CompactionType
 from acid_core.writes.transaction import Warehouse
+from spark_jobs.compact import _spark_failure
 from spark_jobs.compact import main as compact_main
 from tests.acid_core.compaction.histories import create_table, random_history, read_rows
 
@@ -70,3 +71,34 @@ def test_spark_job_runs_only_the_named_compaction(wh):
     assert wh.metastore.get_compaction(first).state is CompactionState.READY_FOR_CLEANING
     assert wh.metastore.get_compaction(second).state is CompactionState.INITIATED
     assert read_rows(history) == before
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many"], ids=["zero", "negative", "word"])
+def test_compact_parallel_not_positive_is_refused_in_one_line(wh, capsys, value):
+    with pytest.raises(SystemExit) as info:
+        compact_main(["--warehouse", wh.location, "--compaction-id", "1", "--parallel", value])
+    assert info.value.code == 2
+    assert (
+        f"argument --parallel: {value!r} is not a positive integer; expected e.g. 4"
+        in capsys.readouterr().err
+    )
+
+
+def test_compact_parallel_without_compaction_ids_is_refused(wh, capsys):
+    assert compact_main(["--warehouse", wh.location, "--parallel", "2"]) == 2
+    assert capsys.readouterr().err == "compact.py: error: --parallel goes with --compaction-id\n"
+
+
+def test_spark_failure_is_the_python_error_line_before_the_jvm_stack():
+    text = (
+        "An error occurred while calling o57.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed "
+        "1 times, most recent failure: Lost task 0.0 (TID 5) (127.0.0.1 executor 1): "
+        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "/tmp/acid_core.zip/acid_core/orc/reader.py", line 10, in open\n'
+        "pyarrow.lib.ArrowInvalid: ORC file is too short\n"
+        "\n\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n"
+        "Caused by: java.lang.IllegalStateException: other\n"
+    )
+    assert _spark_failure(text) == "pyarrow.lib.ArrowInvalid: ORC file is too short"
+    assert _spark_failure("lost executor 1\nmore") == "lost executor 1"
