@@ -62,11 +62,8 @@ UNREACHABLE_METASTORES = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(UNREACHABLE_METASTORES))
-def dagbag(request, tmp_path_factory):
-    home = tmp_path_factory.mktemp("dagbag_home")
-    warehouse = home / "must-not-exist"
-    env = airflow_env(str(home), str(warehouse), UNREACHABLE_METASTORES[request.param])
+def _parse_dags(env):
+    """Parse ``dags/`` with a DagBag in a fresh interpreter under ``env``; its RESULT record."""
     result = subprocess.run(
         [sys.executable, "-c", _PARSE, str(ROOT / "dags")],
         env=env,
@@ -77,7 +74,15 @@ def dagbag(request, tmp_path_factory):
     )
     line = next((x for x in result.stdout.splitlines() if x.startswith("RESULT")), None)
     assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
-    data = json.loads(line[len("RESULT") :])
+    return json.loads(line[len("RESULT") :])
+
+
+@pytest.fixture(scope="module", params=sorted(UNREACHABLE_METASTORES))
+def dagbag(request, tmp_path_factory):
+    home = tmp_path_factory.mktemp("dagbag_home")
+    warehouse = home / "must-not-exist"
+    env = airflow_env(str(home), str(warehouse), UNREACHABLE_METASTORES[request.param])
+    data = _parse_dags(env)
     data["warehouse_created"] = warehouse.exists()
     return data
 
@@ -129,17 +134,7 @@ def test_malformed_setting_is_each_dag_files_import_error_in_one_line(tmp_path):
     env = {**airflow_env(str(tmp_path / "home"), str(warehouse), UNREACHABLE_METASTORES["sql"])}
     env.pop("ACIDFLOW_METASTORE", None)
     env["ACIDFLOW_CONFIG"] = str(config)
-    result = subprocess.run(
-        [sys.executable, "-c", _PARSE, str(ROOT / "dags")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    line = next((x for x in result.stdout.splitlines() if x.startswith("RESULT")), None)
-    assert line is not None, result.stdout[-3000:] + result.stderr[-3000:]
-    data = json.loads(line[len("RESULT") :])
+    data = _parse_dags(env)
     assert {Path(path).stem for path in data["errors"]} == DAG_IDS
     for error in data["errors"].values():
         assert error.strip().splitlines()[-1] == (
