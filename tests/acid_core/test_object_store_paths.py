@@ -100,3 +100,47 @@ def test_cleaner_inside_sibling_prefix_partition_owns_only_itself():
 def test_fs_guard_refuses_bucket_root_and_dotdot(path):
     with pytest.raises(UnsafeFileOperationError):
         _refuse_unsafe_target("delete directory", path)
+
+
+def _recording_s3_handler(calls):
+    """A pyarrow ``FileSystemHandler`` that calls itself ``s3`` and records every request it gets."""
+    import pyarrow.fs as pafs
+
+    def recorder(name):
+        def record(self, *args):
+            calls.append(name)
+            raise AssertionError(f"no request expected, got {name}{args}")
+
+        return record
+
+    methods = {name: recorder(name) for name in pafs.FileSystemHandler.__abstractmethods__}
+    methods["get_type_name"] = lambda self: "s3"
+    methods["__eq__"] = lambda self, other: self is other
+    methods["__ne__"] = lambda self, other: self is not other
+    return type("RecordingS3Handler", (pafs.FileSystemHandler,), methods)()
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("bucket", "bucket/wh/t/base_1"),  # a bucket root as the source
+        ("bucket/wh/t/base_1", "/"),  # the store's root as the target
+        ("bucket/wh/t/.acidflow-staging-1/base_1", "bucket/wh/t/../t2/base_1"),  # '..' into another table
+        ("other", "bucket/wh/t/base_1"),  # another bucket's root
+    ],
+    ids=["bucket-root", "store-root", "dotdot-other-table", "other-bucket-root"],
+)
+def test_object_store_rename_refuses_unsafe_paths_before_any_request(source, target, monkeypatch):
+    """The object-by-object move (S3 has no directory rename) passes the same guard first."""
+    import pyarrow.fs as pafs
+
+    from acid_core import fs
+
+    calls = []
+    io = fs.PyArrowFileIO(pafs.PyFileSystem(_recording_s3_handler(calls)))
+    # pyarrow names a Python file system "py::<name>": count it as an object store like "s3"
+    monkeypatch.setattr(fs, "_OBJECT_STORES", fs._OBJECT_STORES | {io.filesystem.type_name})
+    assert io.filesystem.type_name == "py::s3"
+    with pytest.raises(UnsafeFileOperationError):
+        io.rename(source, target)
+    assert calls == []
