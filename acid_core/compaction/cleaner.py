@@ -63,6 +63,7 @@ from acid_core.compaction.common import (
     partition_location,
     reap_timed_out_transactions,
 )
+from acid_core.compaction.output_manifest import LEDGER_DIR, prune_output_manifests, recorded_rows
 from acid_core.directory import load_directory_state
 from acid_core.errors import (
     AcidError,
@@ -111,7 +112,6 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-LEDGER_DIR: Final = "_acidflow_cleaner"
 _MAX_PASSES: Final = 1000
 TRASH_DIR: Final = "_acidflow_trash"
 
@@ -567,7 +567,7 @@ def clean_compaction(
         actions = tuple(action(path, reason, "would delete") for path, reason in paths)
         return CleanResult(compaction.id, "dry_run", f"would delete {len(actions)} path(s)", actions)
     if paths:
-        _check_superseding(io, root, state)
+        _check_superseding(io, root, state, recorded_rows(*file_io_for(table.location), compaction.partition))
     trash_root = io.join(table_root, TRASH_DIR, f"c{compaction.id}", *(compaction.partition or "").split("/"))
     planned = [
         action(
@@ -624,27 +624,33 @@ def clean_compaction(
         has_uncompacted_aborts=state.has_uncompacted_aborts,
         aborted_write_ids=state.aborted_write_ids,
     )
+    _best_effort_prune(table, compaction.partition, root)
     verb = "quarantined" if options.quarantine else "deleted"
     return CleanResult(compaction.id, "cleaned", f"{verb} {len(planned)} path(s)", tuple(done))
 
 
-def _check_superseding(io: FileIO, root: str, state: AcidDirectoryState) -> None:
+def _check_superseding(
+    io: FileIO, root: str, state: AcidDirectoryState, recorded: dict[str, dict[str, int]]
+) -> None:
     """Read the footer of every file of what supersedes the obsolete directories, before any delete.
 
     Hive's cleaner deletes without looking; a base or delta corrupted after its compaction
-    committed would then leave the table without any good copy of its rows. The deltas stay until
-    the output reads again (the failure is retried and, after the last retry, marked failed:
+    committed would then leave the table without any good copy of its rows. Every file must read,
+    and where acidflow's worker recorded the output (``recorded``: the output manifests, by
+    directory name), the footers' row counts must be what it wrote, file for file. The deltas stay
+    until the output reads again (the failure is retried and, after the last retry, marked failed:
     the operator page and the Airflow alerts show it).
 
     Raises:
-        CorruptDataError: a file of the base or a delta does not read (named).
+        CorruptDataError: a file of the base or a delta does not read, or its rows (or its set of
+            files) differ from what the compaction recorded at commit (named).
     """
     from acid_core.orc.files import read_footers  # pyarrow: only once there is something to delete
 
     for name in (*((state.base,) if state.base else ()), *state.deltas):
         directory = io.join(root, name)
         try:
-            read_footers(io, directory)
+            footers = read_footers(io, directory)
         except (NotAnAcidFileError, CorruptDataError, StorageError) as e:
             raise CorruptDataError(
                 directory,
@@ -652,6 +658,30 @@ def _check_superseding(io: FileIO, root: str, state: AcidDirectoryState) -> None
                 "every file of the compaction's output readable before its inputs are deleted; nothing "
                 "was deleted",
             ) from e
+        expected = recorded.get(name)
+        footers = {file: rows for file, rows in footers.items() if rows}  # as recorded: files with events
+        if expected is not None and footers != expected:
+            differ = sorted(
+                set(footers) ^ set(expected) | {f for f in footers if footers[f] != expected.get(f)}
+            )
+            found = {f: footers.get(f, "missing") for f in differ}
+            wrote = {f: expected.get(f, "not written") for f in differ}
+            raise CorruptDataError(
+                directory,
+                f"it supersedes the directories to delete, and its files hold other rows than its "
+                f"compaction wrote (footer rows {found}, recorded at commit {wrote})",
+                "every file of the compaction's output as the compaction recorded it before its inputs "
+                "are deleted; nothing was deleted",
+            )
+
+
+def _best_effort_prune(table: Table, partition: str | None, root: str) -> None:
+    """Forget the output manifests whose directories are all gone (a failure only leaves a small file)."""
+    try:
+        table_io, table_root = file_io_for(table.location)
+        prune_output_manifests(table_io, table_root, partition, root)
+    except (StorageError, CorruptDataError) as e:
+        _LOG.warning("cleaner: output manifests of %s not pruned: %s", table.full_name, e)
 
 
 def _table_exists(metastore: Metastore, table: Table) -> bool:

@@ -11,6 +11,8 @@
                     written as event files into  <partition>/.acidflow-staging-c<id>-t<T>/<output>/
       4. verifying  every output file re-read: event count and key checksum == the merge's
       5. renaming   staging/<output> -> <partition>/<output>          (base_N_vT, delta_a_b_vT, ...)
+                    then the output manifest (rows per file, ``output_manifest``): the cleaner
+                    checks the footers against it before it deletes what the output supersedes
       6. committing commit_txn(T): the output becomes visible (``_vT``) and the queue records the
                     cleaner's rule (next txn ID at commit)
       7. marking    mark_compacted(id): 'w' -> ready for cleaning
@@ -64,6 +66,7 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import socket
 import time
 from dataclasses import dataclass, field
@@ -71,6 +74,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from acid_core.compaction.common import partition_location
 from acid_core.compaction.initiator import CompactionType
+from acid_core.compaction.output_manifest import write_output_manifest
 from acid_core.compaction.planner import (
     HIVE31_NAMES,
     CompactionPlan,
@@ -487,6 +491,7 @@ def _execute_compaction(
             renamed.append(name)
             step("renamed")
         io.delete_dir(io.join(root, staging))
+        _record_output(table, compaction, results)
         step("committing")
         commit_sent = True
         metastore.commit_txn(txn_id)
@@ -531,6 +536,16 @@ def _execute_compaction(
             _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))
         # After the commit the output is in place: recovery marks the entry compacted.
         raise
+
+
+def _record_output(table: Table, compaction: CompactionInfo, results: Sequence[BucketResult]) -> None:
+    """The output manifest (rows per file) the cleaner checks before it deletes what this supersedes."""
+    rows: dict[str, dict[str, int]] = {}
+    for result in results:
+        for output in result.outputs:
+            rows.setdefault(output.directory, {})[posixpath.basename(output.path)] = output.events
+    table_io, table_root = file_io_for(table.location)
+    write_output_manifest(table_io, table_root, compaction.id, compaction.partition, rows)
 
 
 def _nothing_to_rewrite(

@@ -63,3 +63,72 @@ def test_cleaner_corrupt_output_keeps_the_inputs_and_reports_it(wh, damage, kind
     assert result.status == "cleaned"
     assert not set(before) & set(os.listdir(location))
     assert read_rows(history) == expected
+
+
+def _an_input_bucket(location, before):
+    return next(
+        os.path.join(location, name, "bucket_00000")
+        for name in before
+        if name.startswith("delta_") and os.path.exists(os.path.join(location, name, "bucket_00000"))
+    )
+
+
+@pytest.mark.parametrize("kind", [CompactionType.MAJOR, CompactionType.MINOR], ids=["major", "minor"])
+def test_cleaner_output_that_reads_but_holds_other_rows_than_recorded_keeps_the_inputs(wh, kind):
+    history, expected, location, before, outputs = _compacted(wh, kind)
+    output = next(name for name in outputs if not name.startswith("delete_"))
+    bucket = os.path.join(location, output, "bucket_00000")
+    with open(bucket, "rb") as f:
+        good = f.read()
+    # A well-formed ACID event file, of other rows (an input delta's): its footer reads fine.
+    with open(_an_input_bucket(location, before), "rb") as f, open(bucket, "wb") as out:
+        out.write(f.read())
+    [result] = run_cleaner(wh.metastore)
+    assert result.status == "retrying"
+    assert "its files hold other rows than its compaction wrote" in result.message
+    assert "bucket_00000" in result.message
+    assert set(before) <= set(os.listdir(location))
+    with open(bucket, "wb") as f:
+        f.write(good)
+    [result] = run_cleaner(wh.metastore, now=10**10)
+    assert result.status == "cleaned"
+    assert read_rows(history) == expected
+
+
+def test_cleaner_output_missing_a_file_it_recorded_keeps_the_inputs(wh):
+    history, expected, location, before, outputs = _compacted(wh, CompactionType.MAJOR)
+    [base] = outputs
+    os.rename(os.path.join(location, base, "bucket_00000"), os.path.join(location, "bucket_00000.aside"))
+    [result] = run_cleaner(wh.metastore)
+    assert result.status == "retrying"
+    assert "'bucket_00000': 'missing'" in result.message
+    assert set(before) <= set(os.listdir(location))
+
+
+def test_cleaner_refuses_a_manifest_that_does_not_parse_and_deletes_nothing(wh):
+    _history, _expected, location, before, _outputs = _compacted(wh, CompactionType.MAJOR)
+    [manifest] = os.listdir(os.path.join(location, "_acidflow_cleaner", "output"))
+    with open(os.path.join(location, "_acidflow_cleaner", "output", manifest), "w") as f:
+        f.write("{not json")
+    [result] = run_cleaner(wh.metastore)
+    assert result.status == "retrying"
+    assert "the compaction output manifest does not parse" in result.message
+    assert set(before) <= set(os.listdir(location))
+
+
+def test_manifest_records_the_footer_rows_and_is_pruned_once_its_output_is_gone(wh):
+    history, expected, location, before, outputs = _compacted(wh, CompactionType.MINOR)
+    manifests = os.path.join(location, "_acidflow_cleaner", "output")
+    [first] = os.listdir(manifests)
+    [result] = run_cleaner(wh.metastore, now=10**10)
+    assert result.status == "cleaned"
+    assert os.listdir(manifests) == [first]  # its output is live: kept for the next check
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    [outcome] = run_worker(wh.metastore)
+    assert outcome.status == "compacted"
+    [result] = run_cleaner(wh.metastore, now=10**10)
+    assert result.status == "cleaned"
+    assert not any(os.path.exists(os.path.join(location, name)) for name in outputs)
+    [second] = os.listdir(manifests)  # the minor's output is deleted: its manifest went with it
+    assert second != first
+    assert read_rows(history) == expected
