@@ -23,8 +23,10 @@ The tree::
     ├── InvalidLockConfigError (ValueError)    a bad ACIDFLOW_LOCK_MANAGER / ACIDFLOW_ZOOKEEPER
     ├── LockServiceUnavailableError            ZooKeeper / the metastore cannot be reached
     ├── MetastoreError                         the metastore database failed (cause chained)
-    │   └── MetastoreDatabaseUnavailableError  PostgreSQL went away or refused the connection
-    │       └── LostCommitAbortedError         ... during commit_txn, which had not happened: aborted
+    │   ├── MetastoreDatabaseUnavailableError  PostgreSQL went away or refused the connection
+    │   │   └── LostCommitAbortedError         ... during commit_txn, which had not happened: aborted
+    │   └── HiveMetastoreUnavailableError      the HMS did not answer (connect, or a call's connection broke)
+    │       └── HiveMetastoreLostCommitAbortedError  ... during commit_txn, which had not happened: aborted
     ├── InvalidTableNameError, InvalidTableDefinitionError, InvalidPartitionError,
     │   InvalidMetastoreRequestError (ValueError)   bad catalog input or metastore argument
     ├── InvalidTablePropertyError (ValueError) a SET/UNSET TBLPROPERTIES value or change Hive refuses
@@ -878,13 +880,37 @@ class HiveMetastoreCapabilityError(AcidError):
 
 
 class HiveMetastoreUnavailableError(MetastoreError):
-    """No URI of ``hive.metastore.uris`` answered (after the retries)."""
+    """The Hive Metastore cannot be reached: no URI answered, or the connection broke during a call.
 
-    def __init__(self, uris: str, problem: str) -> None:
-        self.operation, self.url, self.problem = "connect", uris, problem
+    Nothing is re-sent blindly: a call that reads is retried (``hive.metastore.failure.retries``), a
+    call that changes state is not, and ``commit_txn`` is checked (``HiveMetastoreLostCommitAbortedError``
+    or ``CommitStateUnknownError``). Every step acidflow runs through the HMS is checked or safe to
+    repeat, so the next run starts from what the metastore holds.
+    """
+
+    def __init__(self, uris: str, problem: str, operation: str = "connect") -> None:
+        self.operation, self.url, self.problem = operation, uris, problem
         AcidError.__init__(
             self,
-            f"Cannot reach the Hive Metastore {uris!r}: {problem}; expected a HiveMetaStore answering "
-            "on thrift://host:port; hint: check ACIDFLOW_METASTORE (hive.metastore.uris), that the "
-            "server runs, and ACIDFLOW_HMS_TIMEOUT",
+            f"Cannot reach the Hive Metastore {uris!r} during {operation!r}: {problem}; expected a "
+            "HiveMetaStore answering on thrift://host:port; acidflow stops this run and the next run "
+            "starts from the state the metastore holds; hint: check that the server runs, "
+            "ACIDFLOW_METASTORE (hive.metastore.uris) and ACIDFLOW_HMS_TIMEOUT, then rerun",
+        )
+
+
+class HiveMetastoreLostCommitAbortedError(HiveMetastoreUnavailableError):
+    """The Hive Metastore went away during ``commit_txn``; checked after reconnecting, it had not committed.
+
+    The transaction is aborted then (its locks may have lapsed while the server was away, so it is
+    never committed late): nothing it wrote is visible.
+    """
+
+    def __init__(self, txn_id: int, uris: str, problem: str) -> None:
+        self.txn_id, self.operation, self.url, self.problem = txn_id, "commit_txn", uris, problem
+        AcidError.__init__(
+            self,
+            f"The Hive Metastore {uris!r} went away during the commit of transaction {txn_id} ({problem}); "
+            "checked after reconnecting: the commit had not happened, so acidflow aborted the transaction "
+            "and nothing it wrote is visible; expected the commit to be answered; hint: run it again",
         )
