@@ -55,6 +55,9 @@ Not here: retries (the shell's ``RetryPolicy``), logging.
 
 from __future__ import annotations
 
+import errno
+from typing import ClassVar
+
 __all__ = [
     "AcidError",
     "CommitConflictError",
@@ -126,11 +129,18 @@ __all__ = [
     "WriteLockError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
+    "failed_service",
 ]
 
 
 class AcidError(Exception):
-    """The root of every error acidflow raises on purpose."""
+    """The root of every error acidflow raises on purpose.
+
+    ``service`` names the service whose fault the error reports (``"PostgreSQL"``, ``"Hive
+    Metastore"``, ``"ZooKeeper"``, ``"storage"``), or None; ``failed_service`` reads it.
+    """
+
+    service: ClassVar[str | None] = None
 
 
 class InvalidPathError(AcidError, ValueError):
@@ -205,6 +215,8 @@ class NotAnAcidFileError(AcidError, ValueError):
 class StorageError(AcidError):
     """A filesystem operation failed (missing directory, permission, remote store error)."""
 
+    service: ClassVar[str | None] = "storage"
+
 
 class UnsafeFileOperationError(StorageError):
     """A delete or move aimed at a filesystem root, a top-level directory or a path with ``..``.
@@ -260,10 +272,14 @@ class MetastoreError(AcidError):
 class MetastoreDatabaseUnavailableError(MetastoreError):
     """The metastore's PostgreSQL went away (restart, failover) or refused the connection during a call.
 
+    ``service`` is ``"PostgreSQL"`` (see ``failed_service``).
+
     Nothing is retried in the call: the operation's database transaction was rolled back, or (the
     connection broke during its COMMIT) committed; every metastore step acidflow runs is either
     checked (``commit_txn``) or safe to repeat, so the next run starts from what the database holds.
     """
+
+    service: ClassVar[str | None] = "PostgreSQL"
 
     def __init__(self, operation: str, url: str, problem: str) -> None:
         self.operation, self.url, self.problem = operation, url, problem
@@ -888,6 +904,8 @@ class HiveMetastoreUnavailableError(MetastoreError):
     repeat, so the next run starts from what the metastore holds.
     """
 
+    service: ClassVar[str | None] = "Hive Metastore"
+
     def __init__(self, uris: str, problem: str, operation: str = "connect") -> None:
         self.operation, self.url, self.problem = operation, uris, problem
         AcidError.__init__(
@@ -914,3 +932,41 @@ class HiveMetastoreLostCommitAbortedError(HiveMetastoreUnavailableError):
             "checked after reconnecting: the commit had not happened, so acidflow aborted the transaction "
             "and nothing it wrote is visible; expected the commit to be answered; hint: run it again",
         )
+
+
+# Where an error that is not acidflow's own comes from, by the top-level package of its class.
+_SERVICE_OF_PACKAGE = {
+    "kazoo": "ZooKeeper",
+    "psycopg2": "PostgreSQL",
+    "psycopg": "PostgreSQL",
+    "thrift": "Hive Metastore",
+    "hive_metastore": "Hive Metastore",
+}
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EIO, errno.EDQUOT})
+
+
+def failed_service(error: BaseException) -> str | None:
+    """The service whose fault ``error`` reports, from it or the errors it was raised from.
+
+    The first error of the chain (``error``, then its ``__cause__``/``__context__``) that names a
+    service wins: an ``AcidError``'s ``service``, a client library's exception (kazoo: ZooKeeper,
+    psycopg: PostgreSQL, thrift: Hive Metastore), an ``OSError`` of a full or read-only disk.
+
+    >>> failed_service(MetastoreDatabaseUnavailableError("open_txn", "postgresql://h/db", "refused"))
+    'PostgreSQL'
+    >>> failed_service(ValueError("bad")) is None
+    True
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        service = getattr(type(current), "service", None) if isinstance(current, AcidError) else None
+        if service is None:
+            service = _SERVICE_OF_PACKAGE.get(type(current).__module__.split(".", 1)[0])
+        if service is None and isinstance(current, OSError) and current.errno in _STORAGE_ERRNOS:
+            service = "storage"
+        if service is not None:
+            return service
+        current = current.__cause__ or current.__context__
+    return None
