@@ -445,3 +445,43 @@ def test_take_lease_answer_lost_orphan_lease_protects_its_snapshot_until_its_ttl
             assert _ids(wh) == [1, 2, 3]
     finally:
         proxy.close()
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_postgres_stopped_prints_one_line_exits_nonzero(
+    tmp_path, private_postgres, private_postgres_url, capsys
+):
+    """``acidflow compact``/``clean`` with the metastore's PostgreSQL stopped: one line naming it, exit 1, no traceback."""
+    from acid_core.cli import main as acidflow
+
+    with _warehouse(tmp_path, private_postgres_url) as wh:
+        _with_three_deltas(wh)
+    private_postgres.kill()
+    results = {}
+    try:
+        for command in ("compact", "clean"):
+            capsys.readouterr()
+            code = acidflow(
+                [command, "--metastore", private_postgres_url, "--warehouse", str(tmp_path / "wh")]
+            )
+            results[command] = (code, capsys.readouterr())
+    finally:
+        private_postgres.resume()
+    for code, captured in results.values():
+        assert code == 1
+        assert captured.out == ""
+        [line] = captured.err.splitlines()
+        assert "Traceback" not in captured.err
+        assert line.startswith(
+            f"acidflow: error: PostgreSQL (the metastore database {_shown(private_postgres_url)!r}) could not be "
+            "reached during 'open': OperationalError: "
+        )
+        assert line.endswith(
+            "acidflow stops this run and the next run starts from the state the database holds; hint: check "
+            "the server (pg_isready) and rerun"
+        )
+    with _warehouse(tmp_path, private_postgres_url) as wh:  # nothing changed
+        assert _ids(wh) == [1, 2, 3]
+        assert wh.metastore.show_compactions() == []
