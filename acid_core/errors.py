@@ -12,7 +12,8 @@ The tree::
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
     ├── StorageError                           a filesystem operation failed
     │   ├── DiskFullError                      no space left (files or the metastore database)
-    │   └── ReadOnlyStorageError               a read-only file system under the metastore database
+    │   ├── ReadOnlyStorageError               a read-only file system under the metastore database
+    │   └── ReadOnlyFileSystemError            a table's file system turned read-only (e.g. remounted ro)
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
     │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
@@ -130,6 +131,7 @@ __all__ = [
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
     "failed_service",
+    "ReadOnlyFileSystemError",
 ]
 
 
@@ -850,6 +852,23 @@ class ReadOnlyStorageError(StorageError):
             f"Read-only file system: {operation} could not open {path!r} for writing ({detail}); expected a "
             "writable file system (SQLite writes its journal next to the database even to read); hint: "
             "remount it read-write, or use a warehouse (--warehouse) or --metastore on a writable one"
+        )
+
+
+class ReadOnlyFileSystemError(StorageError):
+    """A table's file system turned read-only (remounted ``ro`` after an I/O error, a full disk's guard).
+
+    Nothing was changed by the failed call; what ran before it is kept (the cleaner's ledger says
+    what it deleted, so its next run goes on from there).
+    """
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        detail = (detail.strip().splitlines() or [""])[0].split(". Detail: Python exception", 1)[0]
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Read-only file system: {operation} could not change {path!r} ({detail}); expected a writable "
+            "file system under the table; acidflow stops this step and the next run goes on from what is "
+            "on disk; hint: remount it read-write (check the kernel log for why it went read-only) and rerun"
         )
 
 
