@@ -12,7 +12,8 @@ The tree::
     ├── NotAnAcidFileError                     a plain ORC file where an ACID event file must be
     ├── StorageError                           a filesystem operation failed
     │   ├── DiskFullError                      no space left (files or the metastore database)
-    │   └── ReadOnlyStorageError               a read-only file system under the metastore database
+    │   ├── ReadOnlyStorageError               a read-only file system under the metastore database
+    │   └── ReadOnlyFileSystemError            a table's file system turned read-only (e.g. remounted ro)
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
     │                                          file inside a base or delta: never read as data
     ├── CommitConflictError                    refresh and retry
@@ -23,8 +24,10 @@ The tree::
     ├── InvalidLockConfigError (ValueError)    a bad ACIDFLOW_LOCK_MANAGER / ACIDFLOW_ZOOKEEPER
     ├── LockServiceUnavailableError            ZooKeeper / the metastore cannot be reached
     ├── MetastoreError                         the metastore database failed (cause chained)
-    │   └── MetastoreDatabaseUnavailableError  PostgreSQL went away or refused the connection
-    │       └── LostCommitAbortedError         ... during commit_txn, which had not happened: aborted
+    │   ├── MetastoreDatabaseUnavailableError  PostgreSQL went away or refused the connection
+    │   │   └── LostCommitAbortedError         ... during commit_txn, which had not happened: aborted
+    │   └── HiveMetastoreUnavailableError      the HMS did not answer (connect, or a call's connection broke)
+    │       └── HiveMetastoreLostCommitAbortedError  ... during commit_txn, which had not happened: aborted
     ├── InvalidTableNameError, InvalidTableDefinitionError, InvalidPartitionError,
     │   InvalidMetastoreRequestError (ValueError)   bad catalog input or metastore argument
     ├── InvalidTablePropertyError (ValueError) a SET/UNSET TBLPROPERTIES value or change Hive refuses
@@ -52,6 +55,9 @@ Not here: retries (the shell's ``RetryPolicy``), logging.
 """
 
 from __future__ import annotations
+
+import errno
+from typing import ClassVar
 
 __all__ = [
     "AcidError",
@@ -124,11 +130,19 @@ __all__ = [
     "WriteLockError",
     "UnsupportedStatementError",
     "ValueOutOfRangeError",
+    "failed_service",
+    "ReadOnlyFileSystemError",
 ]
 
 
 class AcidError(Exception):
-    """The root of every error acidflow raises on purpose."""
+    """The root of every error acidflow raises on purpose.
+
+    ``service`` names the service whose fault the error reports (``"PostgreSQL"``, ``"Hive
+    Metastore"``, ``"ZooKeeper"``, ``"storage"``), or None; ``failed_service`` reads it.
+    """
+
+    service: ClassVar[str | None] = None
 
 
 class InvalidPathError(AcidError, ValueError):
@@ -203,6 +217,8 @@ class NotAnAcidFileError(AcidError, ValueError):
 class StorageError(AcidError):
     """A filesystem operation failed (missing directory, permission, remote store error)."""
 
+    service: ClassVar[str | None] = "storage"
+
 
 class UnsafeFileOperationError(StorageError):
     """A delete or move aimed at a filesystem root, a top-level directory or a path with ``..``.
@@ -258,10 +274,14 @@ class MetastoreError(AcidError):
 class MetastoreDatabaseUnavailableError(MetastoreError):
     """The metastore's PostgreSQL went away (restart, failover) or refused the connection during a call.
 
+    ``service`` is ``"PostgreSQL"`` (see ``failed_service``).
+
     Nothing is retried in the call: the operation's database transaction was rolled back, or (the
     connection broke during its COMMIT) committed; every metastore step acidflow runs is either
     checked (``commit_txn``) or safe to repeat, so the next run starts from what the database holds.
     """
+
+    service: ClassVar[str | None] = "PostgreSQL"
 
     def __init__(self, operation: str, url: str, problem: str) -> None:
         self.operation, self.url, self.problem = operation, url, problem
@@ -835,6 +855,23 @@ class ReadOnlyStorageError(StorageError):
         )
 
 
+class ReadOnlyFileSystemError(StorageError):
+    """A table's file system turned read-only (remounted ``ro`` after an I/O error, a full disk's guard).
+
+    Nothing was changed by the failed call; what ran before it is kept (the cleaner's ledger says
+    what it deleted, so its next run goes on from there).
+    """
+
+    def __init__(self, path: str, operation: str, detail: str) -> None:
+        detail = (detail.strip().splitlines() or [""])[0].split(". Detail: Python exception", 1)[0]
+        self.path, self.operation, self.detail = path, operation, detail
+        super().__init__(
+            f"Read-only file system: {operation} could not change {path!r} ({detail}); expected a writable "
+            "file system under the table; acidflow stops this step and the next run goes on from what is "
+            "on disk; hint: remount it read-write (check the kernel log for why it went read-only) and rerun"
+        )
+
+
 class InvalidDataSourceOptionError(AcidError, ValueError):
     """An option of the ``hiveacid`` Spark data source (``.option(k, v)``, ``OPTIONS (...)``) that is invalid."""
 
@@ -878,13 +915,77 @@ class HiveMetastoreCapabilityError(AcidError):
 
 
 class HiveMetastoreUnavailableError(MetastoreError):
-    """No URI of ``hive.metastore.uris`` answered (after the retries)."""
+    """The Hive Metastore cannot be reached: no URI answered, or the connection broke during a call.
 
-    def __init__(self, uris: str, problem: str) -> None:
-        self.operation, self.url, self.problem = "connect", uris, problem
+    Nothing is re-sent blindly: a call that reads is retried (``hive.metastore.failure.retries``), a
+    call that changes state is not, and ``commit_txn`` is checked (``HiveMetastoreLostCommitAbortedError``
+    or ``CommitStateUnknownError``). Every step acidflow runs through the HMS is checked or safe to
+    repeat, so the next run starts from what the metastore holds.
+    """
+
+    service: ClassVar[str | None] = "Hive Metastore"
+
+    def __init__(self, uris: str, problem: str, operation: str = "connect") -> None:
+        self.operation, self.url, self.problem = operation, uris, problem
         AcidError.__init__(
             self,
-            f"Cannot reach the Hive Metastore {uris!r}: {problem}; expected a HiveMetaStore answering "
-            "on thrift://host:port; hint: check ACIDFLOW_METASTORE (hive.metastore.uris), that the "
-            "server runs, and ACIDFLOW_HMS_TIMEOUT",
+            f"Cannot reach the Hive Metastore {uris!r} during {operation!r}: {problem}; expected a "
+            "HiveMetaStore answering on thrift://host:port; acidflow stops this run and the next run "
+            "starts from the state the metastore holds; hint: check that the server runs, "
+            "ACIDFLOW_METASTORE (hive.metastore.uris) and ACIDFLOW_HMS_TIMEOUT, then rerun",
         )
+
+
+class HiveMetastoreLostCommitAbortedError(HiveMetastoreUnavailableError):
+    """The Hive Metastore went away during ``commit_txn``; checked after reconnecting, it had not committed.
+
+    The transaction is aborted then (its locks may have lapsed while the server was away, so it is
+    never committed late): nothing it wrote is visible.
+    """
+
+    def __init__(self, txn_id: int, uris: str, problem: str) -> None:
+        self.txn_id, self.operation, self.url, self.problem = txn_id, "commit_txn", uris, problem
+        AcidError.__init__(
+            self,
+            f"The Hive Metastore {uris!r} went away during the commit of transaction {txn_id} ({problem}); "
+            "checked after reconnecting: the commit had not happened, so acidflow aborted the transaction "
+            "and nothing it wrote is visible; expected the commit to be answered; hint: run it again",
+        )
+
+
+# Where an error that is not acidflow's own comes from, by the top-level package of its class.
+_SERVICE_OF_PACKAGE = {
+    "kazoo": "ZooKeeper",
+    "psycopg2": "PostgreSQL",
+    "psycopg": "PostgreSQL",
+    "thrift": "Hive Metastore",
+    "hive_metastore": "Hive Metastore",
+}
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EIO, errno.EDQUOT})
+
+
+def failed_service(error: BaseException) -> str | None:
+    """The service whose fault ``error`` reports, from it or the errors it was raised from.
+
+    The first error of the chain (``error``, then its ``__cause__``/``__context__``) that names a
+    service wins: an ``AcidError``'s ``service``, a client library's exception (kazoo: ZooKeeper,
+    psycopg: PostgreSQL, thrift: Hive Metastore), an ``OSError`` of a full or read-only disk.
+
+    >>> failed_service(MetastoreDatabaseUnavailableError("open_txn", "postgresql://h/db", "refused"))
+    'PostgreSQL'
+    >>> failed_service(ValueError("bad")) is None
+    True
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        service = getattr(type(current), "service", None) if isinstance(current, AcidError) else None
+        if service is None:
+            service = _SERVICE_OF_PACKAGE.get(type(current).__module__.split(".", 1)[0])
+        if service is None and isinstance(current, OSError) and current.errno in _STORAGE_ERRNOS:
+            service = "storage"
+        if service is not None:
+            return service
+        current = current.__cause__ or current.__context__
+    return None

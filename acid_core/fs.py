@@ -39,7 +39,8 @@ settings (building one may cost a request to find the bucket's region).
 Not here: what names mean (``paths``), deciding anything (``state``).
 Errors: ``resolve_warehouse`` raises ``InvalidWarehouseError`` (empty, unknown scheme, no bucket or
 name node, a ``..`` component); a missing path raises ``StorageError`` naming it; other store errors are translated to
-``StorageError`` with the original chained. Deleting or moving a filesystem root, a top-level
+``StorageError`` with the original chained (``DiskFullError`` for ENOSPC/EDQUOT, ``ReadOnlyFileSystemError`` for
+EROFS). Deleting or moving a filesystem root, a top-level
 directory (``/etc``, an S3 bucket) or a path with a ``..`` component raises
 ``UnsafeFileOperationError`` before the store is called, whatever the caller checked.
 """
@@ -55,7 +56,13 @@ import re
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Final, NamedTuple, Protocol, runtime_checkable
 
-from acid_core.errors import DiskFullError, InvalidWarehouseError, StorageError, UnsafeFileOperationError
+from acid_core.errors import (
+    DiskFullError,
+    InvalidWarehouseError,
+    ReadOnlyFileSystemError,
+    StorageError,
+    UnsafeFileOperationError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -184,6 +191,10 @@ class PyArrowFileIO:
             error.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(error)
         ):
             return DiskFullError(path, f"{what} on {self.filesystem.type_name}", str(error).strip())
+        if isinstance(error, OSError) and (
+            error.errno == errno.EROFS or "Read-only file system" in str(error)
+        ):
+            return ReadOnlyFileSystemError(path, f"{what} on {self.filesystem.type_name}", str(error))
         return StorageError(f"Cannot {what} {path!r} on {self.filesystem.type_name}: {error}")
 
     def _to_info(self, info: pafs.FileInfo) -> FileInfo:

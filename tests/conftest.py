@@ -13,9 +13,11 @@ pytest_plugins: list[str] = [
     "tests.fixtures.browser",
     "tests.fixtures.hive",
     "tests.fixtures.hms",
+    "tests.fixtures.netns",
     "tests.fixtures.postgres",
     "tests.fixtures.s3",
     "tests.fixtures.spark",
+    "tests.fixtures.storage",
     "tests.fixtures.zookeeper",
     # after zookeeper: it imports its free_port
     "tests.fixtures.spark_cluster",

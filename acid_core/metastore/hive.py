@@ -47,7 +47,12 @@ converting Thrift values and exceptions (``hive_values``), reader leases (``hive
 Errors: Thrift exceptions are translated (``NoSuchObjectException`` -> ``NoSuchTableError`` /
 ``NoSuchDatabaseError``, ``NoSuchTxnException`` -> ``NoSuchTxnError``, ``TxnAbortedException`` ->
 ``TxnNotOpenError`` or ``CommitConflictError`` for a write conflict, ``MetaException`` ->
-``MetastoreError``); a call the server cannot do -> ``HiveMetastoreCapabilityError``.
+``MetastoreError``); a call the server cannot do -> ``HiveMetastoreCapabilityError``; a server that
+went away -> ``HiveMetastoreUnavailableError`` (one line naming the HMS and the call). A
+``commit_txn`` whose answer was lost (the server killed or restarted) is never re-sent: once the
+server answers again the transaction is read back; committed is done, still open is aborted
+(``HiveMetastoreLostCommitAbortedError``), no answer within ``commit_check_seconds`` is
+``CommitStateUnknownError``.
 """
 
 from __future__ import annotations
@@ -60,9 +65,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from acid_core.errors import (
+    AcidError,
+    CommitStateUnknownError,
     CompactionStateError,
     DatabaseAlreadyExistsError,
     HiveMetastoreCapabilityError,
+    HiveMetastoreLostCommitAbortedError,
+    HiveMetastoreUnavailableError,
     InvalidMetastoreRequestError,
     InvalidTablePropertyError,
     MetastoreError,
@@ -146,6 +155,10 @@ __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 
 _LOG = logging.getLogger(__name__)
 
+HMS_COMMIT_CHECK_SECONDS: Final = 120.0
+"""How long a commit whose answer was lost waits for the HMS to answer again (a restart takes ~30 s)."""
+_CHECK_INTERVAL_SECONDS: Final = 0.5
+
 HIVE31_NAMES_PROPERTY: Final = "acidflow.compactor.hive31-names"
 # What Hive's own writers declare to a Hive 4 metastore (HiveMetaStoreClient.setProcessorCapabilities).
 _PROCESSOR_CAPABILITIES: Final = (
@@ -181,6 +194,9 @@ class HiveMetastore(Metastore):
             server's ``hive.metastore.warehouse.dir``).
         user: the user recorded on transactions and locks.
         clock: epoch seconds.
+        commit_check_seconds: how long ``commit_txn`` waits for a server that went away during the
+            commit to answer again (a restart) before the outcome is reported unknown.
+        sleep: the pause between read-backs of a lost commit (tests may pass their own).
     """
 
     def __init__(
@@ -192,8 +208,11 @@ class HiveMetastore(Metastore):
         warehouse: str | None = None,
         user: str | None = None,
         clock: Clock = time.time,
+        commit_check_seconds: float = HMS_COMMIT_CHECK_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._hms = connection
+        self._commit_check_seconds, self._sleep = commit_check_seconds, sleep
         self._queue = queue_sql
         self._warehouse = warehouse
         self._user = user or current_user()
@@ -662,7 +681,18 @@ class HiveMetastore(Metastore):
         return write_id
 
     def commit_txn(self, txn_id: int, now: float | None = None) -> None:
-        """See ``Metastore.commit_txn``; committing a committed txn is a no-op (Hive's retries)."""
+        """See ``Metastore.commit_txn``; committing a committed txn is a no-op (Hive's retries).
+
+        A commit whose connection broke (the server killed or restarted, the answer lost) is never
+        re-sent: once the server answers again the transaction is read back (``get_open_txns_info``).
+        Committed: done, exactly once. Still open: the commit never happened, and it is aborted
+        rather than committed late (its locks may have lapsed). No answer within
+        ``commit_check_seconds``: unknown.
+
+        Raises:
+            HiveMetastoreLostCommitAbortedError: the commit had not happened; the txn is now aborted.
+            CommitStateUnknownError: the server did not answer the check in time.
+        """
         t = thrift_types()
         try:
             with self._errors("commit_txn", txn_id=txn_id, txn_operation="commit"):
@@ -670,6 +700,42 @@ class HiveMetastore(Metastore):
         except NoSuchTxnError:
             if self.get_txn(txn_id).state is not TxnState.COMMITTED:
                 raise
+        except (CommitStateUnknownError, HiveMetastoreUnavailableError) as lost:
+            self._settle_lost_commit(txn_id, lost)
+
+    def _settle_lost_commit(self, txn_id: int, lost: AcidError) -> None:
+        """Read back (and, still open, abort) a transaction whose ``commit_txn`` was not answered."""
+        cause = lost.__cause__
+        problem = (
+            lost.problem
+            if isinstance(lost, HiveMetastoreUnavailableError)
+            else f"{type(cause).__name__}: {cause}"
+        )
+        _LOG.warning("commit of txn %s was not answered (%s); checking its state", txn_id, problem)
+        deadline = time.monotonic() + self._commit_check_seconds
+        while True:
+            try:
+                state = self.get_txn(txn_id).state
+                if state is TxnState.OPEN:
+                    self.abort_txn(txn_id)
+                    state = TxnState.ABORTED
+                break
+            except HiveMetastoreUnavailableError:
+                # Still away (a restart takes a while), or the abort lost its answer: read it again.
+                if time.monotonic() >= deadline:
+                    raise CommitStateUnknownError(
+                        f"The Hive Metastore {self.description!r} went away during the commit of transaction "
+                        f"{txn_id} ({problem}) and did not answer for {self._commit_check_seconds:g} s; the "
+                        "transaction may or may not be committed; expected an answer; acidflow does not "
+                        "re-send the commit: it stays committed, or the HMS aborts it once its heartbeats "
+                        f"time out (hive.txn.timeout); hint: when the server is back, SHOW TRANSACTIONS lists "
+                        f"{txn_id} if it did not commit (then run the statement again)"
+                    ) from lost
+                self._sleep(_CHECK_INTERVAL_SECONDS)
+        if state is TxnState.COMMITTED:
+            _LOG.warning("commit of txn %s was not answered; checked after reconnecting: committed", txn_id)
+            return
+        raise HiveMetastoreLostCommitAbortedError(txn_id, self.description, problem) from lost
 
     def abort_txn(self, txn_id: int) -> None:
         """See ``Metastore.abort_txn``; aborting an aborted txn is a no-op."""

@@ -20,7 +20,8 @@ What Hive's ``RetryingMetaStoreClient`` does, and what this module does the same
 Unlike Hive, a call that changes state and whose request may have reached the server (``open_txns``,
 ``commit_txn``, ``lock``, ``compact2`` ...) is not re-sent after a broken connection: re-sending
 ``commit_txn`` could commit twice or fail on an already committed transaction, so the caller gets
-``CommitStateUnknownError`` (for commits) or ``MetastoreError`` and decides.
+``CommitStateUnknownError`` (for commits; the adapter then reads the transaction back) or
+``HiveMetastoreUnavailableError`` and decides.
 
 Capabilities: the bindings speak Hive 4's IDL. An older server answers a call it does not know with
 ``TApplicationException(UNKNOWN_METHOD)`` and ignores struct fields added later, so
@@ -36,7 +37,8 @@ not exercised by the tests (no KDC on the test machines).
 
 Not here: what the calls mean (the adapter), SQL on the metastore's backend database.
 Errors: ``MissingDependencyError`` without ``pyiceberg[hive]``; ``HiveMetastoreUnavailableError``
-when no URI answers; ``CommitStateUnknownError`` when a commit's outcome is unknown. Thrift exceptions the
+when no URI answers or a call's connection broke (one line naming the HMS and the call);
+``CommitStateUnknownError`` when a commit's outcome is unknown. Thrift exceptions the
 server raises (``NoSuchObjectException``, ``TxnAbortedException``, ...) propagate unchanged for the
 adapter to translate.
 """
@@ -54,7 +56,6 @@ from acid_core.errors import (
     CommitStateUnknownError,
     HiveMetastoreUnavailableError,
     InvalidMetastoreRequestError,
-    MetastoreError,
     MissingDependencyError,
 )
 
@@ -298,7 +299,7 @@ class ThriftHmsConnection:
                 _LOG.debug("closing the metastore socket failed", exc_info=True)
         self._transport, self._client = None, None
 
-    def _connect(self) -> None:
+    def _connect(self, operation: str = "connect") -> None:
         errors: list[str] = []
         for attempt in range(len(self._endpoints) * (self._retries + 1)):
             try:
@@ -310,14 +311,16 @@ class ThriftHmsConnection:
                 self._index = (self._index + 1) % len(self._endpoints)
                 if attempt + 1 < len(self._endpoints) * (self._retries + 1):
                     self._sleep(self._delay)
-        raise HiveMetastoreUnavailableError(self.description, "no URI answered: " + "; ".join(errors))
+        raise HiveMetastoreUnavailableError(
+            self.description, "no URI answered: " + "; ".join(errors), operation
+        )
 
     def call(self, method: str, *args: ThriftValue) -> ThriftValue:
         """See ``HmsConnection.call``."""
         transport_error = (OSError, self._thrift[2].TTransportException, EOFError)
         for attempt in range(self._retries + 1):
             if self._client is None:
-                self._connect()
+                self._connect(method)
             try:
                 return getattr(self._client, method)(*args)
             except transport_error as e:
@@ -331,8 +334,8 @@ class ThriftHmsConnection:
                         "retrying"
                     ) from e
                 if method not in _IDEMPOTENT or attempt == self._retries:
-                    raise MetastoreError(
-                        method, where, f"the connection broke ({type(e).__name__}: {e})"
+                    raise HiveMetastoreUnavailableError(
+                        self.description, f"the connection to {where} broke ({type(e).__name__}: {e})", method
                     ) from e
                 _LOG.warning("metastore call %s failed on %s (%s); retrying", method, where, e)
                 self._sleep(self._delay)

@@ -61,6 +61,20 @@ _MIGRATION_LOCK_KEY = 0x41C1DF10
 
 _SQLITE_BUSY_TIMEOUT_MS = 30_000
 
+# A network partition must not hang a call (the kernel's defaults: ~2 min for a SYN, ~15 min for
+# unanswered data, 2 h before a keepalive): libpq's connection settings bound both, unless the URL
+# sets them. A partitioned session the server still holds (idle in transaction, its row locks
+# taken) is ended by the server after ``idle_in_transaction_session_timeout``.
+POSTGRES_NETWORK_SETTINGS: dict[str, int] = {
+    "connect_timeout": 10,  # seconds per connection attempt
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 3,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 20_000,  # ms: data unacknowledged this long breaks the connection
+}
+POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_MS = 120_000
+
 
 @functools.cache
 def _alembic_config() -> tuple[Config, str | None]:
@@ -109,7 +123,9 @@ def create_engine_for_url(url: sa.URL) -> Engine:
     """An engine configured as the metastore uses it; the lock store shares this setup.
 
     PostgreSQL runs at READ COMMITTED (set on each connection's session, so autocommit statements
-    run at it too); a pooled connection the server closed (a restart) is replaced on checkout. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
+    run at it too); a pooled connection the server closed (a restart) is replaced on checkout; libpq's
+    connect timeout, keepalives and TCP user timeout (``POSTGRES_NETWORK_SETTINGS``) bound a call on
+    a partitioned network, and the server ends a session left idle in a transaction after 120 s. SQLite gets a 30 s busy timeout, foreign keys, WAL (files)
     and ``BEGIN IMMEDIATE`` for every transaction, so each one is serialized against every writer
     (SQLite's ``SELECT ... FOR UPDATE``); an in-memory database is one shared connection.
 
@@ -122,9 +138,17 @@ def create_engine_for_url(url: sa.URL) -> Engine:
     if url.get_backend_name() != "sqlite":
         url = resolve_postgres_driver(url)
         postgresql = url.get_backend_name() == "postgresql"
+        network = (
+            {k: v for k, v in POSTGRES_NETWORK_SETTINGS.items() if k not in url.query}
+            if url.drivername in ("postgresql+psycopg2", "postgresql+psycopg")
+            else {}
+        )
         try:
             server = sa.create_engine(
-                url, pool_recycle=1800, **({} if postgresql else {"isolation_level": "READ COMMITTED"})
+                url,
+                pool_recycle=1800,
+                connect_args=network,
+                **({} if postgresql else {"isolation_level": "READ COMMITTED"}),
             )
         except ImportError as e:  # a driver named in the URL (postgresql+pg8000://) is not installed
             raise MissingDependencyError(
@@ -151,6 +175,9 @@ def create_engine_for_url(url: sa.URL) -> Engine:
             # would then send BEGIN ISOLATION LEVEL ... and a SET on every switch to autocommit.
             cursor = dbapi_connection.cursor()
             cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cursor.execute(
+                f"SET idle_in_transaction_session_timeout = {POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+            )
             cursor.close()
             dbapi_connection.commit()
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseNotifier
 
+from acid_core.errors import failed_service
 from acidflow_airflow.config import AcidflowConfig, load_config_for_task
 from acidflow_airflow.trends import human_duration
 
@@ -304,7 +305,9 @@ class AcidBacklogNotifier(BaseNotifier):
 
     As a callback (``on_failure_callback=AcidBacklogNotifier()``) it sends a ``compaction_failed``
     alert naming the DAG, task, table (from the task's ``table`` attribute or map index) and the
-    exception. ``notify_alerts`` sends alerts a task computed (backlog, cleaning).
+    exception; a service fault (``acid_core.errors.failed_service``: PostgreSQL, Hive Metastore,
+    ZooKeeper, storage) is named in the message (``... (PostgreSQL fault): ...``) and in
+    ``details["service"]``. ``notify_alerts`` sends alerts a task computed (backlog, cleaning).
     """
 
     template_fields = ("message",)
@@ -336,5 +339,10 @@ class AcidBacklogNotifier(BaseNotifier):
             table = str(table)
         error = context.get("exception")
         where = f"{getattr(ti, 'dag_id', '?')}.{getattr(ti, 'task_id', '?')}[{getattr(ti, 'map_index', -1)}]"
-        message = self.message or f"compaction task {where} failed for {table}: {error}"
-        deliver(failure_alert(self.config, table, message))
+        service = failed_service(error) if isinstance(error, BaseException) else None
+        fault = f" ({service} fault)" if service else ""
+        message = self.message or f"compaction task {where} failed for {table}{fault}: {error}"
+        alert = failure_alert(self.config, table, message)
+        if service:
+            alert = replace(alert, details={**alert.details, "service": service})
+        deliver(alert)

@@ -232,3 +232,70 @@ def test_deliver_through_an_airflow_notifier_renders_its_template(tmp_path):
 def test_deliver_to_a_class_that_is_not_a_notifier_fails_that_channel_only(tmp_path):
     alert = Alert("backlog_critical", "db.t", "too many deltas", ("notifier:pathlib.Path", "log"))
     assert deliver(alert) == ["notifier:pathlib.Path"]
+
+
+def _dead_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # nothing listens there once closed
+
+
+def _postgres_down(tmp_path):
+    from acid_core.metastore import SqlMetastore
+
+    SqlMetastore(f"postgresql+psycopg2://postgres@127.0.0.1:{_dead_port()}/m", warehouse=str(tmp_path))
+
+
+def _hive_metastore_down(tmp_path):
+    from acid_core.metastore.factory import open_metastore
+
+    open_metastore(f"thrift://127.0.0.1:{_dead_port()}", str(tmp_path)).list_databases()
+
+
+def _zookeeper_down(tmp_path):
+    from acid_core.locks.zookeeper import KazooLockManager
+
+    KazooLockManager(f"127.0.0.1:{_dead_port()}", connect_timeout=0.5)
+
+
+def _disk_full(tmp_path):
+    from acid_core.errors import DiskFullError
+
+    try:
+        with open("/dev/full", "wb") as full:  # a real ENOSPC from the kernel
+            full.write(b"x")
+    except OSError as error:
+        raise DiskFullError("/dev/full", "write", str(error)) from error
+
+
+@pytest.mark.parametrize(
+    ("fault", "service"),
+    [
+        (_postgres_down, "PostgreSQL"),
+        (_hive_metastore_down, "Hive Metastore"),
+        (_zookeeper_down, "ZooKeeper"),
+        (_disk_full, "storage"),
+    ],
+    ids=["postgres", "hive-metastore", "zookeeper", "storage"],
+)
+def test_notifier_callback_names_the_service_of_a_service_fault(webhook, tmp_path, fault, service):
+    """The error a real client raised against a service that is down: the alert names that service."""
+    channel, inbox = webhook
+    with pytest.raises(Exception) as info:  # noqa: PT011 - each fault raises its own AcidError
+        fault(tmp_path)
+    error = info.value
+    assert "\n" not in str(error)
+    notifier = AcidBacklogNotifier(config=AcidflowConfig(default_channels=(channel,)))
+    context = {
+        "ti": SimpleNamespace(dag_id="acidflow_compaction", task_id="compact_embedded", map_index=0),
+        "task": SimpleNamespace(table="db.orders"),
+        "exception": error,
+    }
+    notifier.notify(context)
+    [alert] = inbox
+    assert alert["message"] == (
+        f"compaction task acidflow_compaction.compact_embedded[0] failed for db.orders ({service} fault): {error}"
+    )
+    assert alert["details"] == {"service": service}

@@ -4,12 +4,14 @@
 
     at_statement(engine, "acidflow_commit_txn", action)   action(conn) once, just before that SQL is sent
     at_commit(engine, action, skip=0)                     action(conn) once, just before a COMMIT is sent
-    CuttingProxy(server_port)                             127.0.0.1:<port> forwarding to PostgreSQL;
+    at_thrift_call(connection, "commit_txn", action)      action() once, just before that Thrift call is sent
+    CuttingProxy(server_port)                             127.0.0.1:<port> forwarding to PostgreSQL or an HMS;
         cut_after_next_request(client_port)               the next request goes through, its answer is
                                                           dropped and the connection closed (answer lost)
 
 The actions are real faults: ``PrivatePostgres.kill`` (``pg_ctl stop -m immediate``) and its
-``resume`` from a timer, or the proxy dropping the server's reply to a COMMIT the server carried out.
+``resume`` from a timer, ``RestartableMetastore.kill`` (SIGKILL of the HMS JVM) and its ``restart``,
+or the proxy dropping the server's reply to a COMMIT / ``commit_txn`` the server carried out.
 Nothing in acidflow is mocked.
 """
 
@@ -51,6 +53,30 @@ def at_commit(engine: Engine, action: Callable[[object], None], *, skip: int = 0
             action(conn)
 
     event.listen(engine, "commit", before)
+
+
+def at_thrift_call(connection, method: str, action: Callable[[], None]) -> None:
+    """Run ``action()`` once, just before the first ``method`` call of a ``ThriftHmsConnection`` is sent.
+
+    The real call follows (on whatever the action left: a killed server, an armed proxy).
+    """
+    fired = threading.Event()
+    call = connection.call
+
+    def call_with_fault(name, *args):
+        if name == method and not fired.is_set():
+            fired.set()
+            action()
+        return call(name, *args)
+
+    connection.call = call_with_fault
+
+
+def thrift_client_port(connection) -> int:
+    """The local port of a ``ThriftHmsConnection``'s socket (connected first if it is not)."""
+    if connection._client is None:
+        connection.call("get_all_databases")
+    return int(connection._transport._TBufferedTransport__trans.handle.getsockname()[1])
 
 
 def client_port(conn) -> int:

@@ -445,3 +445,119 @@ def test_take_lease_answer_lost_orphan_lease_protects_its_snapshot_until_its_ttl
             assert _ids(wh) == [1, 2, 3]
     finally:
         proxy.close()
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_postgres_stopped_prints_one_line_exits_nonzero(
+    tmp_path, private_postgres, private_postgres_url, capsys
+):
+    """``acidflow compact``/``clean`` with the metastore's PostgreSQL stopped: one line naming it, exit 1, no traceback."""
+    from acid_core.cli import main as acidflow
+
+    with _warehouse(tmp_path, private_postgres_url) as wh:
+        _with_three_deltas(wh)
+    private_postgres.kill()
+    results = {}
+    try:
+        for command in ("compact", "clean"):
+            capsys.readouterr()
+            code = acidflow(
+                [command, "--metastore", private_postgres_url, "--warehouse", str(tmp_path / "wh")]
+            )
+            results[command] = (code, capsys.readouterr())
+    finally:
+        private_postgres.resume()
+    for code, captured in results.values():
+        assert code == 1
+        assert captured.out == ""
+        [line] = captured.err.splitlines()
+        assert "Traceback" not in captured.err
+        assert line.startswith(
+            f"acidflow: error: PostgreSQL (the metastore database {_shown(private_postgres_url)!r}) could not be "
+            "reached during 'open': OperationalError: "
+        )
+        assert line.endswith(
+            "acidflow stops this run and the next run starts from the state the database holds; hint: check "
+            "the server (pg_isready) and rerun"
+        )
+    with _warehouse(tmp_path, private_postgres_url) as wh:  # nothing changed
+        assert _ids(wh) == [1, 2, 3]
+        assert wh.metastore.show_compactions() == []
+
+
+# --- the SQL lock manager ------------------------------------------------------------------------
+
+
+def _exclusive(name="default.t"):
+    from acid_core.locks import LockMode, LockRequest, parse_lock_object
+
+    return [LockRequest(parse_lock_object(name), LockMode.EXCLUSIVE)]
+
+
+def test_sql_lock_manager_postgres_restart_within_session_timeout_keeps_the_lock(
+    private_postgres, private_postgres_url
+):
+    """Down: a lock call is one line naming PostgreSQL; back within the session timeout: the held lock
+    survived (a second session is refused), and is released normally."""
+    from acid_core.errors import LockRefusedError, LockServiceUnavailableError
+    from acid_core.locks.sql import SqlLockManager
+
+    first = SqlLockManager(private_postgres_url, session_timeout=30.0)
+    try:
+        held = first.acquire(_exclusive(), holder="writer-1", retries=0)
+        private_postgres.kill()
+        try:
+            with pytest.raises(LockServiceUnavailableError) as info:
+                first.acquire(_exclusive("default.u"), holder="writer-1", retries=0)
+        finally:
+            private_postgres.resume()
+        message = str(info.value)
+        assert "\n" not in message
+        assert message.startswith("The SQL lock store at ")
+        assert (
+            f"failed: PostgreSQL (the metastore database {_shown(private_postgres_url)!r}) could not be reached"
+            in message
+        )
+        held.check()  # not lost
+        second = SqlLockManager(private_postgres_url, session_timeout=30.0)
+        try:
+            with pytest.raises(LockRefusedError):
+                second.acquire(_exclusive(), holder="writer-2", retries=0)
+            first.release(held)
+            second.release(second.acquire(_exclusive(), holder="writer-2", retries=0))
+        finally:
+            second.close()
+    finally:
+        first.close()
+
+
+def test_sql_lock_manager_postgres_down_past_session_timeout_fences_the_holder(
+    private_postgres, private_postgres_url
+):
+    """Down longer than the session timeout: once back, the holder learns its lock is lost (LockLostError)
+    and another session takes it; the two never hold it together."""
+    from acid_core.errors import LockLostError
+    from acid_core.locks.sql import SqlLockManager
+
+    first = SqlLockManager(private_postgres_url, session_timeout=1.0)
+    try:
+        held = first.acquire(_exclusive(), holder="writer-1", retries=0)
+        private_postgres.kill()
+        time.sleep(2.5)  # the outage outlasts the session timeout
+        private_postgres.resume()
+        second = SqlLockManager(private_postgres_url, session_timeout=30.0)
+        try:
+            taken = second.acquire(_exclusive(), holder="writer-2", retries=20, wait_seconds=0.2)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not held.is_lost:
+                time.sleep(0.1)  # the first manager's next heartbeat finds its session expired
+            with pytest.raises(LockLostError):
+                held.check()
+            assert [i.holder for i in second.show(extended=True)] == ["writer-2"]
+            second.release(taken)
+        finally:
+            second.close()
+    finally:
+        first.close()

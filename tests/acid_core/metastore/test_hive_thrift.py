@@ -167,13 +167,21 @@ def test_thrift_connection_times_out_on_a_silent_server():
     )
     started = time.monotonic()
     try:
-        with pytest.raises(MetastoreError, match=r"get_all_databases.*the connection broke"):
+        with pytest.raises(HiveMetastoreUnavailableError) as info:
             connection.call("get_all_databases")
     finally:
         connection.close()
         silent.close()
     assert time.monotonic() - started < 5  # two attempts of 0.5 s, not a hang
     assert sleeps == [1.0]  # one retry, after Hive's connect.retry.delay
+    assert isinstance(info.value, MetastoreError)
+    uri = f"thrift://127.0.0.1:{port}"
+    assert str(info.value) == (
+        f"Cannot reach the Hive Metastore {uri!r} during 'get_all_databases': the connection to {uri} broke "
+        "(TTransportException: read timeout); expected a HiveMetaStore answering on thrift://host:port; "
+        "acidflow stops this run and the next run starts from the state the metastore holds; hint: check "
+        "that the server runs, ACIDFLOW_METASTORE (hive.metastore.uris) and ACIDFLOW_HMS_TIMEOUT, then rerun"
+    )
 
 
 def test_thrift_connection_does_not_resend_a_commit_after_a_broken_connection():
