@@ -394,6 +394,7 @@ def _check_random_layouts(
         )
 
 
+@pytest.mark.timeout(600)  # a JVM start (~25 s) and 600 layouts through Hive and acidflow
 def test_state_random_layouts_match_hive_3_1(
     hive31: HiveVersionOracle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -401,6 +402,7 @@ def test_state_random_layouts_match_hive_3_1(
     _check_random_layouts(hive31, tmp_path, capsys)
 
 
+@pytest.mark.timeout(600)
 def test_state_random_layouts_match_hive_4(
     hive4: HiveVersionOracle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
