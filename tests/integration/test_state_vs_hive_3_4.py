@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.integration("hive")
 
 SEED = int(os.environ.get("ACIDFLOW_HIVE_SEED", "20261128"))
-LAYOUT_COUNT = 600
+LAYOUT_COUNT = 400
 METADATA = '{"thisFileVersion":"0","dataFormat":"compacted"}'
 TXN_HIGH_WATERMARK = 100
 
@@ -394,7 +394,7 @@ def _check_random_layouts(
         )
 
 
-@pytest.mark.timeout(600)  # a JVM start (~25 s) and 600 layouts through Hive and acidflow
+@pytest.mark.timeout(600)  # a JVM start (~25 s) and 400 layouts through Hive and acidflow
 def test_state_random_layouts_match_hive_3_1(
     hive31: HiveVersionOracle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
