@@ -30,7 +30,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 # The real Hive Metastores of the tests (tests/fixtures/hms.py) come from Maven Central into Maven's
 # local repository (~/.m2): one pom per release; re-resolved only when a pom changes.
-HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml
+HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/hive31/pom.xml tests/fixtures/hive4/pom.xml
 HIVE_STAMP := $(VENV)/.hive-jars
 
 $(HIVE_STAMP): $(HIVE_POMS)

@@ -1,9 +1,10 @@
-"""Major and minor compaction vs the bare pyarrow read+write of the same bytes and Hive 2.3's
-CompactorMR; peak memory as the table and the delete set grow; Spark (issue 14 goals 1 and 3).
+"""Major and minor compaction vs the bare pyarrow read+write of the same bytes and Hive 2.3's and
+3.1.3's CompactorMR; peak memory as the table and the delete set grow; Spark (issue 14 goals 1 and 3).
 
     python -m bench.bench_compaction [--rows 5000000] [--deltas 50] [--delete-fraction 0.1]
                                      [--buckets 1] [--repeat 2] [--memory-base-rows N]
-                                     [--spark-rows 0] [--spark-buckets 4] [--no-hive] [--smoke]
+                                     [--spark-rows 0] [--spark-buckets 4] [--no-hive]
+                                     [--hive 2.3|3.1|both] [--smoke]
 
 Input (built before timing, through the metastore and the ACID writer): ``--deltas`` insert deltas
 of N/deltas rows each (``struct<id:bigint, name:string, price:double>``), then ten delete deltas
@@ -25,11 +26,15 @@ clock starts, so neither side's time includes imports (command start-up is ``ben
   ``tests/java/org/apache/hadoop/hive/ql/txn/compactor/HiveCompactorRunner.java``. Reported: the
   wall of ``CompactorMR.run`` inside the JVM and of the whole process, the process's CPU and peak
   RSS; both outputs' row counts are checked equal (goal 1c: Hive / acidflow >= 3x);
+- ``Hive 3.1.3 CompactorMR`` -- the same with Hive 3.1.3's own ``CompactorMR.run`` (hive-exec
+  3.1.3 core and its dependencies from Maven Central, ``tests/fixtures/hive31/pom.xml``; a
+  ``ValidCompactorWriteIdList``; see ``tests/java_hive31/.../Hive31CompactorRunner.java``), goal 1d;
 - peak RSS of ``acidflow major`` on a small table (``--memory-base-rows``, default rows/10, with a
   quarter of the delete fraction), on 10x its rows and on 10x its deletes (goals 3a, 3b: <= 1.5x);
 - with ``--spark-rows``: the Spark executor on ``local[1]`` vs ``local[2]``.
 
-``--no-hive`` leaves Hive's CompactorMR out (it needs ``java`` and ``javac``, JDK 17). ``--smoke``
+``--no-hive`` leaves Hive's CompactorMR out (it needs ``java`` and ``javac``, JDK 17; 3.1.3 also
+``mvn``); ``--hive`` picks the version (default both). ``--smoke``
 (CI): 20,000 rows, 5 deltas, one run, no Hive or Spark; the goal lines say SMOKE, not PASS/MISS.
 """
 
@@ -239,8 +244,29 @@ def _hive_class_path(work: str) -> str:
     return os.pathsep.join([*class_path, classes])
 
 
-def run_hive_compactor(class_path: str, location: str, buckets: int, high_watermark: int) -> dict[str, float]:
-    """Hive 2.3.10's CompactorMR (major) on ``location``, in a JVM of its own."""
+def _hive31_class_path(work: str) -> str:
+    """Hive 3.1.3's class path (hive-exec core and its dependencies from Maven Central, see
+    tests/fixtures/hive31/pom.xml) plus the Hive 3.1 test helpers compiled against it."""
+    from pathlib import Path
+
+    from tests.fixtures.hive_oracles import _compile, oracle_class_path
+
+    class_path = oracle_class_path("3.1.3")
+    classes = _compile("3.1.3", class_path, Path(work) / "classes31")
+    return os.pathsep.join([str(classes), *class_path])
+
+
+HIVE_FULL_VERSIONS = {"2.3": "2.3", "3.1": "3.1.3"}
+HIVE_RUNNERS = {
+    "2.3": "org.apache.hadoop.hive.ql.txn.compactor.HiveCompactorRunner",
+    "3.1": "org.apache.hadoop.hive.ql.txn.compactor.Hive31CompactorRunner",
+}
+
+
+def run_hive_compactor(
+    class_path: str, location: str, buckets: int, high_watermark: int, version: str = "2.3"
+) -> dict[str, float]:
+    """Hive ``version``'s CompactorMR (major) on ``location``, in a JVM of its own (2.3.10 or 3.1.3)."""
     work = tempfile.mkdtemp(prefix="acidflow-bench-hive-")
     command = [
         "java",
@@ -248,7 +274,7 @@ def run_hive_compactor(class_path: str, location: str, buckets: int, high_waterm
         f"-Djava.io.tmpdir={work}",
         "-cp",
         class_path,
-        "org.apache.hadoop.hive.ql.txn.compactor.HiveCompactorRunner",
+        HIVE_RUNNERS[version],
         location,
         HIVE_COLUMNS,
         str(buckets),
@@ -269,7 +295,7 @@ def run_hive_compactor(class_path: str, location: str, buckets: int, high_waterm
     if process.returncode != 0 or "wall_seconds=" not in stdout:
         with open(log) as text:
             tail = text.read()[-3000:]
-        raise SystemExit(f"Hive CompactorMR failed ({process.returncode}):\n{stdout}{tail}")
+        raise SystemExit(f"Hive {version} CompactorMR failed ({process.returncode}):\n{stdout}{tail}")
     shutil.rmtree(work, ignore_errors=True)
     fields = dict(item.split("=", 1) for item in stdout.strip().splitlines()[-1].split())
     return {
@@ -362,7 +388,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spark-rows", type=int, default=0)
     parser.add_argument("--spark-buckets", type=int, default=4)
-    parser.add_argument("--no-hive", action="store_true", help="leave Hive 2.3's CompactorMR out")
+    parser.add_argument("--no-hive", action="store_true", help="leave Hive's CompactorMR out")
+    parser.add_argument(
+        "--hive",
+        choices=("2.3", "3.1", "both"),
+        default="both",
+        help="which Hive's CompactorMR: 2.3.10 (pyspark's jars), 3.1.3 (Maven Central), or both",
+    )
     parser.add_argument(
         "--smoke", action="store_true", help="tiny input, no Hive or Spark: checks it still works"
     )
@@ -390,11 +422,11 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     warehouse = _fresh(args.rows, args.deltas, args.delete_fraction, args.buckets)
-    hive_copy = None
-    if not args.no_hive:
-        hive_copy = os.path.join(warehouse, "hive-copy")
-        shutil.copytree(os.path.join(warehouse, "b"), hive_copy)
-        class_path = _hive_class_path(warehouse)
+    hive_versions = [] if args.no_hive else ["2.3", "3.1"] if args.hive == "both" else [args.hive]
+    class_paths = {
+        version: (_hive_class_path if version == "2.3" else _hive31_class_path)(warehouse)
+        for version in hive_versions
+    }
     results: dict[str, dict[str, float]] = {}
     for compaction in ("major", "minor"):
         physical, ours = [], []
@@ -420,27 +452,33 @@ def main(argv: list[str] | None = None) -> int:
             command=command,
             smoke=args.smoke,
         )
-    hive = None
-    if hive_copy is not None:
+    ours_base = ours_rows = None
+    if hive_versions:
         ours_run = _copy(warehouse, "check")
         _run_child("compact", ours_run)
-        hive = run_hive_compactor(class_path, hive_copy, args.buckets, args.deltas + DELETE_TXNS)
         ours_base, ours_rows = _base_rows(os.path.join(ours_run, "b"))
-        hive_base, hive_rows = _base_rows(hive_copy)
         shutil.rmtree(ours_run, ignore_errors=True)
+    for version in hive_versions:
+        hive_copy = os.path.join(warehouse, f"hive-copy-{version}")
+        shutil.copytree(os.path.join(warehouse, "b"), hive_copy)
+        hive = run_hive_compactor(
+            class_paths[version], hive_copy, args.buckets, args.deltas + DELETE_TXNS, version
+        )
+        hive_base, hive_rows = _base_rows(hive_copy)
+        shutil.rmtree(hive_copy, ignore_errors=True)
         if ours_rows != hive_rows:
             raise SystemExit(
-                f"acidflow's {ours_base} has {ours_rows:,} rows, Hive's {hive_base} {hive_rows:,}"
+                f"acidflow's {ours_base} has {ours_rows:,} rows, Hive {version}'s {hive_base} {hive_rows:,}"
             )
-        print(f"  outputs        : acidflow {ours_base}, Hive {hive_base}, {ours_rows:,} rows each")
+        print(f"  outputs        : acidflow {ours_base}, Hive {version} {hive_base}, {ours_rows:,} rows each")
         print(
-            f"  Hive CompactorMR: wall {hive['wall']:7.2f} s  (process {hive['process_wall']:.2f} s)"
+            f"  Hive {version} CompactorMR: wall {hive['wall']:7.2f} s  (process {hive['process_wall']:.2f} s)"
             f"  cpu {hive['cpu']:7.2f} s (process)  peak {hive['peak_rss_mb']:.0f} MB",
             flush=True,
         )
         goals.report(
-            "1c",
-            "Hive 2.3 CompactorMR major / acidflow major (wall, same input)",
+            "1c" if version == "2.3" else "1d",
+            f"Hive {HIVE_FULL_VERSIONS[version]} CompactorMR major / acidflow major (wall, same input)",
             hive["wall"] / results["major"]["wall"],
             3.0,
             command=command,

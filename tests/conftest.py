@@ -12,6 +12,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.airflow",
     "tests.fixtures.browser",
     "tests.fixtures.hive",
+    "tests.fixtures.hive_oracles",
     "tests.fixtures.hms",
     "tests.fixtures.netns",
     "tests.fixtures.postgres",

@@ -22,6 +22,12 @@ import org.apache.hadoop.fs.permission.FsPermission;
 public class FastLocalFileSystem extends RawLocalFileSystem {
   private static final String USER = System.getProperty("user.name");
 
+  /** "file", as LocalFileSystem answers (Hive 3+ asks it, e.g. BlobStorageUtils); Raw does not. */
+  @Override
+  public String getScheme() {
+    return "file";
+  }
+
   @Override
   public FileStatus[] listStatus(Path path) throws IOException {
     File local = pathToFile(path);
