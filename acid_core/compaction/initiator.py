@@ -80,10 +80,11 @@ _TIME_UNITS: Final = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0,
 
 
 class CompactionType(StrEnum):
-    """Minor or major; the same values as ``acid_core.metastore.CompactionType``."""
+    """Minor, major or rebalance; the same values as ``acid_core.metastore.CompactionType``."""
 
     MAJOR = "major"
     MINOR = "minor"
+    REBALANCE = "rebalance"
 
 
 class DecisionReason(StrEnum):

@@ -73,6 +73,7 @@ from acid_core.errors import (
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
     TxnNotOpenError,
+    UnsupportedCompactionError,
 )
 from acid_core.metastore.hive_leases import HiveLeases
 from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
@@ -743,8 +744,23 @@ class HiveMetastore(Metastore):
         initiator_version: str | None = None,
         run_as: str | None = None,
         now: float | None = None,
+        number_of_buckets: int = 0,
+        order_by: str | None = None,
     ) -> int:
-        """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused)."""
+        """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused).
+
+        Raises:
+            UnsupportedCompactionError: a rebalance. Hive 2.3 and 3.1 have no such compaction type;
+                Hive 4 has (``CompactionType.REBALANCE``), but the Thrift bindings acidflow uses
+                (``pyiceberg[hive]``) know neither the type nor ``numberOfBuckets``/``orderByClause``.
+        """
+        if CompactionType(compaction_type) is CompactionType.REBALANCE:
+            raise UnsupportedCompactionError(
+                table,
+                "rebalance",
+                "'minor' or 'major' in Hive Metastore mode (rebalance exists only from Hive 4, and "
+                "acidflow's Thrift bindings cannot send it yet); run it with Hive 4's own ALTER TABLE",
+            )
         t = thrift_types()
         database, name = split_table_name(table)
         request = t.CompactionRequest(
