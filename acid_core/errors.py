@@ -804,8 +804,8 @@ class InvalidCompactStatementError(AcidError, ValueError):
         self.statement, self.problem = statement, problem
         super().__init__(
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
-            "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
-            "nothing was queued"
+            "[PARTITION (k='v')] COMPACT 'minor'|'major'|'rebalance' [CLUSTERED INTO n BUCKETS] [ORDER BY ..], "
+            "or a known table with type minor, major or rebalance; nothing was queued"
         )
 
 
