@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acid_core.compaction.initiator import CompactionType, InitiatorConfig, PartitionFacts, decide_compaction
 from acid_core.compaction.rebalance import (
     MAX_REBALANCE_BUCKETS,
     OrderKey,
@@ -17,7 +20,7 @@ from acid_core.compaction.rebalance import (
     parse_order_by,
     rows_per_bucket,
 )
-from acid_core.errors import InvalidRebalanceError
+from acid_core.errors import InvalidCompactionConfigError, InvalidRebalanceError
 
 
 @pytest.mark.parametrize(
@@ -113,3 +116,44 @@ def test_parse_order_by_unknown_column_names_it():
 def test_parse_order_by_expression_refused():
     with pytest.raises(InvalidRebalanceError, match=r"ORDER BY key 'a \+ 1'"):
         parse_order_by("ORDER BY a + 1", ["a"])
+
+
+# --- the initiator's rule 7 (acidflow.compactor.rebalance.buckets, off by default) ------------------
+
+_NO_BASE = PartitionFacts("db.t", None, base_bytes=0, delta_bytes=500, delta_count=12)
+_OVERRIDE = "compactorthreshold.acidflow.compactor.rebalance.buckets"
+
+
+@pytest.mark.parametrize(
+    ("facts", "properties", "expected"),
+    [
+        (_NO_BASE, {}, (CompactionType.MAJOR, 0)),
+        (_NO_BASE, {_OVERRIDE: "4"}, (CompactionType.REBALANCE, 4)),
+        (_NO_BASE, {_OVERRIDE: "0"}, (CompactionType.MAJOR, 0)),
+        (replace(_NO_BASE, bucketed=True), {_OVERRIDE: "4"}, (CompactionType.MAJOR, 0)),
+        (replace(_NO_BASE, insert_only=True), {_OVERRIDE: "4"}, (CompactionType.MAJOR, 0)),
+        (replace(_NO_BASE, base_bytes=10_000, delta_count=12), {_OVERRIDE: "4"}, (CompactionType.MINOR, 0)),
+    ],
+    ids=[
+        "off-by-default",
+        "major-becomes-rebalance",
+        "zero-is-off",
+        "bucketed",
+        "insert-only",
+        "minor-stays",
+    ],
+)
+def test_decide_compaction_rebalance_setting(facts, properties, expected):
+    decision = decide_compaction(facts, InitiatorConfig(), table_properties=properties)
+    assert (decision.compaction_type, decision.number_of_buckets) == expected
+
+
+def test_decide_compaction_rebalance_setting_config_default_and_message():
+    decision = decide_compaction(_NO_BASE, InitiatorConfig(rebalance_buckets=2))
+    assert decision.compaction_type is CompactionType.REBALANCE
+    assert decision.message.endswith("; rebalanced into 2 buckets (acidflow.compactor.rebalance.buckets)")
+
+
+def test_decide_compaction_rebalance_setting_above_v1_raises():
+    with pytest.raises(InvalidCompactionConfigError, match=r"rebalance.buckets='5000'; expected 0 \(off\)"):
+        decide_compaction(_NO_BASE, InitiatorConfig(), table_properties={_OVERRIDE: "5000"})

@@ -198,3 +198,24 @@ def test_show_compactions_type_rebalance_filter(session):
     session.execute("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2 BUCKETS")
     (shown,) = session.execute("SHOW COMPACTIONS TYPE 'rebalance'")
     assert [(r["type"], r["state"]) for r in shown.rows.to_pylist()] == [("REBALANCE", "initiated")]
+
+
+def test_initiator_queues_rebalance_when_the_table_setting_is_on(session):
+    from acid_core.compaction.backlog import run_initiator
+
+    session.execute("CREATE TABLE t (a STRING, b INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    for value in range(11):  # 11 deltas, no base: Hive's "no base" major
+        session.execute(f"INSERT INTO t VALUES ('v{value}', {value})")
+    metastore = session.warehouse.metastore
+    session.execute(
+        "ALTER TABLE t SET TBLPROPERTIES ('compactorthreshold.acidflow.compactor.rebalance.buckets'='2')"
+    )
+    [entry] = run_initiator(metastore)
+    info = metastore.get_compaction(entry.compaction_id)
+    assert (info.compaction_type, info.number_of_buckets) == (CompactionType.REBALANCE, 2)
+    session.execute(
+        "ALTER TABLE t UNSET TBLPROPERTIES ('compactorthreshold.acidflow.compactor.rebalance.buckets')"
+    )
+    session.execute(f"ABORT COMPACTIONS {entry.compaction_id}")
+    [entry] = run_initiator(metastore)
+    assert metastore.get_compaction(entry.compaction_id).compaction_type is CompactionType.MAJOR
