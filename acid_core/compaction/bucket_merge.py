@@ -439,7 +439,7 @@ def _rebalance_bucket(
 
     Every task reads every live row of the inputs at the compactor's snapshot, in ``ROW__ID``
     order, and keeps the positions of its slice: tasks are independent (one Spark task per output
-    bucket, no shuffle). Without ORDER BY a first pass counts the rows (row IDs only) and the second
+    bucket, no shuffle). Without ORDER BY a first pass counts the rows (row IDs only, no row column decoded) and the second
     streams and stops after the slice; with ORDER BY the rows are sorted in memory.
     """
     view = _InputView(io, root, frozenset(task.insert_inputs), None)
@@ -466,7 +466,7 @@ def _rebalance_bucket(
             ]
         )
     else:
-        total = sum(b.num_rows for b in read(columns=[row_type.names[0]]))
+        total = sum(b.num_rows for b in read(columns=[]))
         start, stop = bucket_slice(task.bucket_id, total, task.rebalance_buckets)
         batches = _slice_stream(read(batch_rows=_BATCH_ROWS), start, stop, task.bucket_id, row_type)
     if start == stop:
