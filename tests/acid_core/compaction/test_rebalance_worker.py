@@ -219,3 +219,21 @@ def test_initiator_queues_rebalance_when_the_table_setting_is_on(session):
     session.execute(f"ABORT COMPACTIONS {entry.compaction_id}")
     [entry] = run_initiator(metastore)
     assert metastore.get_compaction(entry.compaction_id).compaction_type is CompactionType.MAJOR
+
+
+def test_cli_compact_type_rebalance_buckets_and_bad_option(session, capsys):
+    from acid_core.cli import main as acidflow
+
+    session.execute("CREATE TABLE t (a STRING, b INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    session.execute("INSERT INTO t VALUES ('x', 1), ('y', 2), ('z', 3)")
+    warehouse = session.warehouse.location
+    args = ["compact", "--warehouse", warehouse, "--table", "t", "--executor", "embedded"]
+    assert acidflow([*args, "--type", "major", "--buckets", "3"]) == 1
+    assert "expected --buckets and --order-by only with --type rebalance" in capsys.readouterr().err
+    assert session.warehouse.metastore.show_compactions() == []
+    assert acidflow([*args, "--type", "rebalance", "--buckets", "3", "--order-by", "b DESC"]) == 0
+    assert [r[1:] for r in sorted(_rows(session), key=lambda r: r[2])] == [
+        (V1[0], 0, "z", 3),
+        (V1[1], 1, "y", 2),
+        (V1[2], 2, "x", 1),
+    ]
