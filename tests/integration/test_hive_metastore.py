@@ -770,16 +770,32 @@ def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_
 
 def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hive_metastore_server_4, capsys):
     """A rebalance goes to Hive 4 as its own REBALANCE type with numberOfBuckets and orderByClause;
-    find_next_compact2 hands them back to acidflow's worker, which writes 2 bucket files with the
-    rows of before; show_compact from a plain Thrift client lists the type as Hive's 3 (REBALANCE)."""
+    find_next_compact2 hands them back to acidflow's worker, which refuses an explicitly bucketed
+    table with Hive's message and rebalances an unbucketed one into 2 bucket files with the rows of
+    before; show_compact from a plain Thrift client lists the type as Hive's 3 (REBALANCE)."""
     from acid_core.compaction.worker import run_worker
-    from acid_core.metastore import CompactionType
+    from acid_core.metastore import CompactionState, CompactionType
 
     server = hive_metastore_server_4
-    table, txns = _story(hms4, hive, "rebalance4_t")
-    hms4.abort_txn(txns["open"].txn)  # nothing open: the base covers every write
-    uri = server.uri
-    expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
+    bucketed = _make_table(hms4, "rebalance4_bucketed")  # CLUSTERED BY (id) INTO 1 BUCKETS
+    refused_id = hms4.enqueue_compaction(bucketed.full_name, None, CompactionType.REBALANCE)
+    [refused] = run_worker(hms4, max_compactions=1)
+    assert (refused.status, refused.message) == (
+        "refused",
+        "Cannot execute rebalancing compaction on bucketed tables.",
+    )
+    assert hms4.get_compaction(refused_id).state is CompactionState.REFUSED
+
+    table = hms4.create_table(
+        TableDefinition(
+            f"{DB}.rebalance4_t",
+            COLUMNS,
+            properties={"transactional": "true", "transactional_properties": "default"},
+        )
+    )
+    _hive_write(hms4, hive, table, lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))])
+    _hive_write(hms4, hive, table, lambda w: [Insert(w, (3, "cid", 30))])
+    expected = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
     compaction_id = hms4.enqueue_compaction(
         table.full_name, None, CompactionType.REBALANCE, number_of_buckets=2, order_by="ORDER BY id DESC"
     )
@@ -788,7 +804,7 @@ def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hiv
     [output] = outcome.outputs
     location = Path(hms4.get_table(table.full_name).location.removeprefix("file://"))
     assert sorted(p.name for p in (location / output).glob("bucket_*")) == ["bucket_00000", "bucket_00001"]
-    assert _acidflow_rows(capsys, uri, table.full_name) == expected
+    assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
 
     client, transport = _thrift_client(server.port)
     try:
