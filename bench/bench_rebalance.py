@@ -83,6 +83,12 @@ def _submit(cluster: object, warehouse: str, compaction_id: int) -> tuple[float,
         "--master",
         cluster.master_url,  # type: ignore[attr-defined]
         *cluster.conf_args(),  # type: ignore[attr-defined]
+        # Start the work once every worker's executor is up (on a loaded machine an executor JVM
+        # takes minutes to register, and the first one would take both tasks one after the other).
+        "--conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "--conf",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime=600s",
         spark_job_path(),
         "--warehouse",
         warehouse,
