@@ -75,6 +75,8 @@ __all__ = [
     "InvalidBucketingError",
     "InvalidCompactStatementError",
     "InvalidCompactionConfigError",
+    "InvalidRebalanceError",
+    "UnsupportedCompactionError",
     "InvalidDataSourceOptionError",
     "InvalidEventError",
     "InvalidLocationError",
@@ -617,6 +619,25 @@ class InvalidCompactionConfigError(AcidError, ValueError):
         )
 
 
+class InvalidRebalanceError(AcidError, ValueError):
+    """A rebalance compaction request Hive 4 would refuse: its bucket count, ORDER BY or table."""
+
+    def __init__(self, what: str, value: object, expected: str) -> None:
+        self.what, self.value, self.expected = what, value, expected
+        super().__init__(
+            f"Invalid rebalance compaction {what} {value!r}; expected {expected}; hint: ALTER TABLE t "
+            "COMPACT 'rebalance' [ORDER BY c [ASC|DESC], ..] [CLUSTERED INTO n BUCKETS]"
+        )
+
+
+class UnsupportedCompactionError(AcidError, ValueError):
+    """A compaction type this metastore or table cannot run (e.g. rebalance before Hive 4)."""
+
+    def __init__(self, table: str, compaction_type: str, expected: str) -> None:
+        self.table, self.compaction_type, self.expected = table, compaction_type, expected
+        super().__init__(f"Cannot queue a {compaction_type!r} compaction of {table}; expected {expected}")
+
+
 class CompactionVerificationError(AcidError):
     """Compactor output that does not match the merge of its inputs; nothing was committed."""
 
@@ -803,8 +824,8 @@ class InvalidCompactStatementError(AcidError, ValueError):
         self.statement, self.problem = statement, problem
         super().__init__(
             f"Invalid compaction request {statement!r}: {problem}; expected ALTER TABLE db.t "
-            "[PARTITION (k='v')] COMPACT 'minor'|'major', or a known table with type minor or major; "
-            "nothing was queued"
+            "[PARTITION (k='v')] COMPACT 'minor'|'major'|'rebalance' [CLUSTERED INTO n BUCKETS] [ORDER BY ..], "
+            "or a known table with type minor, major or rebalance; nothing was queued"
         )
 
 

@@ -39,7 +39,21 @@ PARAMS = {
         description="k=v[/k2=v2], optional. The table and partition are checked against the metastore "
         "before anything is queued: an unknown one fails the run's plan task with the known names.",
     ),
-    "type": Param("major", type="string", enum=["minor", "major"], title="Compaction type"),
+    "type": Param("major", type="string", enum=["minor", "major", "rebalance"], title="Compaction type"),
+    "buckets": Param(
+        None,
+        type=["integer", "null"],
+        minimum=1,
+        maximum=4096,
+        title="Rebalance: number of buckets",
+        description="CLUSTERED INTO n BUCKETS (rebalance only; empty: as many as the partition has)",
+    ),
+    "order_by": Param(
+        "",
+        type="string",
+        title="Rebalance: ORDER BY",
+        description="e.g. 'b DESC, a' (rebalance only; empty: ROW__ID order, write IDs kept)",
+    ),
     "executor": Param("auto", type="string", enum=["auto", "embedded", "spark"], title="Executor"),
 }
 

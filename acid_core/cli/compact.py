@@ -2,7 +2,8 @@
 
 ::
 
-    acidflow compact [--table T [--partition P] --type minor|major] [--max N] [--worker-timeout S]
+    acidflow compact [--table T [--partition P] --type minor|major|rebalance [--buckets N]
+                     [--order-by COLS]] [--max N] [--worker-timeout S]
                      [--executor embedded|spark|auto] [--spark-master M] [--spark-threshold-bytes N]
                      [--progress auto|on|off] [--metastore URL] [--warehouse DIR] [--json]
 
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from acid_core.cli.argtypes import non_negative_number, positive_long, positive_seconds, whole_number
 from acid_core.cli.options import (
@@ -37,11 +39,32 @@ from acid_core.cli.options import (
 )
 from acid_core.cli.registry import add_command_parser
 
+if TYPE_CHECKING:
+    from acid_core.metastore import Table
+
 __all__ = ["WORKER_TIMEOUT_ENV", "add_parser", "run_compact"]
 
 WORKER_TIMEOUT_ENV = "ACIDFLOW_COMPACTOR_WORKER_TIMEOUT"
 _DEFAULT_SPARK_THRESHOLD = 1 << 30
 _positive_float = positive_seconds("value")
+
+
+def _rebalance_options(args: argparse.Namespace, table: Table) -> tuple[int, str | None]:
+    """``--buckets`` and ``--order-by``, checked (one-line ``InvalidRebalanceError`` before anything is queued)."""
+    from acid_core.compaction.rebalance import check_bucket_count, format_order_by, parse_order_by
+    from acid_core.errors import InvalidRebalanceError
+
+    if args.type != "rebalance":
+        if args.buckets or args.order_by:
+            raise InvalidRebalanceError(
+                "option for a " + repr(args.type) + " compaction",
+                "--buckets" if args.buckets else "--order-by",
+                "--buckets and --order-by only with --type rebalance",
+            )
+        return 0, None
+    number_of_buckets = check_bucket_count(args.buckets) if args.buckets else 0
+    keys = parse_order_by(args.order_by, [column.name for column in table.columns])
+    return number_of_buckets, format_order_by(keys)
 
 
 def _worker_timeout(args: argparse.Namespace) -> float:
@@ -70,7 +93,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     compact.add_argument("--table", default=None, help="queue a compaction of this table first")
     compact.add_argument("--partition", default=None, help="its partition, k=v[/k2=v2]")
     compact.add_argument(
-        "--type", choices=("minor", "major"), default="major", help="for --table (default major)"
+        "--type",
+        choices=("minor", "major", "rebalance"),
+        default="major",
+        help="for --table (default major; rebalance: Hive 4's, see --buckets, --order-by)",
+    )
+    compact.add_argument(
+        "--buckets",
+        type=positive_long("bucket count"),
+        default=0,
+        metavar="N",
+        help="--type rebalance: CLUSTERED INTO N BUCKETS (default: as many bucket IDs as the partition has)",
+    )
+    compact.add_argument(
+        "--order-by", default=None, metavar="COLS", help="--type rebalance: ORDER BY, e.g. 'b DESC, a'"
     )
     compact.add_argument(
         "--max", type=positive_long("value"), default=None, metavar="N", help="run at most N compactions"
@@ -145,11 +181,23 @@ def run_compact(args: argparse.Namespace) -> int:
             # Refused before anything is queued: the table and the partition must exist.
             table = metastore.get_table(args.table)
             check_compaction_target(metastore, table, args.partition)
+            number_of_buckets, order_by = _rebalance_options(args, table)
             metastore.enqueue_compaction(
-                table.full_name, args.partition, CompactionType(args.type), initiator_id="manual"
+                table.full_name,
+                args.partition,
+                CompactionType(args.type),
+                initiator_id="manual",
+                number_of_buckets=number_of_buckets,
+                order_by=order_by,
             )
         elif args.partition is not None:
             print("acidflow compact: error: --partition needs --table", file=sys.stderr)
+            return 2
+        elif args.buckets or args.order_by:
+            print(
+                "acidflow compact: error: --buckets and --order-by need --table and --type rebalance",
+                file=sys.stderr,
+            )
             return 2
         # Recovered entries are marked failed and queued again: that is this run's recovery, not
         # a failure of this run, so they are reported as recovered and do not set the exit status.

@@ -32,7 +32,7 @@ from acid_core.compaction.initiator import (
     decide_compaction,
 )
 from acid_core.directory import load_directory_state
-from acid_core.errors import AcidError
+from acid_core.errors import AcidError, UnsupportedCompactionError
 from acid_core.fs import PrelistedFileIO, file_io_for
 from acid_core.metastore import CompactionType, TableType
 
@@ -118,6 +118,7 @@ def collect_facts(
         len(state.aborted),
         max(ages) if ages else None,
         insert_only,
+        bucketed=table.num_buckets > 0,
     )
 
 
@@ -247,10 +248,18 @@ def iter_initiator(
             compaction_id = None
             # The worker compacts full-ACID tables only; insert-only decisions are reported, not queued.
             if decision.compaction_type is not None and not dry_run and table.table_type is TableType.ACID:
-                compaction_id = metastore.enqueue_compaction(
-                    table.full_name,
-                    partition,
-                    CompactionType(decision.compaction_type.value),
-                    initiator_id=INITIATOR_ID,
-                )
+                try:
+                    compaction_id = metastore.enqueue_compaction(
+                        table.full_name,
+                        partition,
+                        CompactionType(decision.compaction_type.value),
+                        initiator_id=INITIATOR_ID,
+                        number_of_buckets=decision.number_of_buckets,
+                    )
+                except UnsupportedCompactionError as error:
+                    # acidflow.compactor.rebalance.buckets on a metastore without rebalance (HMS mode).
+                    _LOG.warning("cannot queue for %s %s: %s", table.full_name, partition, error)
+                    metastore.record_did_not_initiate(
+                        table.full_name, partition, CompactionType.MAJOR, str(error)
+                    )
             yield BacklogEntry(decision, compaction_id)

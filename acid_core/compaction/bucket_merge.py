@@ -28,11 +28,13 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
-from typing import IO, TYPE_CHECKING, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, cast
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from acid_core.compaction.rebalance import OrderKey, bucket_property, bucket_slice, parse_order_by
 from acid_core.errors import AcidError, CompactionVerificationError
 from acid_core.fs import FileInfo, file_io_for
 from acid_core.orc.files import is_key_ordered
@@ -99,6 +101,9 @@ class BucketTask:
         row_type: the table's row type, ``struct<...>``.
         compression: ORC compression of the output.
         stripe_size: ORC stripe size of the output.
+        rebalance_buckets: for a rebalance, the number of output buckets n (``bucket_id`` is then
+            the *output* bucket, whose rows come from every input bucket); 0 otherwise.
+        order_by: a rebalance's normalized ORDER BY clause ("" for ``ROW__ID`` order).
     """
 
     compaction_id: int
@@ -113,6 +118,8 @@ class BucketTask:
     row_type: str
     compression: str = "zlib"
     stripe_size: int = 64 * 1024 * 1024
+    rebalance_buckets: int = 0
+    order_by: str = ""
 
     def to_json(self) -> str:
         """One JSON object (a Spark task descriptor)."""
@@ -176,10 +183,12 @@ class _InputView:
     The reader, run over this view, merges exactly a compaction's inputs for one bucket.
     """
 
-    def __init__(self, file_io: FileIO, root: str, names: frozenset[str], bucket_id: int) -> None:
+    def __init__(self, file_io: FileIO, root: str, names: frozenset[str], bucket_id: int | None) -> None:
         self._io, self._root, self._names, self._bucket = file_io, root.rstrip("/"), names, bucket_id
 
     def _keep_file(self, name: str) -> bool:
+        if self._bucket is None:  # a rebalance reads every bucket
+            return True
         bucket = bucket_of_file(name)
         return bucket is None or bucket == self._bucket
 
@@ -340,6 +349,8 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
     txns = parse_valid_txn_list(task.txns)
     row_type = RowType.from_orc(task.row_type)
     staging = io.join(root, task.staging)
+    if task.rebalance_buckets:
+        return _rebalance_bucket(task, io, root, write_ids, txns, row_type)
     outputs: list[BucketOutput] = []
     for name in task.outputs:
         directory = parse_acid_dir(name)
@@ -372,6 +383,136 @@ def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketRes
             )
         outputs.append(BucketOutput(name, path, tally.events, tally.checksum))
     return BucketResult(task.bucket_id, tuple(outputs))
+
+
+# --- one output bucket of a rebalance ---------------------------------------------------------------
+
+
+def _rebalanced_events(
+    batch: pa.RecordBatch, first_row_id: int, bucket_id: int, write_id: pa.Array[Any] | int, row_type: RowType
+) -> pa.RecordBatch:
+    """Hive 4's rebalanced events for one batch of rows (``row__id`` first, then the row columns).
+
+    Operation 0; the write ID kept (or the maximum, with ORDER BY) as original and current write
+    ID; the V1 bucket property of the output bucket; row ID = the row's position.
+    """
+    count = batch.num_rows
+    write_ids = pa.repeat(pa.scalar(write_id, pa.int64()), count) if isinstance(write_id, int) else write_id
+    rows = pa.StructArray.from_arrays(batch.columns[1:], fields=list(row_type.to_arrow()))
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.repeat(pa.scalar(OPERATION_INSERT, pa.int32()), count),
+            write_ids,
+            pa.repeat(pa.scalar(bucket_property(bucket_id), pa.int32()), count),
+            pa.array(np.arange(first_row_id, first_row_id + count, dtype=np.int64)),
+            write_ids,
+            rows,
+        ],
+        names=list(EVENT_COLUMN_NAMES),
+    )
+
+
+def _order_indices(table: pa.Table, keys: Sequence[OrderKey]) -> pa.Array[Any]:
+    # Hive's null ordering per key (ASC: nulls first, DESC: nulls last, or NULLS FIRST|LAST): a
+    # helper "is null" key before each column, as pyarrow places nulls for all keys at once. The
+    # table is in ROW__ID order and the sort is stable: ties keep ROW__ID order.
+    columns: dict[str, pa.Array[Any] | pa.ChunkedArray[Any]] = {}
+    sort_keys: list[tuple[str, Literal["ascending", "descending"]]] = []
+    for position, key in enumerate(keys):
+        values = table.column(key.column)
+        columns[f"n{position}"] = pc.is_null(values)
+        columns[f"v{position}"] = values
+        sort_keys.append((f"n{position}", "descending" if key.nulls_first else "ascending"))
+        sort_keys.append((f"v{position}", "descending" if key.descending else "ascending"))
+    return pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
+
+
+def _rebalance_bucket(
+    task: BucketTask,
+    io: FileIO,
+    root: str,
+    write_ids: ValidWriteIdList,
+    txns: ValidTxnList,
+    row_type: RowType,
+) -> BucketResult:
+    """One output bucket of a rebalance (``acid_core.compaction.rebalance`` has the rules).
+
+    Every task reads every live row of the inputs at the compactor's snapshot, in ``ROW__ID``
+    order, and keeps the positions of its slice: tasks are independent (one Spark task per output
+    bucket, no shuffle). Without ORDER BY a first pass counts the rows (row IDs only, no row column decoded) and the second
+    streams and stops after the slice; with ORDER BY the rows are sorted in memory.
+    """
+    view = _InputView(io, root, frozenset(task.insert_inputs), None)
+    schema = pa.schema(list(row_type.to_arrow()))
+    keys = parse_order_by(task.order_by or None, row_type.names)
+    name = task.outputs[0]
+    path = io.join(root, task.staging, name, format_bucket_file(task.bucket_id))
+
+    def read(**options: object) -> pa.RecordBatchReader:
+        return scan(view, root, write_ids, txns, with_row_id=True, ordered=True, schema=schema, **options)  # type: ignore[arg-type]
+
+    batches: Iterator[pa.RecordBatch]
+    if keys:
+        table = read().read_all()
+        total = table.num_rows
+        start, stop = bucket_slice(task.bucket_id, total, task.rebalance_buckets)
+        row_ids = table.column(0)
+        highest = int(pc.max(pc.struct_field(row_ids, [0])).as_py() or 0) if total else 0
+        chosen = table.take(_order_indices(table, keys)[start:stop]).combine_chunks()
+        batches = iter(
+            [
+                _rebalanced_events(b, start + offset, task.bucket_id, highest, row_type)
+                for b, offset in _with_offsets(chosen.to_batches(max_chunksize=_BATCH_ROWS))
+            ]
+        )
+    else:
+        total = sum(b.num_rows for b in read(columns=[]))
+        start, stop = bucket_slice(task.bucket_id, total, task.rebalance_buckets)
+        batches = _slice_stream(read(batch_rows=_BATCH_ROWS), start, stop, task.bucket_id, row_type)
+    if start == stop:
+        return BucketResult(task.bucket_id, ())  # Hive writes no file for a bucket no row falls in
+    tally = _Tally()
+    stats = write_event_file(
+        io,
+        path,
+        tally.wrap(batches),
+        row_type,
+        compression=task.compression,
+        stripe_size=task.stripe_size,
+        bucket_id=task.bucket_id,
+        check_in_thread=True,
+    )
+    if stats.rows != tally.events or tally.events != stop - start:
+        raise CompactionVerificationError(
+            task.compaction_id, f"event count of {path}", stop - start, stats.rows
+        )
+    return BucketResult(task.bucket_id, (BucketOutput(name, path, tally.events, tally.checksum),))
+
+
+def _with_offsets(batches: Sequence[pa.RecordBatch]) -> Iterator[tuple[pa.RecordBatch, int]]:
+    offset = 0
+    for batch in batches:
+        yield batch, offset
+        offset += batch.num_rows
+
+
+def _slice_stream(
+    reader: pa.RecordBatchReader, start: int, stop: int, bucket_id: int, row_type: RowType
+) -> Iterator[pa.RecordBatch]:
+    position = 0
+    try:
+        for batch in reader:
+            end = position + batch.num_rows
+            if end > start and position < stop:
+                low, high = max(start, position) - position, min(stop, end) - position
+                part = batch.slice(low, high - low)
+                write_ids = cast("pa.StructArray", part.column(0)).field(0)
+                yield _rebalanced_events(part, position + low, bucket_id, write_ids, row_type)
+            position = end
+            if position >= stop:
+                break
+    finally:
+        reader.close()
 
 
 def embedded_parallelism() -> int:

@@ -21,11 +21,15 @@ Rules, in Hive's order (``Initiator.run`` / ``checkForCompaction`` / ``determine
    / base bytes above ``delta_pct_threshold`` (0.1): major.
 6. More than ``delta_num_threshold`` (10) current deltas: major without a base or for insert-only
    tables, else minor. Otherwise: not now.
+7. acidflow's own, off by default (Hive 4 only rebalances on request): with
+   ``acidflow.compactor.rebalance.buckets`` N > 0, a major decision for a full-ACID table that is
+   not explicitly bucketed becomes a rebalance into N buckets (same reason, same numbers).
 
 Overrides: ``compactorthreshold.hive.compactor.delta.num.threshold``,
 ``compactorthreshold.hive.compactor.delta.pct.threshold``,
 ``compactorthreshold.hive.compactor.abortedtxn.threshold`` (and the time, failed-count and retry
-settings under the same prefix) in TBLPROPERTIES replace the defaults for that table.
+settings under the same prefix, and ``compactorthreshold.acidflow.compactor.rebalance.buckets``) in
+TBLPROPERTIES replace the defaults for that table.
 
 Invariants: every Decision, including "not now", names its reason and the numbers behind it; the
 result depends only on the arguments (the clock is the ``now`` argument).
@@ -53,6 +57,7 @@ __all__ = [
     "DELTA_PCT_THRESHOLD",
     "FAILED_COMPACTS_THRESHOLD",
     "FAILED_RETRY_TIME",
+    "REBALANCE_BUCKETS",
     "NO_AUTO_COMPACTION",
     "CompactionRecord",
     "CompactionType",
@@ -71,19 +76,23 @@ ABORTED_TXN_THRESHOLD: Final = "hive.compactor.abortedtxn.threshold"
 ABORTED_TXN_TIME_THRESHOLD: Final = "hive.compactor.aborted.txn.time.threshold"
 FAILED_COMPACTS_THRESHOLD: Final = "hive.compactor.initiator.failed.compacts.threshold"
 FAILED_RETRY_TIME: Final = "hive.compactor.initiator.failed.retry.time"
+REBALANCE_BUCKETS: Final = "acidflow.compactor.rebalance.buckets"
+"""acidflow's own (Hive 4 never initiates a rebalance): a major decision becomes a rebalance into N."""
 NO_AUTO_COMPACTION: Final = "no_auto_compaction"
 
 _FAILED_STATES: Final = frozenset({"failed", "did_not_initiate"})
 _FINISHED_STATES: Final = frozenset({"failed", "did_not_initiate", "succeeded", "refused", "aborted"})
 _ACTIVE_STATES: Final = frozenset({"initiated", "working"})
+_MAX_BUCKETS: Final = 4096  # BucketCodec V1: 12 bits of bucket ID
 _TIME_UNITS: Final = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0}
 
 
 class CompactionType(StrEnum):
-    """Minor or major; the same values as ``acid_core.metastore.CompactionType``."""
+    """Minor, major or rebalance; the same values as ``acid_core.metastore.CompactionType``."""
 
     MAJOR = "major"
     MINOR = "minor"
+    REBALANCE = "rebalance"
 
 
 class DecisionReason(StrEnum):
@@ -113,6 +122,8 @@ class InitiatorConfig:
             (Hive 4: 12 h); a negative value disables the rule.
         failed_threshold: this many consecutive failures stop auto-compaction (Hive: 2).
         failed_retry_seconds: ... until the newest failure is this old (Hive 4: 7 days).
+        rebalance_buckets: above 0, a major decision for a full-ACID table that is not explicitly
+            bucketed queues a rebalance into this many buckets instead (rule 7); 0 (default): off.
     """
 
     delta_num_threshold: int = 10
@@ -121,6 +132,7 @@ class InitiatorConfig:
     aborted_time_threshold_seconds: float = 12 * 3600.0
     failed_threshold: int = 2
     failed_retry_seconds: float = 7 * 86400.0
+    rebalance_buckets: int = 0
 
     def with_table_properties(self, properties: Mapping[str, str]) -> InitiatorConfig:
         """This config with the table's ``compactorthreshold.<hive setting>`` overrides applied.
@@ -159,6 +171,13 @@ def _parse_float(key: str, value: str) -> float:
     return number
 
 
+def _parse_buckets(key: str, value: str) -> int:
+    number = _parse_int(key, value)
+    if number > _MAX_BUCKETS:
+        raise InvalidCompactionConfigError(key, value, f"0 (off) or a number of buckets up to {_MAX_BUCKETS}")
+    return number
+
+
 def _parse_seconds(key: str, value: str) -> float:
     # HiveConf time values: a number with an optional unit ("12h", "604800s"; bare numbers are seconds).
     text = value.strip().lower()
@@ -180,6 +199,7 @@ _OVERRIDES: Final = (
     (ABORTED_TXN_TIME_THRESHOLD, "aborted_time_threshold_seconds", _parse_seconds),
     (FAILED_COMPACTS_THRESHOLD, "failed_threshold", _parse_int),
     (FAILED_RETRY_TIME, "failed_retry_seconds", _parse_seconds),
+    (REBALANCE_BUCKETS, "rebalance_buckets", _parse_buckets),
 )
 
 
@@ -204,6 +224,7 @@ class PartitionFacts:
         aborted_count: aborted directories (never read, waiting for a compaction to clean them).
         oldest_aborted_age_seconds: age of the oldest aborted directory, or None without one.
         insert_only: the table is insert-only (MM): compacted major only, as in Hive.
+        bucketed: the table is explicitly bucketed (``CLUSTERED BY``): never rebalanced.
     """
 
     table: str
@@ -214,6 +235,7 @@ class PartitionFacts:
     aborted_count: int = 0
     oldest_aborted_age_seconds: float | None = None
     insert_only: bool = False
+    bucketed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +264,7 @@ class Decision:
         reason: the rule that decided.
         message: one human sentence with the numbers.
         numbers: the measured values and the thresholds they were compared with.
+        number_of_buckets: a rebalance's number of buckets (0 otherwise).
     """
 
     table: str
@@ -250,6 +273,7 @@ class Decision:
     reason: DecisionReason
     message: str
     numbers: Mapping[str, float] = field(default_factory=dict)
+    number_of_buckets: int = 0
 
     @property
     def should_compact(self) -> bool:
@@ -265,6 +289,7 @@ class Decision:
             "reason": self.reason.value,
             "message": self.message,
             "numbers": dict(self.numbers),
+            "number_of_buckets": self.number_of_buckets,
         }
 
 
@@ -305,8 +330,48 @@ def decide_compaction(
     Raises:
         InvalidCompactionConfigError: a TBLPROPERTIES override does not parse.
     """
+    config = config.with_table_properties(table_properties or {})
+    decision = _decide(facts, config, table_properties=table_properties, history=history, now=now)
+    if (
+        decision.compaction_type is CompactionType.MAJOR
+        and config.rebalance_buckets > 0
+        and not facts.insert_only
+        and not facts.bucketed
+    ):
+        return replace(
+            decision,
+            compaction_type=CompactionType.REBALANCE,
+            message=f"{decision.message}; rebalanced into {config.rebalance_buckets} buckets "
+            f"({REBALANCE_BUCKETS})",
+            number_of_buckets=config.rebalance_buckets,
+        )
+    return decision
+
+
+def _decide(
+    facts: PartitionFacts,
+    config: InitiatorConfig,
+    *,
+    table_properties: Mapping[str, str] | None = None,
+    history: Iterable[CompactionRecord] = (),
+    now: float = 0.0,
+) -> Decision:
+    """Decide whether and how to compact one table or partition (see the module docstring).
+
+    Args:
+        facts: sizes and counts of the directory, as the compactor's snapshot sees it.
+        config: the defaults (``with_table_properties`` is applied here with ``table_properties``).
+        table_properties: the table's TBLPROPERTIES.
+        history: queued and finished compactions of this table/partition.
+        now: the current time (epoch seconds), for the failure retry and aborted age rules.
+
+    Returns:
+        The decision, with its reason and numbers.
+
+    Raises:
+        InvalidCompactionConfigError: a TBLPROPERTIES override does not parse.
+    """
     properties = table_properties or {}
-    config = config.with_table_properties(properties)
     history = list(history)
 
     def decide(

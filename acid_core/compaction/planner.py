@@ -27,6 +27,9 @@ Rules (Hive's ``CompactorMR`` / ``MajorQueryCompactor`` / ``MinorQueryCompactor`
 - The output carries ``_v<compaction txn>`` so readers ignore it until that transaction commits;
   with ``hive31_names`` (Hive 3.1 readers do not know ``_v``) it has no suffix, and a base gets a
   ``_metadata_acid`` marker instead.
+- Rebalance (Hive 4, ``RebalanceQueryCompactor``) writes ``base_<hwm>`` like major, and is needed
+  whenever there is any data, a base alone included: the new base, with the same write ID and a
+  newer ``_v``, supersedes the old one (``getAcidState`` keeps the later of two equal bases).
 - "Nothing to do" still reports whether obsolete or aborted directories exist, so the caller can
   hand them to the cleaner without rewriting anything.
 
@@ -80,7 +83,7 @@ class CompactionPlan:
     """What one compaction reads and writes, relative to the table or partition directory.
 
     Attributes:
-        compaction_type: minor or major.
+        compaction_type: minor, major or rebalance.
         base: the input base, or None.
         original_files: input original files (major only), relative paths in reading order.
         original_directories: non-ACID subdirectories holding some of ``original_files``.
@@ -161,7 +164,7 @@ def plan_compaction(
 
     Args:
         state: ``AcidDirectoryState`` computed with ``write_ids`` and the compaction txn's snapshot.
-        compaction_type: ``minor`` or ``major``.
+        compaction_type: ``minor``, ``major`` or ``rebalance``.
         write_ids: the compactor's ValidCompactorWriteIdList of the table.
         compaction_txn_id: the compaction transaction (the ``_v`` suffix).
         hive31_names: write names without ``_v`` (see the module docstring).
@@ -175,13 +178,17 @@ def plan_compaction(
     try:
         kind = CompactionType(str(compaction_type).lower())
     except ValueError as e:
-        raise InvalidCompactionConfigError("compaction type", compaction_type, "'minor' or 'major'") from e
+        raise InvalidCompactionConfigError(
+            "compaction type", compaction_type, "'minor', 'major' or 'rebalance'"
+        ) from e
     cleanable = bool(state.obsolete or state.aborted)
     deltas = tuple(name for name in state.deltas if not name.startswith(DELETE_DELTA_PREFIX))
     delete_deltas = tuple(name for name in state.deltas if name.startswith(DELETE_DELTA_PREFIX))
     visibility = 0 if hive31_names else compaction_txn_id
-    if kind is CompactionType.MAJOR:
-        if not state.deltas and not state.original_files:
+    if kind is CompactionType.REBALANCE and not (state.base or state.deltas or state.original_files):
+        return NothingToCompact("rebalance compaction not needed: no data", cleanable)
+    if kind is CompactionType.MAJOR or kind is CompactionType.REBALANCE:
+        if kind is CompactionType.MAJOR and not state.deltas and not state.original_files:
             what = "only a base" if state.base else "no data"
             return NothingToCompact(
                 f"major compaction not needed: {what}, no deltas or original files", cleanable

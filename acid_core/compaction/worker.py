@@ -95,10 +95,12 @@ from acid_core.fs import file_io_for, has_atomic_directory_rename
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
+from acid_core.metastore import CompactionType as MetastoreCompactionType
 from acid_core.paths import (
     METADATA_FILE,
     BaseDir,
     parse_acid_dir,
+    try_parse_bucket_file,
 )
 
 if TYPE_CHECKING:
@@ -267,6 +269,23 @@ def _buckets(io: FileIO, root: str, plan: CompactionPlan) -> list[int]:
     return sorted(found)
 
 
+def _implicit_bucket_count(io: FileIO, root: str) -> int:
+    """The distinct bucket IDs of every ``bucket_N`` file under the partition (at least 1).
+
+    As Hive 4's ``RebalanceQueryCompactor`` when no ``CLUSTERED INTO n BUCKETS`` was given: it lists
+    the whole partition directory recursively, obsolete and aborted directories included (staging
+    directories of acidflow are hidden names and left out).
+    """
+    found = {
+        parsed.bucket_id
+        for child in io.list_tree(root)
+        if not child.is_dir
+        and "/." not in child.path[len(root) :]
+        and (parsed := try_parse_bucket_file(child.name)) is not None
+    }
+    return max(1, len(found))
+
+
 def _tasks(
     compaction_id: int,
     location: str,
@@ -277,11 +296,33 @@ def _tasks(
     txns: ValidTxnList,
     row_type: RowType,
     options: WorkerOptions,
+    order_by: str | None = None,
 ) -> list[BucketTask]:
     from acid_core.compaction.bucket_merge import BucketTask
 
     insert_inputs: tuple[str, ...]
     delete_inputs: tuple[str, ...]
+    if plan.compaction_type is CompactionType.REBALANCE:
+        # One task per *output* bucket: each reads every input bucket and keeps its slice.
+        return [
+            BucketTask(
+                compaction_id=compaction_id,
+                location=location,
+                staging=staging,
+                bucket_id=bucket,
+                outputs=plan.output_names,
+                insert_inputs=plan.input_names,
+                delete_inputs=(),
+                write_ids=write_ids.to_string(),
+                txns=txns.to_string(),
+                row_type=row_type.to_orc(),
+                compression=options.compression,
+                stripe_size=options.stripe_size,
+                rebalance_buckets=len(buckets),
+                order_by=order_by or "",
+            )
+            for bucket in buckets
+        ]
     if plan.compaction_type is CompactionType.MAJOR:
         insert_inputs, delete_inputs = plan.input_names, ()
     else:
@@ -353,6 +394,11 @@ def execute_compaction(
         raise
     if table.table_type is not TableType.ACID:
         reason = f"{table.full_name} is {table.table_type.value}: acidflow compacts full-ACID (ORC event) tables only"
+        metastore.mark_refused(compaction.id, reason)
+        return CompactionOutcome(compaction.id, "refused", reason)
+    if compaction.compaction_type is MetastoreCompactionType.REBALANCE and table.num_buckets > 0:
+        # Hive 4's Worker, word for word (TestCrudCompactorOnTez checks this message).
+        reason = "Cannot execute rebalancing compaction on bucketed tables."
         metastore.mark_refused(compaction.id, reason)
         return CompactionOutcome(compaction.id, "refused", reason)
     if lock_manager is None:
@@ -461,8 +507,22 @@ def _execute_compaction(
             return CompactionOutcome(compaction.id, "refused", f"output {existing[0]!r} already exists")
         staging = staging_name(compaction.id, txn_id)
         size = input_bytes(io, root, plan)
-        buckets = _buckets(io, root, plan)
-        tasks = _tasks(compaction.id, location, plan, buckets, staging, write_ids, txns, row_type, options)
+        if plan.compaction_type is CompactionType.REBALANCE:
+            buckets = list(range(compaction.number_of_buckets or _implicit_bucket_count(io, root)))
+        else:
+            buckets = _buckets(io, root, plan)
+        tasks = _tasks(
+            compaction.id,
+            location,
+            plan,
+            buckets,
+            staging,
+            write_ids,
+            txns,
+            row_type,
+            options,
+            compaction.order_by,
+        )
 
         def heartbeat() -> None:
             metastore.heartbeat(txn_id)

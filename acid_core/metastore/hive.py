@@ -82,12 +82,11 @@ from acid_core.errors import (
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
     TxnNotOpenError,
+    UnsupportedCompactionError,
 )
 from acid_core.metastore.hive_leases import HiveLeases
 from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
 from acid_core.metastore.hive_values import (
-    COMPACT_MAJOR,
-    COMPACT_MINOR,
     LOCK_ACQUIRED,
     LOCK_LEVEL_PARTITION,
     LOCK_LEVEL_TABLE,
@@ -99,6 +98,7 @@ from acid_core.metastore.hive_values import (
     ORC_INPUT,
     ORC_OUTPUT,
     ORC_SERDE,
+    THRIFT_BY_TYPE,
     TXN_ABORTED,
     TXN_OPEN,
     TXN_TYPE_COMPACTION,
@@ -809,20 +809,39 @@ class HiveMetastore(Metastore):
         initiator_version: str | None = None,
         run_as: str | None = None,
         now: float | None = None,
+        number_of_buckets: int = 0,
+        order_by: str | None = None,
     ) -> int:
-        """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused)."""
+        """See ``Metastore.enqueue_compaction`` (``compact2``; a queued one for the target is reused).
+
+        A rebalance goes to Hive 4 as ``CompactionType.REBALANCE`` with ``numberOfBuckets`` and
+        ``orderByClause`` (HIVE-26716), as Hive's own ``ALTER TABLE .. COMPACT 'rebalance'`` sends it.
+
+        Raises:
+            UnsupportedCompactionError: a rebalance on Hive 2.3 or 3.1, which have no such type.
+        """
+        kind = CompactionType(compaction_type)
+        if kind is CompactionType.REBALANCE and not self.has_worker_calls():
+            raise UnsupportedCompactionError(
+                table,
+                "rebalance",
+                "'minor' or 'major' on this Hive Metastore (rebalance compaction exists from Hive 4 on)",
+            )
         t = thrift_types()
         database, name = split_table_name(table)
         request = t.CompactionRequest(
             dbname=database,
             tablename=name,
             partitionname=partition,
-            type=COMPACT_MAJOR if CompactionType(compaction_type) is CompactionType.MAJOR else COMPACT_MINOR,
+            type=THRIFT_BY_TYPE[kind],
             runas=run_as,
             properties=dict(properties or {}),
             initiatorId=initiator_id,
             initiatorVersion=initiator_version,
         )
+        if kind is CompactionType.REBALANCE:
+            request.numberOfBuckets = number_of_buckets or None
+            request.orderByClause = order_by
         with self._errors("compact2", f"{database}.{name}"):
             response = self._hms.call("compact2", request)
         return int(response.id)
@@ -867,7 +886,7 @@ class HiveMetastore(Metastore):
             dbname=database,
             tablename=name,
             partitionname=info.partition,
-            type=COMPACT_MAJOR if info.compaction_type is CompactionType.MAJOR else COMPACT_MINOR,
+            type=THRIFT_BY_TYPE[info.compaction_type],
             **fields,
         )
 

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPACT_MAJOR",
     "COMPACT_MINOR",
+    "COMPACT_REBALANCE",
+    "THRIFT_BY_TYPE",
     "LOCK_ACQUIRED",
     "LOCK_LEVEL_PARTITION",
     "LOCK_LEVEL_TABLE",
@@ -94,7 +96,13 @@ LOCK_LEVEL_TABLE, LOCK_LEVEL_PARTITION = 2, 3
 LOCK_ACQUIRED = 1
 OP_INSERT, OP_UPDATE, OP_DELETE = 2, 3, 4
 TXN_TYPE_DEFAULT, TXN_TYPE_READ_ONLY, TXN_TYPE_COMPACTION = 0, 2, 3
-COMPACT_MINOR, COMPACT_MAJOR = 1, 2
+COMPACT_MINOR, COMPACT_MAJOR, COMPACT_REBALANCE = 1, 2, 3
+_TYPE_BY_THRIFT: Final = {
+    COMPACT_MINOR: CompactionType.MINOR,
+    COMPACT_MAJOR: CompactionType.MAJOR,
+    COMPACT_REBALANCE: CompactionType.REBALANCE,
+}
+THRIFT_BY_TYPE: Final = {kind: code for code, kind in _TYPE_BY_THRIFT.items()}
 
 STATE_BY_HIVE_NAME: Final = {
     "initiated": CompactionState.INITIATED,
@@ -122,10 +130,42 @@ TYPE_BY_CODE: Final = {"a": CompactionType.MAJOR, "i": CompactionType.MINOR}
 
 
 def thrift_types() -> ThriftValue:
-    """The generated ``hive_metastore.ttypes`` module (imported on first use)."""
+    """The generated ``hive_metastore.ttypes`` module (imported on first use), with Hive 4's rebalance fields.
+
+    The bindings (``pyiceberg[hive]``) predate HIVE-26716: ``CompactionRequest`` lacks fields 9-11
+    (``poolName``, ``numberOfBuckets``, ``orderByClause``) and ``CompactionInfoStruct`` fields
+    17-19 (the same three). They are added to both specs once, written and read by Thrift's
+    generic ``writeStruct``/``readStruct`` (the same wire format as generated code); unset fields
+    are not sent, so older servers see exactly what they saw before.
+    """
     from hive_metastore import ttypes
 
+    if not getattr(ttypes, "_acidflow_rebalance_fields", False):
+        _add_fields(ttypes.CompactionRequest, 9, write=True)
+        _add_fields(ttypes.CompactionInfoStruct, 17, write=False)
+        ttypes._acidflow_rebalance_fields = True
     return ttypes
+
+
+def _add_fields(struct: ThriftValue, first_id: int, *, write: bool) -> None:
+    from thrift.Thrift import TType
+
+    spec = tuple(struct.thrift_spec)
+    if len(spec) != first_id:  # the IDL changed under us: leave the generated code alone
+        return
+    names = ("poolName" if write else "poolname", "numberOfBuckets", "orderByClause")
+    types = (TType.STRING, TType.I32, TType.STRING)
+    extra = tuple(
+        (first_id + i, kind, name, "UTF8" if kind == TType.STRING else None, None)
+        for i, (name, kind) in enumerate(zip(names, types, strict=True))
+    )
+    struct.thrift_spec = spec + extra
+    for name in names:
+        setattr(struct, name, None)
+    if write:
+        struct.write = lambda self, oprot: oprot.writeStruct(self, self.thrift_spec)
+    else:
+        struct.read = lambda self, iprot: iprot.readStruct(self, self.thrift_spec)
 
 
 def hadoop_location(location: str | None) -> str:
@@ -219,7 +259,7 @@ def compaction_from_show_element(e: ThriftValue) -> CompactionInfo:
         table=f"{str(e.dbname).lower()}.{str(e.tablename).lower()}",
         partition=e.partitionname,
         state=STATE_BY_HIVE_NAME.get(str(e.state).lower(), CompactionState.FAILED),
-        compaction_type=CompactionType.MAJOR if e.type == COMPACT_MAJOR else CompactionType.MINOR,
+        compaction_type=_TYPE_BY_THRIFT.get(e.type, CompactionType.MINOR),
         properties={},
         enqueue_time=None if e.enqueueTime is None else int(e.enqueueTime) / 1000,
         worker_id=e.workerid,
@@ -270,8 +310,10 @@ def compaction_from_struct(ci: ThriftValue) -> CompactionInfo:
         table=f"{str(ci.dbname).lower()}.{str(ci.tablename).lower()}",
         partition=ci.partitionname,
         state=CompactionState.WORKING,
-        compaction_type=CompactionType.MAJOR if ci.type == COMPACT_MAJOR else CompactionType.MINOR,
+        compaction_type=_TYPE_BY_THRIFT.get(ci.type, CompactionType.MINOR),
         properties=parse_compaction_properties(ci.properties),
+        number_of_buckets=int(getattr(ci, "numberOfBuckets", None) or 0),
+        order_by=getattr(ci, "orderByClause", None) or None,
         enqueue_time=None if ci.enqueueTime is None else int(ci.enqueueTime) / 1000,
         worker_id=ci.workerId,
         start_time=None if ci.start is None else int(ci.start) / 1000,

@@ -28,7 +28,7 @@ The tables and what they hold (Hive's names, from hive-schema-4.0.0 and TxnDbUti
 
 Column names are Hive's (``TXN_ID``, ``CQ_STATE``...); attribute names are snake_case. Times are
 epoch milliseconds in ``BIGINT`` columns, as Hive stores them. Single-character codes are Hive's:
-``TXN_STATE`` o/c/a, ``TC_OPERATION_TYPE`` i/u/d (p: a compactor's footprint), ``CQ_TYPE`` a (major) / i (minor), ``CQ_STATE``
+``TXN_STATE`` o/c/a, ``TC_OPERATION_TYPE`` i/u/d (p: a compactor's footprint), ``CQ_TYPE`` a (major) / i (minor) / r (rebalance), ``CQ_STATE``
 i/w/r/s/f/a/c/x.
 
 Deviations from Hive, on purpose: tables without a natural key get a surrogate primary key (the ORM
@@ -310,6 +310,8 @@ class CompactionQueueEntry(Base):
     worker_version: Mapped[str | None] = mapped_column("CQ_WORKER_VERSION", String(128))
     cleaner_start: Mapped[int | None] = mapped_column("CQ_CLEANER_START", BigInteger)
     retry_retention: Mapped[int] = mapped_column("CQ_RETRY_RETENTION", BigInteger, default=0)
+    number_of_buckets: Mapped[int | None] = mapped_column("CQ_NUMBER_OF_BUCKETS", Integer)
+    order_by: Mapped[str | None] = mapped_column("CQ_ORDER_BY", String(4000))
 
 
 class CompletedCompaction(Base):
@@ -338,6 +340,8 @@ class CompletedCompaction(Base):
     initiator_id: Mapped[str | None] = mapped_column("CC_INITIATOR_ID", String(128))
     initiator_version: Mapped[str | None] = mapped_column("CC_INITIATOR_VERSION", String(128))
     worker_version: Mapped[str | None] = mapped_column("CC_WORKER_VERSION", String(128))
+    number_of_buckets: Mapped[int | None] = mapped_column("CC_NUMBER_OF_BUCKETS", Integer)
+    order_by: Mapped[str | None] = mapped_column("CC_ORDER_BY", String(4000))
 
 
 class ReaderLease(Base):

@@ -131,10 +131,11 @@ class TableType(StrEnum):
 
 
 class CompactionType(StrEnum):
-    """Hive's compaction types ('a' major, 'i' minor in ``CQ_TYPE``)."""
+    """Hive's compaction types ('a' major, 'i' minor, 'r' rebalance (Hive 4) in ``CQ_TYPE``)."""
 
     MAJOR = "major"
     MINOR = "minor"
+    REBALANCE = "rebalance"
 
 
 class CompactionState(StrEnum):
@@ -258,6 +259,10 @@ class CompactionInfo:
     run_as: str | None = None
     retry_retention: float = 0.0
     """Seconds a failed cleaning attempt added before the next one (``CQ_RETRY_RETENTION``)."""
+    number_of_buckets: int = 0
+    """A rebalance's ``CLUSTERED INTO n BUCKETS`` (``CQ_NUMBER_OF_BUCKETS``); 0: as many as today."""
+    order_by: str | None = None
+    """A rebalance's ``ORDER BY ...`` clause (``CQ_ORDER_BY``), normalized; None: ``ROW__ID`` order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -662,8 +667,14 @@ class Metastore(Protocol):
         initiator_version: str | None = None,
         run_as: str | None = None,
         now: float | None = None,
+        number_of_buckets: int = 0,
+        order_by: str | None = None,
     ) -> int:
-        """Queue a compaction ('i'); an initiated or working one for the same target is reused."""
+        """Queue a compaction ('i'); an initiated or working one for the same target is reused.
+
+        ``number_of_buckets`` and ``order_by`` are a rebalance's (Hive 4's ``CQ_NUMBER_OF_BUCKETS``,
+        ``CQ_ORDER_BY``); a metastore that cannot store them refuses a rebalance in one line.
+        """
         ...
 
     def find_next_to_compact(

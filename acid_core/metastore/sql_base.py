@@ -115,7 +115,7 @@ _OPERATION_CODE = {WriteOperation.INSERT: "i", WriteOperation.UPDATE: "u", Write
 _OPERATION_NAME = {code: op.value for op, code in _OPERATION_CODE.items()}
 
 
-_COMPACTION_TYPE_CODE = {CompactionType.MAJOR: "a", CompactionType.MINOR: "i"}
+_COMPACTION_TYPE_CODE = {CompactionType.MAJOR: "a", CompactionType.MINOR: "i", CompactionType.REBALANCE: "r"}
 
 
 _COMPACTION_TYPE_BY_CODE = {code: kind for kind, code in _COMPACTION_TYPE_CODE.items()}
@@ -220,6 +220,8 @@ def _compaction_info(row: CompactionQueueEntry | CompletedCompaction) -> Compact
         worker_version=row.worker_version,
         run_as=row.run_as,
         retry_retention=(row.retry_retention or 0) / 1000 if isinstance(row, CompactionQueueEntry) else 0.0,
+        number_of_buckets=row.number_of_buckets or 0,
+        order_by=row.order_by,
     )
 
 

@@ -67,6 +67,8 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
         initiator_version: str | None = None,
         run_as: str | None = None,
         now: float | None = None,
+        number_of_buckets: int = 0,
+        order_by: str | None = None,
     ) -> int:
         """See ``Metastore.enqueue_compaction``."""
         database, name = split_table_name(table)
@@ -103,6 +105,8 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
                     initiator_id=initiator_id,
                     initiator_version=initiator_version,
                     retry_retention=0,
+                    number_of_buckets=number_of_buckets or None,
+                    order_by=order_by,
                 )
             )
             return compaction_id
@@ -261,6 +265,8 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
                 initiator_id=row.initiator_id,
                 initiator_version=row.initiator_version,
                 worker_version=row.worker_version,
+                number_of_buckets=row.number_of_buckets,
+                order_by=row.order_by,
             )
         )
         s.delete(row)

@@ -2,7 +2,10 @@
 
 ::
 
-    ALTER TABLE t [PARTITION (k='v', ..)] COMPACT 'minor'|'major' [AND WAIT]
+    ALTER TABLE t [PARTITION (k='v', ..)] COMPACT 'minor'|'major'|'rebalance' [AND WAIT]
+        [CLUSTERED INTO n BUCKETS] [ORDER BY c [ASC|DESC] [NULLS FIRST|LAST], ..]   rebalance only
+                                                        (Hive 4, HIVE-26716; CQ_NUMBER_OF_BUCKETS,
+                                                        CQ_ORDER_BY); the clauses in any order
         [WITH OVERWRITE TBLPROPERTIES ('k'='v', ..)]     queue (Hive's TxnHandler.compact); AND WAIT
                                                         runs the worker until it is done and
                                                         reports the final state; as Hive 4's
@@ -29,11 +32,18 @@ from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 
+from acid_core.compaction.rebalance import (
+    MAX_REBALANCE_BUCKETS,
+    check_bucket_count,
+    format_order_by,
+    parse_order_by,
+)
 from acid_core.compaction.worker import check_compaction_target, run_worker
 from acid_core.errors import (
     AcidError,
     InvalidMetastoreRequestError,
     InvalidPartitionError,
+    InvalidRebalanceError,
     UnsupportedStatementError,
 )
 from acid_core.metastore import CompactionState, CompactionType, format_partition_name
@@ -106,8 +116,10 @@ def _partition_name(table: Table, spec: str | None, statement: str) -> str | Non
 @register_statement(
     "alter_table_compact",
     pattern=(
-        rf"ALTER\s+TABLE\s+(?P<table>{_NAME})(?:\s+{_SPEC})?\s+COMPACT\s+'(?P<type>minor|major)'"
-        r"(?P<wait>\s+AND\s+WAIT)?(?:\s+WITH\s+OVERWRITE\s+TBLPROPERTIES\s*\((?P<properties>.*)\))?\s*;?"
+        rf"ALTER\s+TABLE\s+(?P<table>{_NAME})(?:\s+{_SPEC})?\s+COMPACT\s+'(?P<type>minor|major|rebalance)'"
+        r"(?P<clauses>(?:\s+(?:AND\s+WAIT|CLUSTERED\s+INTO\s+\S+\s+BUCKETS|ORDER\s+BY\s+(?:(?!\s+(?:AND\s+WAIT|CLUSTERED\s"
+        r"|WITH\s+OVERWRITE)\b).)+))*)"
+        r"(?:\s+WITH\s+OVERWRITE\s+TBLPROPERTIES\s*\((?P<properties>.*)\))?\s*;?"
     ),
 )
 def alter_table_compact(context: StatementContext, statement: ParsedStatement) -> StatementResult:
@@ -121,11 +133,18 @@ def alter_table_compact(context: StatementContext, statement: ParsedStatement) -
     check_compaction_target(metastore, table, partition)  # Hive: INVALID_PARTITION_SPEC, nothing queued
     properties = dict(_pairs(_PROPERTY, match.group("properties") or "", statement.text, "TBLPROPERTIES"))
     kind = CompactionType(match.group("type").lower())
+    wait, number_of_buckets, order_by = _compact_clauses(match.group("clauses") or "", kind, table)
     compaction_id = metastore.enqueue_compaction(
-        table.full_name, partition, kind, properties=properties or None, initiator_id="manual"
+        table.full_name,
+        partition,
+        kind,
+        properties=properties or None,
+        initiator_id="manual",
+        number_of_buckets=number_of_buckets,
+        order_by=order_by,
     )
     where = table.full_name if partition is None else f"{table.full_name} partition {partition}"
-    if not match.group("wait"):
+    if not wait:
         return StatementResult(
             "alter_table_compact",
             message=f"Compaction enqueued with id {compaction_id} ({kind.value}, {where})",
@@ -135,6 +154,39 @@ def alter_table_compact(context: StatementContext, statement: ParsedStatement) -
     if info.error_message:
         message += f": {info.error_message}"
     return StatementResult("alter_table_compact", message=message)
+
+
+_CLAUSE: Final = re.compile(
+    r"\s+(?:(?P<wait>AND\s+WAIT)|CLUSTERED\s+INTO\s+(?P<buckets>\S+)\s+BUCKETS"
+    r"|ORDER\s+BY\s+(?P<order>(?:(?!\s+(?:AND\s+WAIT|CLUSTERED\s)\b).)+))",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _compact_clauses(text: str, kind: CompactionType, table: Table) -> tuple[bool, int, str | None]:
+    """AND WAIT, CLUSTERED INTO n BUCKETS and ORDER BY, in any order (Hive 4's grammar)."""
+    wait, number_of_buckets, order_by = False, 0, None
+    for clause in _CLAUSE.finditer(text):
+        if clause.group("wait"):
+            wait = True
+        elif clause.group("buckets") is not None:
+            raw = clause.group("buckets")
+            if not raw.isdigit():
+                raise InvalidRebalanceError(
+                    "number of buckets", raw, f"an integer from 1 to {MAX_REBALANCE_BUCKETS}"
+                )
+            number_of_buckets = check_bucket_count(int(raw))
+        else:
+            keys = parse_order_by(clause.group("order"), [column.name for column in table.columns])
+            order_by = format_order_by(keys)
+    if kind is not CompactionType.REBALANCE and (number_of_buckets or order_by):
+        # Hive 4's Worker logs a warning and ignores them; acidflow refuses, nothing is queued.
+        raise InvalidRebalanceError(
+            "clause for a " + repr(kind.value) + " compaction",
+            "CLUSTERED INTO" if number_of_buckets else "ORDER BY",
+            "CLUSTERED INTO n BUCKETS and ORDER BY only with COMPACT 'rebalance'",
+        )
+    return wait, number_of_buckets, order_by
 
 
 def _wait(metastore: Metastore, compaction_id: int, lock_manager: LockManager) -> CompactionInfo:
@@ -212,9 +264,9 @@ def show_compactions(context: StatementContext, statement: ParsedStatement) -> S
         infos = [i for i in infos if i.partition == partition]
     if match.group("type"):
         wanted = match.group("type").lower()
-        if wanted not in ("minor", "major"):
+        if wanted not in ("minor", "major", "rebalance"):
             raise UnsupportedStatementError(
-                statement.text, f"unknown compaction type {wanted!r}", "'minor' or 'major'"
+                statement.text, f"unknown compaction type {wanted!r}", "'minor', 'major' or 'rebalance'"
             )
         infos = [i for i in infos if i.compaction_type.value == wanted]
     if match.group("state"):

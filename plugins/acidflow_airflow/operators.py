@@ -67,15 +67,15 @@ def validate_targets(metastore: Any, targets: list[dict[str, Any]]) -> list[dict
     Raises:
         InvalidCompactStatementError: the first invalid target (nothing is queued).
     """
-    from acid_core.errors import InvalidCompactStatementError, NoSuchTableError
+    from acid_core.errors import InvalidCompactStatementError, InvalidRebalanceError, NoSuchTableError
     from acid_core.metastore import TableType
 
     checked = []
     for target in targets:
         what = f"{target.get('table')} partition={target.get('partition')!r} type={target.get('compaction_type')!r}"
-        if target.get("compaction_type") not in ("minor", "major"):
+        if target.get("compaction_type") not in ("minor", "major", "rebalance"):
             raise InvalidCompactStatementError(
-                what, f"compaction type {target.get('compaction_type')!r} is not minor or major"
+                what, f"compaction type {target.get('compaction_type')!r} is not minor, major or rebalance"
             )
         try:
             table = metastore.get_table(target["table"])
@@ -83,6 +83,21 @@ def validate_targets(metastore: Any, targets: list[dict[str, Any]]) -> list[dict
             raise InvalidCompactStatementError(what, f"table {target['table']!r} does not exist") from None
         if table.table_type is TableType.PLAIN:
             raise InvalidCompactStatementError(what, f"table {table.full_name!r} is not transactional")
+        if target.get("compaction_type") == "rebalance":
+            from acid_core.compaction.rebalance import format_order_by, parse_order_by
+
+            if table.num_buckets > 0 or table.table_type is not TableType.ACID:
+                # Hive 4's Worker refuses these once queued; the form refuses them before.
+                raise InvalidCompactStatementError(
+                    what,
+                    f"table {table.full_name!r} is {'explicitly bucketed' if table.num_buckets > 0 else 'insert-only'}:"
+                    " rebalance needs a full-ACID table without CLUSTERED BY",
+                )
+            try:
+                keys = parse_order_by(target.get("order_by"), [c.name for c in table.columns])
+            except InvalidRebalanceError as error:
+                raise InvalidCompactStatementError(what, str(error).split("; hint:")[0]) from error
+            target = {**target, "order_by": format_order_by(keys)}
         partition = target.get("partition")
         if table.partition_keys:
             names = {p.name for p in metastore.list_partitions(table.full_name)}
@@ -140,6 +155,8 @@ def plan_compactions(
                 target.get("partition"),
                 CompactionType(target["compaction_type"]),
                 initiator_id=initiator_id,
+                number_of_buckets=int(target.get("number_of_buckets") or 0),
+                order_by=target.get("order_by"),
             )
             item = {
                 "table": table.full_name,

@@ -1,4 +1,8 @@
-"""Manual compaction requests: ``ALTER TABLE db.t [PARTITION (k='v', ...)] COMPACT 'minor'|'major'``.
+"""Manual compaction requests: ``ALTER TABLE db.t [PARTITION (k='v', ...)] COMPACT 'minor'|'major'|'rebalance'``.
+
+A rebalance may add ``CLUSTERED INTO n BUCKETS`` and ``ORDER BY c [ASC|DESC], ..`` (Hive 4); the
+form's ``buckets`` and ``order_by`` fields say the same. The ORDER BY columns are checked against
+the table by ``operators.validate_targets``.
 
 ::
 
@@ -24,13 +28,17 @@ _IDENT: Final = r"`?[A-Za-z_][A-Za-z0-9_]*`?"
 _STATEMENT: Final = re.compile(
     rf"^\s*ALTER\s+TABLE\s+(?P<table>{_IDENT}(?:\.{_IDENT})?)\s*"
     r"(?:PARTITION\s*\((?P<spec>[^)]*)\)\s*)?"
-    r"COMPACT\s+(?P<quote>['\"])(?P<type>[^'\"]*)(?P=quote)\s*;?\s*$",
+    r"COMPACT\s+(?P<quote>['\"])(?P<type>[^'\"]*)(?P=quote)(?P<clauses>.*?)\s*;?\s*$",
     re.IGNORECASE | re.DOTALL,
 )
 _SPEC_ITEM: Final = re.compile(
     r"^\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:'(?P<s>[^']*)'|\"(?P<d>[^\"]*)\"|(?P<n>-?\d+))\s*$"
 )
-_TYPES: Final = ("minor", "major")
+_TYPES: Final = ("minor", "major", "rebalance")
+_CLAUSE: Final = re.compile(
+    r"\s*(?:CLUSTERED\s+INTO\s+(?P<buckets>\S+)\s+BUCKETS|ORDER\s+BY\s+(?P<order>(?:(?!\s+CLUSTERED\s).)+))",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +48,8 @@ class CompactRequest:
     table: str
     partition_spec: tuple[tuple[str, str], ...]
     compaction_type: str
+    number_of_buckets: int = 0
+    order_by: str | None = None
 
     @property
     def partition(self) -> str | None:
@@ -48,14 +58,55 @@ class CompactRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (XCom)."""
-        return {"table": self.table, "partition": self.partition, "compaction_type": self.compaction_type}
+        data: dict[str, Any] = {
+            "table": self.table,
+            "partition": self.partition,
+            "compaction_type": self.compaction_type,
+        }
+        if self.number_of_buckets:
+            data["number_of_buckets"] = self.number_of_buckets
+        if self.order_by:
+            data["order_by"] = self.order_by
+        return data
 
 
 def _type(statement: str, text: str) -> str:
     kind = text.strip().lower()
     if kind not in _TYPES:
-        raise InvalidCompactStatementError(statement, f"compaction type {text!r} is not 'minor' or 'major'")
+        raise InvalidCompactStatementError(
+            statement, f"compaction type {text!r} is not 'minor', 'major' or 'rebalance'"
+        )
     return kind
+
+
+def _buckets(statement: str, value: object) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or not 1 <= int(text) <= 4096:
+        raise InvalidCompactStatementError(
+            statement, f"number of buckets {value!r} is not an integer from 1 to 4096"
+        )
+    return int(text)
+
+
+def _rebalance_clauses(statement: str, kind: str, text: str) -> tuple[int, str | None]:
+    number_of_buckets, order_by, position = 0, None, 0
+    text = text.strip()
+    while position < len(text):
+        clause = _CLAUSE.match(text, position)
+        if clause is None or clause.end() == position:
+            raise InvalidCompactStatementError(
+                statement, f"{text[position:].strip()!r} is not CLUSTERED INTO n BUCKETS or ORDER BY ..."
+            )
+        if clause.group("buckets") is not None:
+            number_of_buckets = _buckets(statement, clause.group("buckets"))
+        else:
+            order_by = "ORDER BY " + clause.group("order").strip()
+        position = clause.end()
+    if kind != "rebalance" and (number_of_buckets or order_by):
+        raise InvalidCompactStatementError(
+            statement, "CLUSTERED INTO n BUCKETS and ORDER BY go only with COMPACT 'rebalance'"
+        )
+    return number_of_buckets, order_by
 
 
 def _table(statement: str, text: str) -> str:
@@ -95,9 +146,9 @@ def parse_compact_statement(statement: str) -> CompactRequest:
     if match is None:
         raise InvalidCompactStatementError(statement, "it is not an ALTER TABLE ... COMPACT statement")
     spec = parse_partition_name(statement, match.group("spec")) if match.group("spec") is not None else ()
-    return CompactRequest(
-        _table(statement, match.group("table")), spec, _type(statement, match.group("type"))
-    )
+    kind = _type(statement, match.group("type"))
+    number_of_buckets, order_by = _rebalance_clauses(statement, kind, match.group("clauses") or "")
+    return CompactRequest(_table(statement, match.group("table")), spec, kind, number_of_buckets, order_by)
 
 
 def request_from_params(params: dict[str, Any]) -> CompactRequest:
@@ -119,4 +170,12 @@ def request_from_params(params: dict[str, Any]) -> CompactRequest:
     what = f"table={table!r} type={params.get('type')!r}"
     partition = (params.get("partition") or "").strip()
     spec = parse_partition_name(what, partition) if partition else ()
-    return CompactRequest(_table(what, table), spec, _type(what, str(params.get("type") or "")))
+    kind = _type(what, str(params.get("type") or ""))
+    buckets = params.get("buckets")
+    order_by = (params.get("order_by") or "").strip()
+    number_of_buckets = 0 if buckets in (None, "", 0) else _buckets(what, buckets)
+    if kind != "rebalance" and (number_of_buckets or order_by):
+        raise InvalidCompactStatementError(what, "buckets and order_by go only with type 'rebalance'")
+    if order_by and not re.match(r"(?i)\s*ORDER\s+BY\s", order_by):
+        order_by = "ORDER BY " + order_by
+    return CompactRequest(_table(what, table), spec, kind, number_of_buckets, order_by or None)

@@ -25,12 +25,14 @@ _SERVICES = {
     "bench_spark_read": "spark",
     "bench_spark_executor": "spark",
     "bench_spark_cluster": "spark",
+    "bench_rebalance": "spark",
     "bench_hms": "hive",
     "bench_s3_requests": "s3",
 }
 # Seconds a smoke run may take where the default (280) is too tight: the cluster bench starts a
-# standalone cluster and makes four submissions (~200 s while the rest of the suite runs beside it).
-_SLOW = {"bench_spark_cluster": 600}
+# standalone cluster and makes four submissions (~200 s while the rest of the suite runs beside it);
+# the rebalance bench starts two clusters (1 and 2 workers) and submits once to each (579 s at load 20).
+_SLOW = {"bench_spark_cluster": 600, "bench_rebalance": 900}
 _GOAL_LINE = re.compile(
     r"^GOAL \S+ .+: [\d.]+x target (<=|>=)[\d.]+x SMOKE \| python -m bench\.", re.MULTILINE
 )

@@ -76,8 +76,9 @@ def test_rest_trigger_with_bad_statement_fails_the_run_clearly(airflow_api_serve
     output = result.stdout + result.stderr
     assert (
         f"compaction request refused: Invalid compaction request {statement!r}: compaction type 'mega' is "
-        "not 'minor' or 'major'; expected ALTER TABLE db.t [PARTITION (k='v')] COMPACT 'minor'|'major', "
-        "or a known table with type minor or major; nothing was queued"
+        "not 'minor', 'major' or 'rebalance'; expected ALTER TABLE db.t [PARTITION (k='v')] COMPACT "
+        "'minor'|'major'|'rebalance' [CLUSTERED INTO n BUCKETS] [ORDER BY ..], or a known table with type "
+        "minor, major or rebalance; nothing was queued"
     ) in output
     assert _snapshot(Path(server.warehouse)) == before
     assert _queue(server.warehouse) == queue_before

@@ -766,3 +766,71 @@ def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_
         transport.close()
     # Cleaning on Hive 4 is the HMS's own Cleaner's (find_ready_to_clean has no Thrift call): not here.
     hms4.abort_txn(txns["open"].txn)
+
+
+def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hive_metastore_server_4, capsys):
+    """A rebalance goes to Hive 4 as its own REBALANCE type with numberOfBuckets and orderByClause;
+    find_next_compact2 hands them back to acidflow's worker, which refuses an explicitly bucketed
+    table with Hive's message and rebalances an unbucketed one into 2 bucket files with the rows of
+    before; show_compact from a plain Thrift client lists the type as Hive's 3 (REBALANCE)."""
+    from acid_core.compaction.worker import run_worker
+    from acid_core.metastore import CompactionState, CompactionType
+
+    server = hive_metastore_server_4
+    bucketed = _make_table(hms4, "rebalance4_bucketed")  # CLUSTERED BY (id) INTO 1 BUCKETS
+    refused_id = hms4.enqueue_compaction(bucketed.full_name, None, CompactionType.REBALANCE)
+    [refused] = run_worker(hms4, max_compactions=1)
+    assert (refused.status, refused.message) == (
+        "refused",
+        "Cannot execute rebalancing compaction on bucketed tables.",
+    )
+    assert hms4.get_compaction(refused_id).state is CompactionState.REFUSED
+
+    table = hms4.create_table(
+        TableDefinition(
+            f"{DB}.rebalance4_t",
+            COLUMNS,
+            properties={"transactional": "true", "transactional_properties": "default"},
+        )
+    )
+    _hive_write(hms4, hive, table, lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))])
+    _hive_write(hms4, hive, table, lambda w: [Insert(w, (3, "cid", 30))])
+    expected = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
+    compaction_id = hms4.enqueue_compaction(
+        table.full_name, None, CompactionType.REBALANCE, number_of_buckets=2, order_by="ORDER BY id DESC"
+    )
+    [outcome] = run_worker(hms4, max_compactions=1)
+    assert outcome.status == "compacted", outcome.message
+    [output] = outcome.outputs
+    location = Path(hms4.get_table(table.full_name).location.removeprefix("file://"))
+    assert sorted(p.name for p in (location / output).glob("bucket_*")) == ["bucket_00000", "bucket_00001"]
+    assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
+
+    client, transport = _thrift_client(server.port)
+    try:
+        [entry] = [e for e in client.show_compact(_show_request()).compacts if e.id == compaction_id]
+        assert (entry.state, entry.type) == ("ready for cleaning", 3)
+    finally:
+        transport.close()
+
+
+def _show_request():
+    from hive_metastore import ttypes
+
+    return ttypes.ShowCompactRequest()
+
+
+def test_rebalance_before_hive4_refused_in_one_line_nothing_queued(hms):
+    from acid_core.errors import UnsupportedCompactionError
+    from acid_core.metastore import CompactionType
+
+    assert not hms.has_worker_calls()  # 2.3.10 and 3.1.3 (Hive 4: test_hive4_rebalance_...)
+    table = _make_table(hms, "rebalance23_t")
+    before = hms.show_compactions(table.full_name)
+    with pytest.raises(UnsupportedCompactionError) as raised:
+        hms.enqueue_compaction(table.full_name, None, CompactionType.REBALANCE, number_of_buckets=2)
+    assert str(raised.value) == (
+        f"Cannot queue a 'rebalance' compaction of {table.full_name}; expected 'minor' or 'major' on this "
+        "Hive Metastore (rebalance compaction exists from Hive 4 on)"
+    )
+    assert hms.show_compactions(table.full_name) == before

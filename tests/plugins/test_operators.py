@@ -99,6 +99,10 @@ def test_collect_backlog_counts_match_disk_and_initiator_decides(demo):
             {"table": "default.employee", "partition": None, "compaction_type": "huge"},
             "compaction type 'huge'",
         ),
+        (
+            {"table": "default.employee", "partition": None, "compaction_type": "rebalance", "order_by": "x"},
+            "Invalid rebalance compaction ORDER BY column 'x'",
+        ),
     ],
 )
 def test_plan_compactions_invalid_target_queues_nothing(demo, target, problem):
@@ -152,6 +156,30 @@ def test_compaction_and_cleaner_operators_merge_deltas_and_keep_rows(tmp_path):
     assert [c["status"] for c in cleaned["cleaned"]] == ["cleaned"]
     assert _disk(warehouse, PARTITIONS[1]) == (0, 0, 1)
     assert _disk(warehouse, PARTITIONS[0]) == (13, 2, 0)
+    assert read_rows(warehouse, "default.web_events") == before
+
+
+def test_rebalance_from_the_form_spreads_a_partition_over_two_buckets(tmp_path):
+    warehouse = _fresh(tmp_path)
+    config = AcidflowConfig(warehouse=warehouse)
+    before = read_rows(warehouse, "default.web_events")
+    target = {
+        "table": "default.web_events",
+        "partition": PARTITIONS[2],
+        "compaction_type": "rebalance",
+        "number_of_buckets": 2,
+    }
+    plan = plan_compactions(config, [target], "embedded")
+    item = plan["embedded"][0]
+    result = AcidCompactionOperator(task_id="compact", config=config, **item).execute({})
+    assert result["outcomes"][0]["status"] == "compacted"
+    [base] = [
+        p for p in (Path(warehouse) / "web_events" / PARTITIONS[2]).iterdir() if p.name.startswith("base_")
+    ]
+    assert sorted(f.name for f in base.iterdir() if f.name.startswith("bucket_")) == [
+        "bucket_00000",
+        "bucket_00001",
+    ]
     assert read_rows(warehouse, "default.web_events") == before
 
 
