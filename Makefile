@@ -28,9 +28,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pyspark_hiveacid.jvm >/dev/null  # the hiveacid JVM reader's jar (javac; cached)
 	touch $(STAMP)
 
-# The real Hive Metastores of the tests (tests/fixtures/hms.py) come from Maven Central into Maven's
-# local repository (~/.m2): one pom per release; re-resolved only when a pom changes.
-HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/hive31/pom.xml tests/fixtures/hive4/pom.xml
+# The real Hive Metastores of the tests (tests/fixtures/hms.py), Hive's own code as oracles
+# (tests/fixtures/hive_oracles.py) and the JVM reader's S3A connector (tests/fixtures/s3a: hadoop-aws
+# and its AWS SDK bundle) come from Maven Central into Maven's local repository (~/.m2): one pom
+# each; re-resolved only when a pom changes.
+HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/hive31/pom.xml tests/fixtures/hive4/pom.xml tests/fixtures/s3a/pom.xml
 HIVE_STAMP := $(VENV)/.hive-jars
 
 $(HIVE_STAMP): $(HIVE_POMS)

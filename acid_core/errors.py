@@ -695,17 +695,39 @@ class EmbeddedMetastoreLocationError(AcidError, ValueError):
     """The embedded SQLite metastore asked for on a warehouse that is not on the local disk.
 
     SQLite needs a local file with POSIX locks; an object store or HDFS has neither, so the
-    metastore of an ``s3://`` or ``hdfs://`` warehouse must be named explicitly.
+    metastore of an ``s3://`` or ``hdfs://`` warehouse must be named explicitly. With a Hive
+    Metastore (``thrift://``) the same file was the default of acidflow's side store (``purpose``
+    ``"side store"``: reader-lease records, backlog history) and of the SQL lock manager's locks
+    (``"lock store"``): the message then names the settings that place those, not the metastore.
     """
 
-    def __init__(self, warehouse: str) -> None:
-        self.warehouse = warehouse
-        super().__init__(
-            f"No metastore for warehouse {warehouse!r}: the embedded SQLite metastore lives only in a local "
-            "warehouse directory; expected --metastore / ACIDFLOW_METASTORE set for a warehouse on S3 or "
-            "HDFS; hint: a PostgreSQL URL (postgresql+psycopg://host/db), thrift://host:9083, or "
-            "sqlite:////local/path/metastore.sqlite for one machine"
-        )
+    def __init__(self, warehouse: str, purpose: str = "metastore") -> None:
+        self.warehouse, self.purpose = warehouse, purpose
+        embedded = "the embedded SQLite file <warehouse>/.acidflow/metastore.sqlite lives only in a local warehouse directory"
+        if purpose == "lock store":
+            super().__init__(
+                f"No lock store for warehouse {warehouse!r} with a Hive Metastore: the SQL lock manager "
+                f"keeps its locks in acidflow's side store, and {embedded}; expected ACIDFLOW_ZOOKEEPER "
+                "(ZooKeeper locks, as Hive's) or ACIDFLOW_LEASE_STORE set for a warehouse on S3 or HDFS; "
+                "hint: ACIDFLOW_LEASE_STORE=postgresql://host/db shared by every host (locks, leases and "
+                "backlog history), sqlite:////local/path/acidflow.sqlite for one machine, or "
+                "ACIDFLOW_LOCK_MANAGER=none"
+            )
+        elif purpose == "side store":
+            super().__init__(
+                f"No side store for warehouse {warehouse!r} with a Hive Metastore (reader-lease records, "
+                f"backlog history): {embedded}; expected ACIDFLOW_LEASE_STORE set for a warehouse on S3 or "
+                "HDFS; hint: ACIDFLOW_LEASE_STORE=postgresql://host/db shared by every host, "
+                "sqlite:////local/path/acidflow.sqlite for one machine, or none to go without leases and "
+                "backlog history"
+            )
+        else:
+            super().__init__(
+                f"No metastore for warehouse {warehouse!r}: the embedded SQLite metastore lives only in a "
+                "local warehouse directory; expected --metastore / ACIDFLOW_METASTORE set for a warehouse "
+                "on S3 or HDFS; hint: a PostgreSQL URL (postgresql://host/db), thrift://host:9083, "
+                "or sqlite:////local/path/metastore.sqlite for one machine"
+            )
 
 
 class InvalidObjectNameError(AcidError, ValueError):

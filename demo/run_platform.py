@@ -2,7 +2,7 @@
 
 ::
 
-    python -m demo.run_platform run [--warehouse DIR]
+    python -m demo.run_platform run [--warehouse DIR | s3://bucket/prefix]
         1. build the demo warehouse (acid_core.sql): default.employee (the seed story: INSERT,
            UPDATE, MERGE) and default.web_events (3 partitions, dozens of deltas, deletes, an update)
         2. print the directory trees and the backlog (the initiator's decisions), and the rows
@@ -15,7 +15,9 @@
         the same demo warehouse, then ``airflow standalone`` with the DAGs and the plugin
 
 This module never imports airflow: it runs the ``airflow`` command next to this interpreter.
-Embedded defaults: SQLite metastore in the warehouse, SQL locks, Spark ``local[2]``.
+Embedded defaults: SQLite metastore in the warehouse, SQL locks, Spark ``local[2]``. With an S3 (or
+HDFS) warehouse (``run`` only), the metastore is ``$ACIDFLOW_METASTORE`` or a SQLite file on the local
+disk, ``./.acidflow-demo/metastore.sqlite``, and the store is reached with the AWS variables.
 Errors: a failing step prints its command and output tail and exits 1.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -32,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from acid_core.fs import file_io_for, is_local_location, resolve_warehouse
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -93,9 +98,14 @@ def build_demo_warehouse(
                 session.execute("DELETE FROM web_events WHERE amount < 10")
         session.execute("UPDATE web_events SET amount = amount + 1 WHERE event = 'buy'")
         # Written last: only a finished demo warehouse may be wiped by the next ``make run``.
-        marker = Path(warehouse) / DEMO_MARKER
-        marker.parent.mkdir(parents=True, exist_ok=True)  # absent when the metastore is not embedded
-        marker.write_text("built by acidflow's make run / make up; safe to delete\n")
+        text = "built by acidflow's make run / make up; safe to delete\n"
+        if is_local_location(warehouse):
+            marker = Path(warehouse) / DEMO_MARKER
+            marker.parent.mkdir(parents=True, exist_ok=True)  # absent when the metastore is not embedded
+            marker.write_text(text)
+        else:
+            file_io, path = file_io_for(warehouse)
+            file_io.write_bytes_atomic(posixpath.join(path, DEMO_MARKER), text.encode())
     return list(DEMO_TABLES)
 
 
@@ -107,6 +117,8 @@ def refuse_to_reset(warehouse: str) -> str | None:
     (``.acidflow/demo-warehouse``): ``make run WAREHOUSE=$HOME`` or ``WAREHOUSE=/`` must delete
     nothing.
     """
+    if not is_local_location(warehouse):
+        return _refuse_to_reset_remote(warehouse)
     path = Path(warehouse)
     if not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return None
@@ -122,6 +134,43 @@ def refuse_to_reset(warehouse: str) -> str | None:
     )
 
 
+def _refuse_to_reset_remote(warehouse: str) -> str | None:
+    # On S3 a "directory" is a key prefix: absent or empty, or marked as a demo warehouse.
+    file_io, path = file_io_for(warehouse)
+    if file_io.info(path) is None or not file_io.list_dir(path):
+        return None
+    if file_io.info(posixpath.join(path, DEMO_MARKER)) is not None:
+        return None
+    return (
+        f"Refusing to rebuild the demo warehouse in {warehouse!r}: it exists and is not a demo warehouse "
+        f"built by acidflow (no {DEMO_MARKER}); expected a new, empty or demo prefix; "
+        "hint: make run WAREHOUSE=s3://<bucket>/<new prefix>"
+    )
+
+
+def _reset(warehouse: str) -> None:
+    if is_local_location(warehouse):
+        shutil.rmtree(warehouse, ignore_errors=True)
+        return
+    file_io, path = file_io_for(warehouse)
+    file_io.delete_dir(path)  # per object; never a bucket root (UnsafeFileOperationError)
+
+
+def demo_metastore_url(warehouse: str) -> str | None:
+    """The demo's metastore URL: None (the embedded SQLite file) for a local warehouse.
+
+    For S3 or HDFS: ``$ACIDFLOW_METASTORE``, else a SQLite file on the local disk,
+    ``./.acidflow-demo/metastore.sqlite`` (SQLite cannot live on an object store; a demo needs no
+    database server).
+    """
+    if is_local_location(warehouse):
+        return None
+    return os.environ.get("ACIDFLOW_METASTORE") or f"sqlite:///{_LOCAL_METASTORE.resolve()}"
+
+
+_LOCAL_METASTORE = Path(".acidflow-demo") / "metastore.sqlite"
+
+
 def read_rows(warehouse: str, table: str, metastore_url: str | None = None) -> list[tuple[object, ...]]:
     """Every row of ``table`` at the current snapshot, sorted (for before/after comparisons)."""
     from acid_core.sql.engine import SqlSession
@@ -135,6 +184,15 @@ def read_rows(warehouse: str, table: str, metastore_url: str | None = None) -> l
 
 def print_tree(root: str) -> None:
     """The warehouse's directories and files (the metastore directory left out)."""
+    if not is_local_location(root):
+        file_io, top = file_io_for(root)
+        for info in sorted(file_io.list_tree(top), key=lambda i: i.path):
+            parts = info.path[len(top) + 1 :].split("/")
+            if parts[0] == ".acidflow":
+                continue
+            size = "" if info.is_dir else f"  ({info.size} B)"
+            print(f"  {'    ' * (len(parts) - 1)}{parts[-1]}{'/' if info.is_dir else ''}{size}")
+        return
     base = Path(root)
     for path in sorted(base.rglob("*")):
         relative = path.relative_to(base)
@@ -187,7 +245,9 @@ def airflow_env(
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{_ADMIN[0]}:admin",
             "AIRFLOW__LOGGING__LOGGING_LEVEL": env.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING"),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-            "ACIDFLOW_WAREHOUSE": str(Path(warehouse).resolve()),
+            "ACIDFLOW_WAREHOUSE": str(Path(warehouse).resolve())
+            if is_local_location(warehouse)
+            else warehouse,
             "ACIDFLOW_LOCK_MANAGER": env.get("ACIDFLOW_LOCK_MANAGER", "sql"),
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
@@ -258,27 +318,41 @@ def _dag_test(env: Mapping[str, str], dag_id: str, conf: Mapping[str, object] | 
     return output
 
 
-def _rows(warehouse: str) -> dict[str, list[tuple[object, ...]]]:
-    return {table: read_rows(warehouse, table) for table in DEMO_TABLES}
+def _rows(warehouse: str, metastore_url: str | None = None) -> dict[str, list[tuple[object, ...]]]:
+    return {table: read_rows(warehouse, table, metastore_url) for table in DEMO_TABLES}
 
 
 def run(warehouse: str) -> int:
     """``make run``: see the module docstring."""
-    warehouse = str(Path(warehouse).resolve())
+    from acid_core.errors import AcidError
+
+    try:
+        warehouse = resolve_warehouse(warehouse, source="--warehouse")
+    except AcidError as error:
+        print(f"acidflow: error: {error}", file=sys.stderr)
+        return 2
+    if is_local_location(warehouse):
+        warehouse = str(Path(warehouse).resolve())
     refusal = refuse_to_reset(warehouse)
     if refusal is not None:
         print(f"acidflow: error: {refusal}", file=sys.stderr)
         return 2
-    shutil.rmtree(warehouse, ignore_errors=True)
+    _reset(warehouse)
+    metastore_url = demo_metastore_url(warehouse)
+    if metastore_url is not None and not os.environ.get("ACIDFLOW_METASTORE"):
+        _LOCAL_METASTORE.unlink(missing_ok=True)  # the previous demo's, like the warehouse
+        _LOCAL_METASTORE.parent.mkdir(exist_ok=True)
     print(f"== building the demo warehouse in {warehouse}")
-    build_demo_warehouse(warehouse)
-    before = _rows(warehouse)
+    if metastore_url is not None:
+        print(f"   metastore: {metastore_url} (the warehouse is not on the local disk)")
+    build_demo_warehouse(warehouse, metastore_url)
+    before = _rows(warehouse, metastore_url)
     print("\n== before: directory tree")
     print_tree(warehouse)
     print("\n== before: backlog (Hive's initiator rules)")
-    print_backlog(warehouse)
+    print_backlog(warehouse, metastore_url)
     with tempfile.TemporaryDirectory(prefix="acidflow-airflow-") as home:
-        env = airflow_env(home, warehouse)
+        env = airflow_env(home, warehouse, metastore_url)
         env["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO"  # the sensor's decisions, the operators' outcomes
         prepare_airflow(env)
         _dag_test(env, "acidflow_sensor")
@@ -289,11 +363,11 @@ def run(warehouse: str) -> int:
             {"statement": "ALTER TABLE default.employee COMPACT 'major'", "executor": "spark"},
         )
         _dag_test(env, "acidflow_cleaner")
-    after = _rows(warehouse)
+    after = _rows(warehouse, metastore_url)
     print("\n== after: directory tree")
     print_tree(warehouse)
     print("\n== after: backlog and compaction history")
-    print_backlog(warehouse)
+    print_backlog(warehouse, metastore_url)
     for table in DEMO_TABLES:
         same = before[table] == after[table]
         print(
@@ -306,6 +380,13 @@ def run(warehouse: str) -> int:
 
 def up(warehouse: str, port: int) -> int:
     """``make up``: the demo warehouse and ``airflow standalone`` on localhost:``port``."""
+    if not is_local_location(warehouse):
+        print(
+            f"acidflow: error: make up needs a local warehouse directory, not {warehouse!r}; "
+            "hint: make run WAREHOUSE=s3://... runs the DAGs on S3",
+            file=sys.stderr,
+        )
+        return 2
     warehouse = str(Path(warehouse).resolve())
     if not (Path(warehouse) / ".acidflow").exists():
         refusal = refuse_to_reset(warehouse)

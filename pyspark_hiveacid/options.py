@@ -51,6 +51,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from acid_core.errors import AcidError, InvalidDataSourceOptionError
+from acid_core.fs import resolve_warehouse
 from acid_core.writeids import parse_valid_txn_list, parse_valid_write_id_list
 
 if TYPE_CHECKING:
@@ -163,6 +164,8 @@ def parse_source_options(
         The parsed options.
 
     Raises:
+        InvalidWarehouseError: the warehouse (option or ``$ACIDFLOW_WAREHOUSE``) is empty, has an unknown
+            scheme, ... (``acid_core.fs.resolve_warehouse``).
         InvalidDataSourceOptionError: an unknown option, a missing table, a bad snapshot or number.
 
     >>> parse_source_options({"path": "db.t", "warehouse": "/wh"}, {}).snapshot
@@ -180,7 +183,11 @@ def parse_source_options(
         raise InvalidDataSourceOptionError(
             "table", table, "a table name: load('db.table') or option('table', ..)"
         )
-    warehouse = os.path.abspath(given.get("warehouse") or env.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE)
+    # A URI stays one (abspath made s3://b/wh the local directory ./s3:/b/wh); a path becomes absolute.
+    source = "option warehouse" if given.get("warehouse") else f"${WAREHOUSE_ENV}"
+    warehouse = resolve_warehouse(
+        given.get("warehouse") or env.get(WAREHOUSE_ENV) or _DEFAULT_WAREHOUSE, source=source
+    )
     metastore = given.get("metastore") or env.get(METASTORE_ENV) or None
     snapshot: str | None = (given.get("snapshot") or SNAPSHOT_LATEST).strip()
     write_ids: ValidWriteIdList | None = None

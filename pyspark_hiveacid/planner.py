@@ -19,7 +19,9 @@
 ``options`` are the data source options as Spark passes them (``parse_source_options``). A plan is
 ``source.load_read_plan``, the Python reader's own planning: one snapshot, partitions pruned by
 option ``partitions`` and by ``filters`` (always, whatever option ``pushdown`` says), one entry per
-bucket with exactly the files ``plan_scan(...).for_bucket(bucket)`` lists. Partition ``values`` are
+bucket with exactly the files ``plan_scan(...).for_bucket(bucket)`` lists; each ``path`` is a URI the
+JVM's Hadoop filesystems open (``jvm_path``: a local path as is, ``hdfs://nn/...``, and ``s3a://``
+for a table on ``s3://``, since hadoop-aws serves only the ``s3a`` scheme). Partition ``values`` are
 Spark's internal form: strings, numbers, booleans, dates as days since 1970-01-01, timestamps as
 microseconds since the epoch (the naive value read as UTC), decimals as strings, binary as base64.
 ``filters`` are Spark ``Filter``s as JSON (``{"op":"EqualTo","column":"p","value":..}``, ``In``
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from acid_core.metastore.port import Metastore, Table
     from pyspark_hiveacid.options import SourceOptions
 
-__all__ = ["PlannerServer", "filter_from_json", "main", "row_type_of", "spark_value"]
+__all__ = ["PlannerServer", "filter_from_json", "jvm_path", "main", "row_type_of", "spark_value"]
 
 _LOG = logging.getLogger(__name__)
 DEBUG_ENV = "ACIDFLOW_DEBUG"
@@ -82,6 +84,34 @@ _COMPARISON_OPS = (
 _PLAIN_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 Json = Any  # one decoded JSON value
+
+
+_JVM_SCHEMES = {"s3": "s3a", "s3a": "s3a", "s3n": "s3a", "gcs": "gs"}
+"""URI schemes as the JVM's Hadoop filesystems name them (hadoop-aws: ``s3a`` only)."""
+
+
+def jvm_path(location: str, path: str) -> str:
+    """The URI of ``path`` (a file below ``location``, in pyarrow's syntax) for the JVM's Hadoop filesystems.
+
+    pyarrow spells an object ``bucket/key`` and an HDFS file ``/path``; Hadoop needs the scheme and
+    authority back. ``s3://`` (Hive on EMR, acidflow's own URIs) becomes ``s3a://``: hadoop-aws
+    registers only ``s3a``, and it reads the same objects.
+
+    >>> jvm_path("/wh/t", "/wh/t/delta_0000001_0000001/bucket_00000")
+    '/wh/t/delta_0000001_0000001/bucket_00000'
+    >>> jvm_path("s3://b/wh/t", "b/wh/t/base_0000001/bucket_00000")
+    's3a://b/wh/t/base_0000001/bucket_00000'
+    >>> jvm_path("hdfs://nn:8020/wh/t", "/wh/t/base_0000001/bucket_00000")
+    'hdfs://nn:8020/wh/t/base_0000001/bucket_00000'
+    """
+    if "://" not in location or location.startswith("file://"):
+        return path
+    scheme, _, rest = location.partition("://")
+    scheme = scheme.lower()
+    if scheme in ("s3", "s3a", "s3n", "gs", "gcs"):  # pyarrow: bucket/key
+        return f"{_JVM_SCHEMES.get(scheme, scheme)}://{path.lstrip('/')}"
+    authority = rest.partition("/")[0]
+    return f"{scheme}://{authority}/{path.lstrip('/')}"
 
 
 def _one_line(error: BaseException) -> str:
@@ -401,10 +431,13 @@ class PlannerServer:
                     ],
                     "bucket": bucket.bucket_id,
                     "files": [
-                        {"path": f.path, "kind": f.kind.value, "length": f.length}
+                        {"path": jvm_path(bucket.location, f.path), "kind": f.kind.value, "length": f.length}
                         for f in bucket.plan.data_files
                     ],
-                    "deletes": [{"path": f.path, "length": f.length} for f in bucket.plan.delete_files],
+                    "deletes": [
+                        {"path": jvm_path(bucket.location, f.path), "length": f.length}
+                        for f in bucket.plan.delete_files
+                    ],
                 }
                 for bucket in read_plan.buckets
             ],

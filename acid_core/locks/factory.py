@@ -30,6 +30,7 @@ LOCK_MANAGER_ENV = "ACIDFLOW_LOCK_MANAGER"
 ZOOKEEPER_ENV = "ACIDFLOW_ZOOKEEPER"
 # The metastore's settings (as in acid_core.cli.options), for the sql lock manager.
 METASTORE_ENV = "ACIDFLOW_METASTORE"
+LEASE_STORE_ENV = "ACIDFLOW_LEASE_STORE"  # with a thrift:// metastore: where the SQL locks live
 WAREHOUSE_ENV = "ACIDFLOW_WAREHOUSE"
 DEFAULT_WAREHOUSE = "./warehouse"
 
@@ -45,7 +46,9 @@ def open_lock_manager(
 
     ``zookeeper`` needs ``ACIDFLOW_ZOOKEEPER=host:port[,host:port...][/chroot]``. ``sql`` uses the
     metastore database: ``ACIDFLOW_METASTORE`` (a SQLAlchemy URL), else the embedded SQLite file of
-    ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``). Unset means ``zookeeper`` when
+    ``ACIDFLOW_WAREHOUSE`` (default ``./warehouse``); with a Hive Metastore (``thrift://``), acidflow's
+    side store ``ACIDFLOW_LEASE_STORE`` (a SQLAlchemy URL), else that embedded file (refused for a
+    warehouse on S3 or HDFS, naming those settings). Unset means ``zookeeper`` when
     ``ACIDFLOW_ZOOKEEPER`` is set, otherwise ``sql`` (the embedded default). A caller that already
     knows its metastore passes ``metastore_url`` (and ``warehouse``), which win over the environment,
     so that its locks live in the same database as its transactions.
@@ -53,6 +56,8 @@ def open_lock_manager(
     Raises:
         InvalidLockConfigError: an unknown manager, a missing or malformed ZooKeeper address.
         LockServiceUnavailableError: ZooKeeper or the metastore database cannot be reached.
+        EmbeddedMetastoreLocationError: ``sql`` on an S3 or HDFS warehouse with no database to hold
+            the locks (no SQL metastore URL; with ``thrift://``, no ``ACIDFLOW_LEASE_STORE``).
     """
     env = os.environ if environ is None else environ
     hosts = env.get(ZOOKEEPER_ENV, "").strip()
@@ -85,8 +90,13 @@ def open_lock_manager(
         from acid_core.metastore import default_metastore_url
 
         url = metastore_url or env.get(METASTORE_ENV, "").strip()
+        purpose = "metastore"
         if url.lower().startswith("thrift://"):
-            url = ""  # a Hive Metastore has no SQL of ours: the warehouse's embedded file holds the locks
+            # A Hive Metastore has no SQL of ours: the locks live in acidflow's side store
+            # (ACIDFLOW_LEASE_STORE), by default the warehouse's embedded file.
+            side_store = env.get(LEASE_STORE_ENV, "").strip()
+            url = "" if side_store.lower() == "none" else side_store
+            purpose = "lock store"
         if not url:
             # An empty ACIDFLOW_WAREHOUSE is refused (resolve_warehouse), not read as the default.
             from acid_core.fs import resolve_warehouse
@@ -95,7 +105,7 @@ def open_lock_manager(
                 warehouse = resolve_warehouse(
                     env.get(WAREHOUSE_ENV, DEFAULT_WAREHOUSE), source=f"${WAREHOUSE_ENV}"
                 )
-            url = default_metastore_url(warehouse, create=True)  # refuses a warehouse on S3/HDFS
+            url = default_metastore_url(warehouse, create=True, purpose=purpose)  # refuses S3/HDFS
         sql_manager: LockManager = SqlLockManager(url, fair=fair)
         return sql_manager
     raise InvalidLockConfigError(LOCK_MANAGER_ENV, name, "zookeeper, sql or none")

@@ -49,12 +49,14 @@ HMS_SASL_SERVICE_ENV: Final = "ACIDFLOW_HMS_SASL_SERVICE"
 LEASE_STORE_ENV: Final = "ACIDFLOW_LEASE_STORE"
 
 
-def default_metastore_url(warehouse: str, *, create: bool = False) -> str:
+def default_metastore_url(warehouse: str, *, create: bool = False, purpose: str = "metastore") -> str:
     """``sqlite:///<warehouse>/.acidflow/metastore.sqlite`` (absolute), for a local warehouse only.
 
     Args:
         warehouse: the warehouse directory or URI.
         create: also create ``<warehouse>/.acidflow`` (the warehouse's first use).
+        purpose: what the file would hold (``metastore``, ``side store``, ``lock store``): the
+            refusal names the setting that places it.
 
     Raises:
         InvalidWarehouseError: see ``fs.resolve_warehouse``.
@@ -62,7 +64,7 @@ def default_metastore_url(warehouse: str, *, create: bool = False) -> str:
     """
     location = resolve_warehouse(warehouse, source="warehouse")
     if not is_local_location(location):
-        raise EmbeddedMetastoreLocationError(location)
+        raise EmbeddedMetastoreLocationError(location, purpose)
     directory = Path(location).resolve() / METASTORE_DIR_NAME
     if create:
         directory.mkdir(parents=True, exist_ok=True)
@@ -92,11 +94,11 @@ def open_metastore(
     return _open_sql(url, warehouse)
 
 
-def _open_sql(url: str | None, warehouse: str) -> SqlMetastore:
+def _open_sql(url: str | None, warehouse: str, purpose: str = "metastore") -> SqlMetastore:
     from acid_core.metastore.sql import SqlMetastore
 
     root = _warehouse_root(warehouse)
-    return SqlMetastore(url or default_metastore_url(root, create=True), warehouse=root)
+    return SqlMetastore(url or default_metastore_url(root, create=True, purpose=purpose), warehouse=root)
 
 
 def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
@@ -146,4 +148,6 @@ def _side_store(setting: str | None, warehouse: str) -> Callable[[], SqlMetastor
             LEASE_STORE_ENV, text, "a SQLAlchemy URL of acidflow's own store, 'none', or unset"
         )
 
-    return lambda: _open_sql(text or None, warehouse)
+    # Opened on first use; on an S3/HDFS warehouse without a URL that use is refused in one line
+    # naming ACIDFLOW_LEASE_STORE (not ACIDFLOW_METASTORE, which is the thrift:// URL here).
+    return lambda: _open_sql(text or None, warehouse, purpose="side store")

@@ -131,3 +131,62 @@ def test_open_metastore_explicit_sqlite_keeps_s3_warehouse_uri(tmp_path, monkeyp
     with open_metastore(f"sqlite:///{tmp_path / 'm.sqlite'}", "s3://bucket/wh/") as store:
         assert store.get_database("default").location == "s3://bucket/wh"
     assert sorted(os.listdir(tmp_path)) == ["m.sqlite"]
+
+
+_THRIFT = "thrift://127.0.0.1:1"  # never connected: the refusals come before any call
+
+
+def test_lock_store_thrift_metastore_s3_warehouse_names_lease_store(tmp_path, monkeypatch):
+    """With a Hive Metastore, the SQL locks' default file cannot live on S3: the message says where
+    they can go (ZooKeeper, ACIDFLOW_LEASE_STORE), not 'set ACIDFLOW_METASTORE' (it is set)."""
+    from acid_core.locks import open_lock_manager
+
+    monkeypatch.chdir(tmp_path)
+    environ = {"ACIDFLOW_METASTORE": _THRIFT, "ACIDFLOW_WAREHOUSE": "s3://bucket/wh"}
+    with pytest.raises(EmbeddedMetastoreLocationError) as raised:
+        open_lock_manager(environ)
+    assert str(raised.value) == (
+        "No lock store for warehouse 's3://bucket/wh' with a Hive Metastore: the SQL lock manager keeps "
+        "its locks in acidflow's side store, and the embedded SQLite file "
+        "<warehouse>/.acidflow/metastore.sqlite lives only in a local warehouse directory; expected "
+        "ACIDFLOW_ZOOKEEPER (ZooKeeper locks, as Hive's) or ACIDFLOW_LEASE_STORE set for a warehouse on "
+        "S3 or HDFS; hint: ACIDFLOW_LEASE_STORE=postgresql://host/db shared by every host (locks, leases "
+        "and backlog history), sqlite:////local/path/acidflow.sqlite for one machine, or "
+        "ACIDFLOW_LOCK_MANAGER=none"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+def test_lock_store_thrift_metastore_lease_store_url_holds_the_locks(tmp_path):
+    from acid_core.locks import open_lock_manager
+    from acid_core.locks.sql import SqlLockManager
+
+    side = tmp_path / "side.sqlite"
+    environ = {
+        "ACIDFLOW_METASTORE": _THRIFT,
+        "ACIDFLOW_WAREHOUSE": "s3://bucket/wh",
+        "ACIDFLOW_LEASE_STORE": f"sqlite:///{side}",
+    }
+    manager = open_lock_manager(environ)
+    try:
+        assert isinstance(manager, SqlLockManager)
+        assert side.is_file()
+    finally:
+        manager.close()
+
+
+def test_side_store_thrift_metastore_s3_warehouse_names_lease_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ACIDFLOW_LEASE_STORE", raising=False)
+    store = open_metastore(_THRIFT, "s3://bucket/wh")
+    with pytest.raises(EmbeddedMetastoreLocationError) as raised:
+        store.list_backlog_samples(0.0)
+    assert str(raised.value) == (
+        "No side store for warehouse 's3://bucket/wh' with a Hive Metastore (reader-lease records, backlog "
+        "history): the embedded SQLite file <warehouse>/.acidflow/metastore.sqlite lives only in a local "
+        "warehouse directory; expected ACIDFLOW_LEASE_STORE set for a warehouse on S3 or HDFS; hint: "
+        "ACIDFLOW_LEASE_STORE=postgresql://host/db shared by every host, "
+        "sqlite:////local/path/acidflow.sqlite for one machine, or none to go without leases and backlog "
+        "history"
+    )
+    assert os.listdir(tmp_path) == []

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from acid_core.errors import InvalidDataSourceOptionError
+from acid_core.errors import InvalidDataSourceOptionError, InvalidWarehouseError
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
 from pyspark_hiveacid.options import DEFAULT_LEASE_TTL_SECONDS, Engine, parse_source_options
 
@@ -110,3 +110,23 @@ def test_parse_options_bad_value_raises_naming_it(options, message):
         parse_source_options(options, {})
     assert str(error.value).startswith(message)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("s3://bucket/wh/", "s3://bucket/wh"),
+        ("hdfs://nn:8020/wh", "hdfs://nn:8020/wh"),
+        ("file:///wh", "/wh"),
+    ],
+    ids=["s3", "hdfs", "file"],
+)
+def test_parse_options_warehouse_uri_stays_a_uri(given, expected):
+    """abspath made option('warehouse', 's3://b/wh') the local directory ./s3:/b/wh (issue 22)."""
+    assert parse_source_options({"table": "t", "warehouse": given}, {}).warehouse == expected
+    assert parse_source_options({"table": "t"}, {"ACIDFLOW_WAREHOUSE": given}).warehouse == expected
+
+
+def test_parse_options_warehouse_unknown_scheme_raises():
+    with pytest.raises(InvalidWarehouseError, match=r"^Invalid warehouse 'bogus://x/y' \(option warehouse\)"):
+        parse_source_options({"table": "t", "warehouse": "bogus://x/y"}, {})

@@ -38,7 +38,7 @@ from acid_core.metastore import Column, TableDefinition
 from acid_core.metastore.port import Table, TableType
 from acid_core.orc.reader import plan_scan
 from acid_core.writeids import parse_valid_write_id_list
-from pyspark_hiveacid.planner import PlannerServer, filter_from_json, row_type_of, spark_value
+from pyspark_hiveacid.planner import PlannerServer, filter_from_json, jvm_path, row_type_of, spark_value
 from pyspark_hiveacid.source import _evaluate, _partition_values
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -578,3 +578,44 @@ def test_plan_lists_what_the_python_reader_plans(typed):
         )
         for p in python
     ]
+
+
+@pytest.mark.parametrize(
+    ("location", "path", "expected"),
+    [
+        ("/wh/t", "/wh/t/delta_0000001_0000001/bucket_00000", "/wh/t/delta_0000001_0000001/bucket_00000"),
+        ("file:///wh/t", "/wh/t/base_0000001/bucket_00000", "/wh/t/base_0000001/bucket_00000"),
+        (
+            "s3://b/wh/t/p=1",
+            "b/wh/t/p=1/base_0000001/bucket_00000",
+            "s3a://b/wh/t/p=1/base_0000001/bucket_00000",
+        ),
+        ("s3a://b/wh/t", "b/wh/t/base_0000001/bucket_00000", "s3a://b/wh/t/base_0000001/bucket_00000"),
+        ("S3N://b/wh/t", "b/wh/t/base_0000001/bucket_00000", "s3a://b/wh/t/base_0000001/bucket_00000"),
+        ("gs://b/wh/t", "b/wh/t/base_0000001/bucket_00000", "gs://b/wh/t/base_0000001/bucket_00000"),
+        (
+            "hdfs://nn:8020/wh/t",
+            "/wh/t/base_0000001/bucket_00000",
+            "hdfs://nn:8020/wh/t/base_0000001/bucket_00000",
+        ),
+    ],
+    ids=["local", "file", "s3", "s3a", "s3n", "gs", "hdfs"],
+)
+def test_jvm_path_gives_the_jvm_a_uri_of_the_tables_store(location, path, expected):
+    assert jvm_path(location, path) == expected
+
+
+def test_s3a_settings_from_the_aws_variables():
+    from pyspark_hiveacid.session import s3a_settings
+
+    assert s3a_settings({}) == {}
+    assert s3a_settings({"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-west-1"}) == {
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1",
+    }
+    assert s3a_settings({"AWS_ENDPOINT_URL_S3": "https://s3.local", "AWS_ENDPOINT_URL": "http://other"}) == {
+        "spark.hadoop.fs.s3a.endpoint": "https://s3.local",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+    }

@@ -19,6 +19,10 @@
          (nothing deleted outside the table), the table converged to one base (nothing newer
          was written), no staging directory left
 
+The warehouse may be a URI (``s3://bucket/wh``, with a ``metastore_url`` and a local ``run_dir``):
+sentinels, the final listing and the table go through acidflow's own filesystem (``file_io_for``),
+the journal, event log and actor logs stay on the local disk.
+
 ``python -m tests.reliability.soak --seed 7 --ops 400 [--metastore URL]`` runs one and prints the
 report as JSON; the pytest entry points are in ``test_soak.py``.
 """
@@ -31,6 +35,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import random
 import signal
 import subprocess
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from acid_core.cli import main as acidflow
 from acid_core.compaction.worker import recover_abandoned_compactions
+from acid_core.fs import file_io_for, is_local_location
 from acid_core.metastore import CompactionState, TxnState, open_metastore
 from acid_core.paths import try_parse_acid_dir
 from tests.reliability.model import read_records, replay
@@ -60,8 +66,10 @@ class SoakConfig:
 
     Attributes:
         seed: everything random derives from it (printed on failure).
-        warehouse: an empty directory.
+        warehouse: an empty directory, or a URI (``s3://bucket/wh``).
         metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL).
+        run_dir: a local directory for the journal, events and logs (default ``<warehouse>/_soak``:
+            a local warehouse only).
         ops: writer operations (each streaming transaction counts as one).
         kill_interval: seconds between kills, drawn uniformly from this range.
         leases: whether the writer takes and releases leases.
@@ -76,6 +84,7 @@ class SoakConfig:
     kill_interval: tuple[float, float] = (1.0, 3.0)
     chaos_seconds: float = 60.0
     leases: bool = True
+    run_dir: str | None = None
 
 
 @dataclass
@@ -179,27 +188,33 @@ class _Actor:
 
 
 def _sentinels(config: SoakConfig, table_location: str) -> dict[str, str]:
-    """Files acidflow must never touch; returns path -> content digest."""
-    parent = os.path.dirname(table_location.rstrip("/"))
+    """Files acidflow must never touch (written through the warehouse's store); path -> digest."""
+    parent = posixpath.dirname(table_location.rstrip("/"))
     paths = [
-        os.path.join(config.warehouse, "soak_sentinel.txt"),
-        os.path.join(
+        posixpath.join(config.warehouse, "soak_sentinel.txt"),
+        posixpath.join(
             parent,
-            os.path.basename(table_location.rstrip("/")) + "_sibling",
+            posixpath.basename(table_location.rstrip("/")) + "_sibling",
             "delta_0000001_0000001_0000",
             "bucket_00000",
         ),
-        os.path.join(parent, "outside", "base_0000001", "bucket_00000"),
-        os.path.join(table_location, "_soak_sentinel", "keep.txt"),
+        posixpath.join(parent, "outside", "base_0000001", "bucket_00000"),
+        posixpath.join(table_location, "_soak_sentinel", "keep.txt"),
     ]
     digests = {}
     for index, path in enumerate(paths):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        file_io, store_path = file_io_for(path)
         data = f"sentinel {index} of seed {config.seed}\n".encode()
-        with open(path, "wb") as handle:
-            handle.write(data)
+        file_io.write_bytes_atomic(store_path, data)
         digests[path] = hashlib.sha256(data).hexdigest()
     return digests
+
+
+def _sentinel_digest(path: str) -> str | None:
+    file_io, store_path = file_io_for(path)
+    if file_io.info(store_path) is None:
+        return None
+    return hashlib.sha256(file_io.read_bytes(store_path)).hexdigest()
 
 
 def _cli(config: SoakConfig, *argv: str) -> tuple[int, str]:
@@ -242,8 +257,9 @@ def run_soak(config: SoakConfig) -> SoakReport:
     """Run one soak (see the module docstring); never raises for a broken invariant: see ``failures``."""
     started = time.monotonic()
     rng = random.Random(config.seed)
-    report = SoakReport(config.seed, "postgresql" if config.metastore_url else "sqlite")
-    run_dir = os.path.join(config.warehouse, "_soak")
+    backend = "postgresql" if str(config.metastore_url).startswith("postgresql") else "sqlite"
+    report = SoakReport(config.seed, backend if is_local_location(config.warehouse) else f"{backend}+s3")
+    run_dir = config.run_dir or os.path.join(config.warehouse, "_soak")
     os.makedirs(run_dir, exist_ok=True)
     create_soak_table(config.warehouse, config.metastore_url)
     with open_metastore(config.metastore_url, config.warehouse) as metastore:
@@ -261,12 +277,11 @@ def run_soak(config: SoakConfig) -> SoakReport:
     if not report.failures:
         _recover_and_converge(config, report, location, run_dir)
     for path, digest in digests.items():
-        if not os.path.exists(path):
+        found = _sentinel_digest(path)
+        if found is None:
             report.failures.append(f"sentinel {path} outside what acidflow owns was deleted")
-            continue
-        with open(path, "rb") as handle:
-            if hashlib.sha256(handle.read()).hexdigest() != digest:
-                report.failures.append(f"sentinel {path} was changed")
+        elif found != digest:
+            report.failures.append(f"sentinel {path} was changed")
     state = replay(read_records(os.path.join(run_dir, "journal.jsonl")))
     report.operations = state.next_op
     report.writes_committed, report.writes_aborted = state.committed, state.aborted
@@ -381,7 +396,8 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     working = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.WORKING]
     if working:
         report.failures.append(f"compactions {working} still 'working' with no worker alive")
-    names = sorted(os.listdir(location))
+    file_io, path = file_io_for(location)
+    names = sorted(entry.name for entry in file_io.list_dir(path))
     visible = [n for n in names if not n.startswith(("_", "."))]
     acid = [n for n in visible if try_parse_acid_dir(n) is not None]
     bases = [n for n in acid if n.startswith("base_")]

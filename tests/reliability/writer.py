@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from acid_core.cli import main as acidflow
 from acid_core.errors import AcidError, NoSuchTxnError
-from acid_core.fs import file_io_for
+from acid_core.fs import file_io_for, is_local_location
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
 from acid_core.orc.reader import scan_table
@@ -470,6 +470,7 @@ def _compare(what: str, expected: dict[int, str], actual: list[tuple[int, str]])
 
 def create_soak_table(location: str, metastore_url: str | None) -> None:
     """Create the soak table (idempotent only in the sense that it is called once per run)."""
-    os.makedirs(location, exist_ok=True)
+    if is_local_location(location):
+        os.makedirs(location, exist_ok=True)
     with Warehouse.open(location, metastore_url, heartbeat_seconds=None, user=WRITER_USER) as wh:
         SqlSession(wh).execute(CREATE_TABLE)
