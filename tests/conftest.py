@@ -13,6 +13,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.browser",
     "tests.fixtures.hive",
     "tests.fixtures.hms",
+    "tests.fixtures.mariadb",
     "tests.fixtures.postgres",
     "tests.fixtures.s3",
     "tests.fixtures.spark",

@@ -202,13 +202,18 @@ def _row(values: tuple[Any, ...]) -> HiveQueueRow:
 
 
 def _with_driver(url: str) -> URL:
-    # A plain postgresql:// means psycopg (3) to SQLAlchemy 2.1; accept it with psycopg2 too.
-    parsed = make_url(url)
-    if parsed.drivername == "postgresql":
-        import importlib.util
+    # A plain postgresql:// means psycopg (3) to SQLAlchemy 2.1; accept it with psycopg2 too. A plain
+    # mysql:// (or mariadb://) means mysqlclient; accept it with the pure-Python PyMySQL too.
+    import importlib.util
 
-        if importlib.util.find_spec("psycopg") is None and importlib.util.find_spec("psycopg2") is not None:
-            return parsed.set(drivername="postgresql+psycopg2")
+    def missing(module: str) -> bool:
+        return importlib.util.find_spec(module) is None
+
+    parsed = make_url(url)
+    if parsed.drivername == "postgresql" and missing("psycopg") and not missing("psycopg2"):
+        return parsed.set(drivername="postgresql+psycopg2")
+    if parsed.drivername in ("mysql", "mariadb") and missing("MySQLdb") and not missing("pymysql"):
+        return parsed.set(drivername=f"{parsed.drivername}+pymysql")
     return parsed
 
 
