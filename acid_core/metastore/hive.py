@@ -24,7 +24,9 @@ an old server does not know answers UNKNOWN_METHOD and is not tried again)::
     show_compactions        show_compact (+ the backend rows for the highest txn and acidflow's meta)
     find_ready_to_clean     'ready for cleaning' entries whose next txn ID <= the lowest open txn,
                             and with no HMS lock on the table/partition taken before the commit
-                            (Hive 2.x readers hold SHARED_READ locks)
+                            (Hive 2.x readers hold SHARED_READ locks); the entries and their
+                            columns come from the backend DB (Hive 4 too: no Thrift call lists
+                            them; without ACIDFLOW_HMS_DB Hive 4's own Cleaner cleans)
 
 On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
 claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those

@@ -29,7 +29,13 @@ queue's columns, and every statement is written for it::
     4.x, 1.x, unknown   refused (``HiveMetastoreCapabilityError``): Hive 4 has Thrift worker calls
 
 Table names are unquoted upper case, which matches the PostgreSQL DDL (folded to lower case),
-MySQL and Derby; only PostgreSQL is tested (3.1 against its schema's tables, not a server).
+MySQL (case-sensitive there: Hive's DDL is upper case) and Derby; tested on PostgreSQL and MariaDB
+against Hive's own schematool scripts and real 2.3/3.1 servers.
+
+Hive 4 (``hive4_*``): its queue has the cleaner's columns but no Thrift call lists them, so they
+are read here (read only; Hive 4's DDL quotes upper-case names, so every name is quoted per
+dialect); ``hive4_mark_cleaned`` runs Hive 4's own ``MarkCleanedFunction`` statements for when the
+server's ``mark_cleaned`` cannot (4.0.1 on PostgreSQL, unpartitioned tables).
 
 Invariants: every transition is one database transaction with a guarded UPDATE (the row must still
 be in the expected state), so two compactors never claim one entry.

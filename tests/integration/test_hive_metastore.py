@@ -417,7 +417,9 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, se
 
     assert _hive_rows(hive, hms, table) == expected_after
     assert _acidflow_rows(capsys, uri, table.full_name) == expected_after
-    if not _is_hive4(server):  # Spark's Hive 2.3.10 client cannot parse Hive 4's base_N_vT
+    # Spark's Hive 2.3.10 client cannot parse Hive 4's base_N_vT; it reads through Thrift, so the
+    # backend database changes nothing for it (one run on 3.1.3 is enough: a Spark job costs ~1 min).
+    if not _is_hive4(server) and server.backend == "postgres":
         assert _spark_rows(hms, server, table.full_name) == expected_after
 
     client, transport = _thrift_client(server.port)
