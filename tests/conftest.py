@@ -14,6 +14,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.hive",
     "tests.fixtures.hive_oracles",
     "tests.fixtures.hms",
+    "tests.fixtures.mariadb",
     "tests.fixtures.netns",
     "tests.fixtures.postgres",
     "tests.fixtures.s3",

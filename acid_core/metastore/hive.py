@@ -24,7 +24,9 @@ an old server does not know answers UNKNOWN_METHOD and is not tried again)::
     show_compactions        show_compact (+ the backend rows for the highest txn and acidflow's meta)
     find_ready_to_clean     'ready for cleaning' entries whose next txn ID <= the lowest open txn,
                             and with no HMS lock on the table/partition taken before the commit
-                            (Hive 2.x readers hold SHARED_READ locks)
+                            (Hive 2.x readers hold SHARED_READ locks); the entries and their
+                            columns come from the backend DB (Hive 4 too: no Thrift call lists
+                            them; without ACIDFLOW_HMS_DB Hive 4's own Cleaner cleans)
 
 On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
 claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those
@@ -106,6 +108,7 @@ from acid_core.metastore.hive_values import (
     TXN_TYPE_READ_ONLY,
     ThriftErrors,
     bitset_has,
+    compaction_from_hive4_row,
     compaction_from_queue_row,
     compaction_from_show_element,
     compaction_from_struct,
@@ -488,11 +491,22 @@ class HiveMetastore(Metastore):
         database, name = split_table_name(table)
         removed = set(unset)
         with self._errors("alter_table_properties", f"{database}.{name}"):
-            raw = self._hms.call("get_table", database, name)
+            raw = self._raw_table(database, name)  # Hive 4 no longer knows get_table
             parameters = {k: v for k, v in (raw.parameters or {}).items() if k not in removed}
             raw.parameters = parameters | dict(set_properties)
             try:
-                self._hms.call("alter_table", database, name, raw)
+                if self.has_worker_calls():
+                    # Hive 4: the request form, with the capabilities its ACID tables ask for
+                    request = t.AlterTableRequest(
+                        dbName=database,
+                        tableName=name,
+                        table=raw,
+                        processorCapabilities=list(_PROCESSOR_CAPABILITIES),
+                        processorIdentifier="acidflow",
+                    )
+                    self._hms.call("alter_table_req", request)
+                else:
+                    self._hms.call("alter_table", database, name, raw)
             except (t.InvalidOperationException, t.MetaException) as e:
                 keys = ", ".join([*set_properties, *sorted(removed)])
                 raise InvalidTablePropertyError(
@@ -953,17 +967,14 @@ class HiveMetastore(Metastore):
         next txn ID, or (txn-less) acquired before the commit. On Hive 4 without a backend database
         the HMS's own Cleaner cleans, and this returns nothing.
         """
-        queue = self._sql_queue()
-        if queue is None:
+        candidates = self._ready_for_cleaning_rows()
+        if candidates is None:
             return []
         now_s = self._clock() if now is None else now
         water_mark = self.min_open_txn_id() if min_open_txn_id is None else min_open_txn_id
         ready: list[CompactionInfo] = []
         lowest: dict[tuple[str, str | None], int] = {}
-        for row in queue.list_all():
-            if row.state != "r":
-                continue
-            info = self._info_from_row(row)
+        for info in candidates:
             if info.next_txn_id is None or info.next_txn_id > water_mark:
                 continue
             # Hive 4's rule: CQ_COMMIT_TIME < now - retention - CQ_RETRY_RETENTION
@@ -984,6 +995,19 @@ class HiveMetastore(Metastore):
             if (i.highest_write_id if i.highest_write_id is not None else 2**63 - 1)
             == lowest[(i.table, i.partition)]
         ]
+
+    def _ready_for_cleaning_rows(self) -> list[CompactionInfo] | None:
+        """'ready for cleaning' entries with their cleaner columns; None: no backend DB to read them.
+
+        Hive 4 keeps CQ_NEXT_TXN_ID / CQ_COMMIT_TIME / CQ_RETRY_RETENTION in its own columns and has
+        no Thrift call that lists them (``show_compact`` of the IDL acidflow speaks does not carry
+        them): they are read from the backend; 2.3/3.1 keep them in CQ_META_INFO (``hive_queue_sql``).
+        """
+        if self._queue is None:
+            return None
+        if self._use_sql_queue():
+            return [self._info_from_row(row) for row in self._queue.list_all() if row.state == "r"]
+        return [compaction_from_hive4_row(row) for row in self._queue.hive4_ready_for_cleaning()]
 
     def _blocking_locks(self, info: CompactionInfo) -> list[int]:
         t = thrift_types()
@@ -1017,8 +1041,24 @@ class HiveMetastore(Metastore):
         if self._use_sql_queue():
             self._require_queue("mark a compaction cleaned").mark_cleaned(compaction_id)
             return
-        with self._errors("mark_cleaned"):
-            self._hms.call("mark_cleaned", self._struct(compaction_id))
+        # Hive 4's markCleaned forgets COMPLETED_TXN_COMPONENTS up to the struct's highestWriteId:
+        # without it (show_compact does not carry it) nothing would be forgotten.
+        row = None if self._queue is None else self._queue.hive4_get(compaction_id)
+        fields: dict[str, ThriftValue] = {}
+        if row is not None and row.highest_write_id is not None:
+            fields["highestWriteId"] = int(row.highest_write_id)
+        try:
+            with self._errors("mark_cleaned"):
+                self._hms.call("mark_cleaned", self._struct(compaction_id, **fields))
+        except MetastoreError:
+            # Hive 4.0.1 on PostgreSQL cannot mark an unpartitioned table's entry cleaned (an
+            # untyped NULL in its MarkCleanedFunction): with the backend database at hand, run
+            # the same statements there (``HiveQueueSql.hive4_mark_cleaned``); else the cleaner's
+            # back-off retries the call.
+            if self._queue is None or row is None or row.partition is not None or row.state != "r":
+                raise
+            _LOG.info("mark_cleaned of compaction %d failed on the server; done by SQL", compaction_id)
+            self._queue.hive4_mark_cleaned(compaction_id)
 
     def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
         """See ``Metastore.mark_failed``."""
@@ -1078,7 +1118,33 @@ class HiveMetastore(Metastore):
             with self._errors("show_compact"):
                 response = self._hms.call("show_compact", t.ShowCompactRequest())
             infos = [compaction_from_show_element(e) for e in response.compacts or ()]
+            if self._queue is not None:
+                infos = self._with_hive4_columns(infos, self._queue)
         return sorted((i for i in infos if wanted is None or i.table == wanted), key=lambda i: i.id)
+
+    @staticmethod
+    def _with_hive4_columns(infos: list[CompactionInfo], queue: HiveQueueSql) -> list[CompactionInfo]:
+        """Queued entries with Hive 4's CQ_TXN_ID, CQ_NEXT_TXN_ID, CQ_COMMIT_TIME, CQ_HIGHEST_WRITE_ID.
+
+        ``show_compact`` of the IDL acidflow speaks does not carry them; recovering a killed worker
+        needs the compaction's txn (abort it, or mark a committed one compacted).
+        """
+        rows = {row.id: compaction_from_hive4_row(row) for row in queue.hive4_queued()}
+        merged = []
+        for info in infos:
+            row = rows.get(info.id)
+            if row is not None:
+                info = replace(
+                    info,
+                    highest_write_id=row.highest_write_id,
+                    next_txn_id=row.next_txn_id,
+                    txn_id=row.txn_id,
+                    commit_time=row.commit_time,
+                    retry_retention=row.retry_retention,
+                    error_message=info.error_message or row.error_message,
+                )
+            merged.append(info)
+        return merged
 
     def _info_from_row(self, row: HiveQueueRow) -> CompactionInfo:
         info = compaction_from_queue_row(row)

@@ -31,45 +31,100 @@ _FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 # The tables of the queue path, from Hive 3.1.0's schematool script (its other ~70 tables are
 # the catalog's, which this path never reads).
 _HIVE31_TABLES = {
-    '"VERSION"', "TXNS", "TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "NEXT_TXN_ID", "HIVE_LOCKS",
+    "VERSION", "TXNS", "TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "NEXT_TXN_ID", "HIVE_LOCKS",
     "NEXT_LOCK_ID", "COMPACTION_QUEUE", "NEXT_COMPACTION_QUEUE_ID", "COMPLETED_COMPACTIONS",
     "TXN_TO_WRITE_ID", "NEXT_WRITE_ID", "MIN_HISTORY_LEVEL", "WRITE_SET", "AUX_TABLE",
 }  # fmt: skip
 
 
 def _statement_table(statement):
-    """The table of a ``CREATE TABLE`` / ``INSERT INTO`` / ``CREATE [UNIQUE] INDEX .. ON`` statement."""
+    """The table of a ``CREATE TABLE [IF NOT EXISTS]`` / ``INSERT INTO`` / ``CREATE [UNIQUE] INDEX .. ON``
+    statement, without its quotes (PostgreSQL's ``"VERSION"``, MySQL's `` `VERSION` ``)."""
     words = " ".join(line for line in statement.splitlines() if not line.strip().startswith("--")).split()
+    if words[2:5] == ["IF", "NOT", "EXISTS"]:
+        words = words[:2] + words[5:]
+    name = None
     if words[:2] in (["CREATE", "TABLE"], ["INSERT", "INTO"]):
-        return words[2].split("(")[0]
-    if "INDEX" in words[:3] and "ON" in words:
-        return words[words.index("ON") + 1].split("(")[0]
-    return None
+        name = words[2]
+    elif "INDEX" in words[:3] and "ON" in words:
+        name = words[words.index("ON") + 1]
+    return None if name is None else name.split("(")[0].strip('"`')
 
 
-def _ddl(version):
+def _ddl(version, db_type="postgres"):
     if version == "2.3":
         return (_FIXTURES / "hms23" / "hive-txn-schema-2.3.0.postgres.sql").read_text()
     from tests.fixtures.hms import HIVE_31, hive_schema_script
 
-    statements = hive_schema_script(HIVE_31, "3.1.0", "postgres").split(";")
+    statements = hive_schema_script(HIVE_31, "3.1.0", db_type).split(";")
     return ";".join(s for s in statements if _statement_table(s) in _HIVE31_TABLES)
 
 
-def _load(url, version):
+def _load(url, version, db_type="postgres"):
     engine = create_engine(url)
     with engine.begin() as c:
-        for statement in _ddl(version).split(";"):
+        for statement in _ddl(version, db_type).split(";"):
             lines = [line for line in statement.splitlines() if not line.strip().startswith("--")]
             if "".join(lines).strip():
                 c.execute(text("\n".join(lines)))
     return engine
 
 
-@pytest.fixture(params=["2.3", "3.1"], ids=["hive-2.3", "hive-3.1"])
-def backend(request, postgres_schema_url):
-    engine = _load(postgres_schema_url, request.param)
-    yield postgres_schema_url, engine
+@pytest.fixture(scope="session")
+def _mariadb_hive31_database(mariadb_server):
+    """One database of the tests' MariaDB with Hive 3.1's queue tables (Hive's own MySQL DDL), for the
+    session: creating InnoDB tables costs seconds each time, emptying them does not."""
+    import uuid
+
+    from sqlalchemy import make_url
+
+    from tests.fixtures.mariadb import execute_mariadb_admin
+
+    name = f"queue_{uuid.uuid4().hex[:12]}"
+    execute_mariadb_admin(mariadb_server, f"CREATE DATABASE `{name}`")
+    url = make_url(mariadb_server).set(database=name).render_as_string(hide_password=False)
+    _load(url, "3.1", "mysql").dispose()
+    yield url
+    execute_mariadb_admin(mariadb_server, f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def mariadb_database_url(_mariadb_hive31_database):
+    """The session's MariaDB queue database, emptied and seeded as schematool leaves it."""
+    url = _mariadb_hive31_database
+    statements = [
+        "\n".join(line for line in s.splitlines() if not line.strip().startswith("--")).strip()
+        for s in _ddl("3.1", "mysql").split(";")
+    ]
+    seeds = [s for s in statements if s.upper().startswith("INSERT INTO")]
+    assert len(seeds) == 4, seeds  # NEXT_TXN_ID, NEXT_LOCK_ID, NEXT_COMPACTION_QUEUE_ID, VERSION
+    engine = create_engine(url)
+    with engine.begin() as c:
+        c.execute(text("SET FOREIGN_KEY_CHECKS = 0"))  # TXN_COMPONENTS references TXNS (Hive's DDL)
+        for table in sorted(_HIVE31_TABLES):
+            c.execute(text(f"DELETE FROM `{table}`"))
+        c.execute(text("SET FOREIGN_KEY_CHECKS = 1"))
+        for seed in seeds:
+            c.execute(text(seed))
+    engine.dispose()
+    return url
+
+
+def _backend(request, version):
+    """(url, engine) of Hive's queue tables: PostgreSQL, or MariaDB with Hive's own MySQL DDL."""
+    if request.param.endswith("mariadb"):
+        url = request.getfixturevalue("mariadb_database_url")
+        return url, create_engine(url)
+    url = request.getfixturevalue("postgres_schema_url")
+    return url, _load(url, version)
+
+
+# MySQL/MariaDB: Hive 3.1's schematool script for mysql (upper-case, case-sensitive table names,
+# `FOR UPDATE` under InnoDB's locking): the same statements must hold there.
+@pytest.fixture(params=["2.3", "3.1", "3.1-mariadb"], ids=["hive-2.3", "hive-3.1", "hive-3.1-mariadb"])
+def backend(request):
+    url, engine = _backend(request, request.param.split("-")[0])
+    yield url, engine
     engine.dispose()
 
 
@@ -80,15 +135,18 @@ def backend23(postgres_schema_url):
     engine.dispose()
 
 
-@pytest.fixture
-def backend31(postgres_schema_url):
-    engine = _load(postgres_schema_url, "3.1")
-    yield postgres_schema_url, engine
+@pytest.fixture(params=["postgres", "mariadb"], ids=["postgres", "mariadb"])
+def backend31(request):
+    url, engine = _backend(request, "3.1")
+    yield url, engine
     engine.dispose()
 
 
 def _is_hive3(engine):
-    return bool(_sql(engine, "SELECT 1 FROM information_schema.columns WHERE column_name = 'cq_catalog'"))
+    from sqlalchemy import inspect
+
+    [queue] = [n for n in inspect(engine).get_table_names() if n.lower() == "compaction_queue"]
+    return any(c["name"].lower() == "cq_catalog" for c in inspect(engine).get_columns(queue))
 
 
 def _sql(engine, statement, **params):
@@ -101,11 +159,11 @@ def _compact2(engine, table="t", partition=None, kind="a"):
     """What Hive's TxnHandler.compact does: an 'i' row with the next queue ID (3.1: and its catalog)."""
     hive3 = _is_hive3(engine)
     with engine.begin() as c:
-        next_id = c.execute(text("SELECT ncq_next FROM next_compaction_queue_id FOR UPDATE")).scalar_one()
-        c.execute(text("UPDATE next_compaction_queue_id SET ncq_next = :n"), {"n": next_id + 1})
+        next_id = c.execute(text("SELECT ncq_next FROM NEXT_COMPACTION_QUEUE_ID FOR UPDATE")).scalar_one()
+        c.execute(text("UPDATE NEXT_COMPACTION_QUEUE_ID SET ncq_next = :n"), {"n": next_id + 1})
         c.execute(
             text(
-                "INSERT INTO compaction_queue (cq_id, cq_database, cq_table, cq_partition, cq_state, cq_type"
+                "INSERT INTO COMPACTION_QUEUE (cq_id, cq_database, cq_table, cq_partition, cq_state, cq_type"
                 + (
                     ", cq_catalog) VALUES (:id, 'db', :t, :p, 'i', :k, 'hive')"
                     if hive3
@@ -120,7 +178,7 @@ def _compact2(engine, table="t", partition=None, kind="a"):
 def _txn(engine, txn_id, state):
     _sql(
         engine,
-        "INSERT INTO txns (txn_id, txn_state, txn_started, txn_last_heartbeat, txn_user, txn_host) "
+        "INSERT INTO TXNS (txn_id, txn_state, txn_started, txn_last_heartbeat, txn_user, txn_host) "
         "VALUES (:id, :s, 0, 0, 'hive', 'h')",
         id=txn_id,
         s=state,
@@ -149,7 +207,7 @@ def test_hive_queue_sql_claim_race_has_exactly_one_winner(backend):
     winners = [r for r in results if r is not None]
     assert len(winners) == 1
     assert (winners[0].id, winners[0].state) == (compaction_id, "w")
-    [(state, worker)] = _sql(engine, "SELECT cq_state, cq_worker_id FROM compaction_queue")
+    [(state, worker)] = _sql(engine, "SELECT cq_state, cq_worker_id FROM COMPACTION_QUEUE")
     assert (state, worker) == ("w", winners[0].worker_id)
 
 
@@ -173,7 +231,7 @@ def test_hive_queue_sql_mark_compacted_of_an_initiated_entry_raises_and_changes_
     queue = HiveQueueSql(url)
     with pytest.raises(CompactionStateError, match=r"Cannot mark compacted compaction 1 in state 'i'"):
         queue.mark_compacted(compaction_id, next_txn_id=5)
-    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM compaction_queue") == [("i", None)]
+    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM COMPACTION_QUEUE") == [("i", None)]
     queue.close()
 
 
@@ -184,9 +242,9 @@ def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(ba
     for txn_id, state in [(3, "a"), (4, "a"), (11, "a")]:
         _txn(engine, txn_id, state)
     for txn, part in [(3, "p=1"), (4, "p=2"), (11, "p=1")]:
-        _sql(engine, "INSERT INTO txn_components VALUES (:t, 'db', 't', :p, 'i')", t=txn, p=part)
+        _sql(engine, "INSERT INTO TXN_COMPONENTS VALUES (:t, 'db', 't', :p, 'i')", t=txn, p=part)
     for txn, part in [(1, "p=1"), (2, "p=1"), (2, "p=2"), (12, "p=1")]:
-        _sql(engine, "INSERT INTO completed_txn_components VALUES (:t, 'db', 't', :p)", t=txn, p=part)
+        _sql(engine, "INSERT INTO COMPLETED_TXN_COMPONENTS VALUES (:t, 'db', 't', :p)", t=txn, p=part)
     compaction_id = _compact2(engine, partition="p=1")
     queue = HiveQueueSql(url)
     queue.claim("w-1")
@@ -194,19 +252,19 @@ def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(ba
     queue.mark_compacted(compaction_id, next_txn_id=14)
     queue.mark_cleaned(compaction_id)
 
-    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_txn_id FROM completed_compactions") == [
+    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_txn_id FROM COMPLETED_COMPACTIONS") == [
         (compaction_id, "s", 10)
     ]
-    assert _sql(engine, "SELECT count(*) FROM compaction_queue") == [(0,)]
-    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM completed_txn_components")) == [
+    assert _sql(engine, "SELECT count(*) FROM COMPACTION_QUEUE") == [(0,)]
+    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM COMPLETED_TXN_COMPONENTS")) == [
         (2, "p=2"),
         (12, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM txn_components")) == [
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == [
         (4, "p=2"),
         (11, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT txn_id FROM txns")) == [(4,), (11,)]
+    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == [(4,), (11,)]
     assert queue.get(compaction_id).state == "s"
     queue.close()
 
@@ -355,7 +413,7 @@ def test_hive_retry_retention_of_an_entry_not_ready_for_cleaning_raises_and_chan
     store = HiveMetastore(_hive2((), 20), queue_sql=HiveQueueSql(url))
     with pytest.raises(CompactionStateError, match=r"Cannot retry cleaning compaction 1 in state 'i'"):
         store.set_cleaner_retry_retention(compaction_id, 300, "boom")
-    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM compaction_queue") == [("i", None)]
+    assert _sql(engine, "SELECT cq_state, cq_meta_info FROM COMPACTION_QUEUE") == [("i", None)]
     store.close()
 
 
@@ -400,7 +458,7 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (40, "p=1", 11)]:
         _sql(
             engine,
-            "INSERT INTO txn_components (tc_txnid, tc_database, tc_table, tc_partition, "
+            "INSERT INTO TXN_COMPONENTS (tc_txnid, tc_database, tc_table, tc_partition, "
             "tc_operation_type, tc_writeid) VALUES (:t, 'db', 't', :p, 'i', :w)",
             t=txn,
             p=part,
@@ -409,7 +467,7 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     for txn, part, write_id in [(20, "p=1", 1), (21, "p=1", 2), (21, "p=2", 2), (50, "p=1", 12)]:
         _sql(
             engine,
-            "INSERT INTO completed_txn_components (ctc_txnid, ctc_database, ctc_table, "
+            "INSERT INTO COMPLETED_TXN_COMPONENTS (ctc_txnid, ctc_database, ctc_table, "
             "ctc_partition, ctc_writeid, ctc_update_delete) VALUES (:t, 'db', 't', :p, :w, 'N')",
             t=txn,
             p=part,
@@ -422,18 +480,18 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     queue.mark_compacted(compaction_id, next_txn_id=61)
     queue.mark_cleaned(compaction_id)
 
-    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_write_id FROM completed_compactions") == [
+    assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_write_id FROM COMPLETED_COMPACTIONS") == [
         (compaction_id, "s", 10)
     ]
-    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM completed_txn_components")) == [
+    assert sorted(_sql(engine, "SELECT ctc_txnid, ctc_partition FROM COMPLETED_TXN_COMPONENTS")) == [
         (21, "p=2"),
         (50, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM txn_components")) == [
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == [
         (31, "p=2"),
         (40, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT txn_id FROM txns")) == [(31,), (40,)]
+    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == [(31,), (40,)]
     queue.close()
 
 
@@ -441,7 +499,7 @@ def test_hive31_attempted_history_row_is_written_without_a_catalog(backend31):
     url, engine = backend31
     queue = HiveQueueSql(url)
     attempted = queue.record_attempted("db", "t", None, "a")
-    assert _sql(engine, "SELECT cc_id, cc_database, cc_table, cc_state FROM completed_compactions") == [
+    assert _sql(engine, "SELECT cc_id, cc_database, cc_table, cc_state FROM COMPLETED_COMPACTIONS") == [
         (attempted, "db", "t", "a")
     ]
     queue.close()
@@ -465,7 +523,7 @@ def test_hive31_compaction_round_trip_through_the_adapter(backend31):
     assert (claimed.id, claimed.properties) == (compaction_id, {HIVE31_NAMES_PROPERTY: "true"})
     store.update_compactor_state(compaction_id, txn_id=60, highest_write_id=9)
     store.mark_compacted(compaction_id)
-    assert _sql(engine, "SELECT cq_state, cq_highest_write_id FROM compaction_queue") == [("r", 9)]
+    assert _sql(engine, "SELECT cq_state, cq_highest_write_id FROM COMPACTION_QUEUE") == [("r", 9)]
     [ready] = store.find_ready_to_clean(now=2000.0)
     assert (ready.id, ready.highest_write_id, ready.next_txn_id) == (compaction_id, 9, 61)
     store.mark_cleaned(compaction_id)
