@@ -103,6 +103,10 @@ def test_cleaner_output_missing_a_file_it_recorded_keeps_the_inputs(wh):
     assert result.status == "retrying"
     assert "'bucket_00000': 'missing'" in result.message
     assert set(before) <= set(os.listdir(location))
+    os.rename(os.path.join(location, "bucket_00000.aside"), os.path.join(location, base, "bucket_00000"))
+    [result] = run_cleaner(wh.metastore, now=10**10)
+    assert result.status == "cleaned"
+    assert read_rows(history) == expected
 
 
 def test_cleaner_refuses_a_manifest_that_does_not_parse_and_deletes_nothing(wh):
@@ -117,7 +121,7 @@ def test_cleaner_refuses_a_manifest_that_does_not_parse_and_deletes_nothing(wh):
 
 
 def test_manifest_records_the_footer_rows_and_is_pruned_once_its_output_is_gone(wh):
-    history, expected, location, before, outputs = _compacted(wh, CompactionType.MINOR)
+    history, expected, location, _before, outputs = _compacted(wh, CompactionType.MINOR)
     manifests = os.path.join(location, "_acidflow_cleaner", "output")
     [first] = os.listdir(manifests)
     [result] = run_cleaner(wh.metastore, now=10**10)
