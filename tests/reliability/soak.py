@@ -31,6 +31,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import random
 import signal
 import subprocess
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from acid_core.cli import main as acidflow
 from acid_core.compaction.worker import recover_abandoned_compactions
+from acid_core.fs import file_io_for
 from acid_core.metastore import CompactionState, TxnState, open_metastore
 from acid_core.paths import try_parse_acid_dir
 from tests.reliability.model import read_records, replay
@@ -60,8 +62,9 @@ class SoakConfig:
 
     Attributes:
         seed: everything random derives from it (printed on failure).
-        warehouse: an empty directory.
-        metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL).
+        warehouse: an empty directory (a local path, or a URI such as ``hdfs://nn:port/dir``).
+        metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL, or
+            SQLite on the local disk for a warehouse on another store).
         ops: writer operations (each streaming transaction counts as one).
         kill_interval: seconds between kills, drawn uniformly from this range.
         leases: whether the writer takes and releases leases.
@@ -76,6 +79,8 @@ class SoakConfig:
     kill_interval: tuple[float, float] = (1.0, 3.0)
     chaos_seconds: float = 60.0
     leases: bool = True
+    run_dir: str | None = None
+    """The actors' logs, events and journal (local files); default ``<warehouse>/_soak``."""
 
 
 @dataclass
@@ -180,24 +185,23 @@ class _Actor:
 
 def _sentinels(config: SoakConfig, table_location: str) -> dict[str, str]:
     """Files acidflow must never touch; returns path -> content digest."""
-    parent = os.path.dirname(table_location.rstrip("/"))
+    parent = posixpath.dirname(table_location.rstrip("/"))
     paths = [
-        os.path.join(config.warehouse, "soak_sentinel.txt"),
-        os.path.join(
+        posixpath.join(config.warehouse, "soak_sentinel.txt"),
+        posixpath.join(
             parent,
-            os.path.basename(table_location.rstrip("/")) + "_sibling",
+            posixpath.basename(table_location.rstrip("/")) + "_sibling",
             "delta_0000001_0000001_0000",
             "bucket_00000",
         ),
-        os.path.join(parent, "outside", "base_0000001", "bucket_00000"),
-        os.path.join(table_location, "_soak_sentinel", "keep.txt"),
+        posixpath.join(parent, "outside", "base_0000001", "bucket_00000"),
+        posixpath.join(table_location, "_soak_sentinel", "keep.txt"),
     ]
     digests = {}
     for index, path in enumerate(paths):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         data = f"sentinel {index} of seed {config.seed}\n".encode()
-        with open(path, "wb") as handle:
-            handle.write(data)
+        file_io, store_path = file_io_for(path)
+        file_io.write_bytes_atomic(store_path, data)
         digests[path] = hashlib.sha256(data).hexdigest()
     return digests
 
@@ -242,8 +246,11 @@ def run_soak(config: SoakConfig) -> SoakReport:
     """Run one soak (see the module docstring); never raises for a broken invariant: see ``failures``."""
     started = time.monotonic()
     rng = random.Random(config.seed)
-    report = SoakReport(config.seed, "postgresql" if config.metastore_url else "sqlite")
-    run_dir = os.path.join(config.warehouse, "_soak")
+    backend = (config.metastore_url or "sqlite").split(":", 1)[0].split("+", 1)[0]
+    if "://" in config.warehouse:
+        backend = f"{backend}, {config.warehouse.split('://', 1)[0]}"
+    report = SoakReport(config.seed, backend)
+    run_dir = config.run_dir or os.path.join(config.warehouse, "_soak")
     os.makedirs(run_dir, exist_ok=True)
     create_soak_table(config.warehouse, config.metastore_url)
     with open_metastore(config.metastore_url, config.warehouse) as metastore:
@@ -261,12 +268,12 @@ def run_soak(config: SoakConfig) -> SoakReport:
     if not report.failures:
         _recover_and_converge(config, report, location, run_dir)
     for path, digest in digests.items():
-        if not os.path.exists(path):
+        file_io, store_path = file_io_for(path)
+        if file_io.info(store_path) is None:
             report.failures.append(f"sentinel {path} outside what acidflow owns was deleted")
             continue
-        with open(path, "rb") as handle:
-            if hashlib.sha256(handle.read()).hexdigest() != digest:
-                report.failures.append(f"sentinel {path} was changed")
+        if hashlib.sha256(file_io.read_bytes(store_path)).hexdigest() != digest:
+            report.failures.append(f"sentinel {path} was changed")
     state = replay(read_records(os.path.join(run_dir, "journal.jsonl")))
     report.operations = state.next_op
     report.writes_committed, report.writes_aborted = state.committed, state.aborted
@@ -381,7 +388,8 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     working = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.WORKING]
     if working:
         report.failures.append(f"compactions {working} still 'working' with no worker alive")
-    names = sorted(os.listdir(location))
+    file_io, store_path = file_io_for(location)
+    names = sorted(info.name for info in file_io.list_dir(store_path))
     visible = [n for n in names if not n.startswith(("_", "."))]
     acid = [n for n in visible if try_parse_acid_dir(n) is not None]
     bases = [n for n in acid if n.startswith("base_")]

@@ -1,4 +1,4 @@
-"""The multi-process kill -9 soak on SQLite and on PostgreSQL (see ``tests.reliability.soak``).
+"""The multi-process kill -9 soak on SQLite, on PostgreSQL and on HDFS (see ``tests.reliability.soak``).
 
 A writer, a compactor and a cleaner run as separate OS processes against one metastore; the test
 SIGKILLs them at random and, at the end, checks that no committed row was lost, no aborted or
@@ -32,13 +32,14 @@ def _seed() -> int:
     return int(text) if text else random.randrange(2**31)
 
 
-def _run(tmp_path, metastore_url, *, leases=True):
+def _run(tmp_path, metastore_url, *, leases=True, warehouse=None):
     seed = _seed()
     print(f"soak seed {seed} (replay: ACIDFLOW_SOAK_SEED={seed})")
     config = SoakConfig(
         leases=leases,
         seed=seed,
-        warehouse=str(tmp_path / "wh"),
+        warehouse=warehouse or str(tmp_path / "wh"),
+        run_dir=str(tmp_path / "soak"),
         metastore_url=metastore_url,
         ops=OPS,
         kill_interval=(1.0, 3.0),
@@ -65,3 +66,13 @@ def test_soak_sqlite_random_kill9_loses_no_committed_row(tmp_path):
 def test_soak_postgres_random_kill9_loses_no_committed_row(tmp_path, postgres_schema_url):
     """PostgreSQL metastore (and SQL locks in it): every invariant holds through random SIGKILLs."""
     _run(tmp_path, postgres_schema_url)
+
+
+@pytest.mark.integration("hdfs")
+@pytest.mark.timeout(CHAOS_SECONDS + 300)
+def test_soak_hdfs_random_kill9_loses_no_committed_row(tmp_path, hdfs_env):
+    """The table on HDFS (a MiniDFSCluster), the SQLite metastore on the local disk: every invariant
+    holds through random SIGKILLs, and the sentinels next to the table on HDFS are untouched."""
+    report = _run(tmp_path, f"sqlite:///{tmp_path / 'metastore.sqlite'}", warehouse=hdfs_env.warehouse)
+    assert report.backend == "sqlite, hdfs"
+    assert [p for p in hdfs_env.paths("warehouse") if "/delta_" in p or "/base_" in p]

@@ -470,6 +470,7 @@ def _compare(what: str, expected: dict[int, str], actual: list[tuple[int, str]])
 
 def create_soak_table(location: str, metastore_url: str | None) -> None:
     """Create the soak table (idempotent only in the sense that it is called once per run)."""
-    os.makedirs(location, exist_ok=True)
+    if "://" not in location:  # a store's URI (hdfs://...) is created by Warehouse.open
+        os.makedirs(location, exist_ok=True)
     with Warehouse.open(location, metastore_url, heartbeat_seconds=None, user=WRITER_USER) as wh:
         SqlSession(wh).execute(CREATE_TABLE)
