@@ -88,6 +88,7 @@ __all__ = [
     "is_local_location",
     "real_path",
     "resolve_warehouse",
+    "store_key",
 ]
 
 SUPPORTED_SCHEMES: frozenset[str] = frozenset({"file", "hdfs", "viewfs", "s3", "gs", "gcs", "abfs", "abfss"})
@@ -816,6 +817,26 @@ def has_atomic_directory_rename(file_io: FileIO) -> bool:
     """
     inner = file_io._io if isinstance(file_io, PrelistedFileIO) else file_io
     return not (isinstance(inner, PyArrowFileIO) and inner.filesystem.type_name in _OBJECT_STORES)
+
+
+def store_key(location: str) -> str:
+    """Which store a location's store-local path (``file_io_for(location)[1]``) belongs to.
+
+    Two locations with equal keys have comparable store-local paths: one disk, one object store
+    (the bucket is part of the path), one HDFS name node. ``/wh/t`` on ``hdfs://nn1`` and on
+    ``hdfs://nn2`` are different directories with the same path, so a path check alone cannot
+    tell them apart. A name node spelled two ways (``nn`` and ``nn:8020``) counts as two stores.
+
+    >>> store_key("/data/wh/t"), store_key("s3://b/wh/t"), store_key("hdfs://NN:8020/wh/t")
+    ('file', 's3', 'hdfs://nn:8020')
+    """
+    if is_local_location(location):
+        return "file"
+    scheme, _, rest = location.partition("://")
+    scheme = scheme.lower()
+    if _PATH_STYLES.get(scheme) == "bucket":
+        return "gs" if scheme == "gcs" else scheme
+    return f"{scheme}://{rest.partition('/')[0].lower()}"
 
 
 def is_local_location(location: str) -> bool:
