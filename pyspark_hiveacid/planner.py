@@ -401,10 +401,13 @@ class PlannerServer:
                     ],
                     "bucket": bucket.bucket_id,
                     "files": [
-                        {"path": f.path, "kind": f.kind.value, "length": f.length}
+                        {"path": _jvm_path(bucket.location, f.path), "kind": f.kind.value, "length": f.length}
                         for f in bucket.plan.data_files
                     ],
-                    "deletes": [{"path": f.path, "length": f.length} for f in bucket.plan.delete_files],
+                    "deletes": [
+                        {"path": _jvm_path(bucket.location, f.path), "length": f.length}
+                        for f in bucket.plan.delete_files
+                    ],
                 }
                 for bucket in read_plan.buckets
             ],
@@ -463,6 +466,19 @@ def main() -> int:
         server.close()
         sys.stdout = out
     return 0
+
+
+def _jvm_path(location: str, path: str) -> str:
+    """A file's path as the JVM reader opens it: with its name node on HDFS.
+
+    The plan's paths are store-local (``/wh/t/delta_1_1/bucket_00000`` on HDFS); Hadoop resolves a
+    bare path on its default file system (the local disk), so HDFS files get the location's
+    ``scheme://authority`` back.
+    """
+    scheme, separator, rest = location.partition("://")
+    if separator and scheme.lower() in ("hdfs", "viewfs"):
+        return f"{scheme.lower()}://{rest.partition('/')[0]}{path}"
+    return path
 
 
 if __name__ == "__main__":
