@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Verbosity, settings
 pytest_plugins: list[str] = [
     "tests.fixtures.airflow",
     "tests.fixtures.browser",
+    "tests.fixtures.hdfs",
     "tests.fixtures.hive",
     "tests.fixtures.hive_oracles",
     "tests.fixtures.hms",

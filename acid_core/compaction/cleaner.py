@@ -79,7 +79,7 @@ from acid_core.errors import (
     UnsafeCleanError,
     UnsafeDeleteError,
 )
-from acid_core.fs import file_io_for, real_path
+from acid_core.fs import file_io_for, real_path, store_key
 from acid_core.locations import is_inside_path
 from acid_core.metastore import CompactionState, TxnState
 from acid_core.writeids import ValidTxnList, ValidWriteIdList
@@ -236,6 +236,19 @@ def _retry(options: CleanerOptions, what: str, action: Callable[[], None]) -> No
             )
             options.sleep(delay)
             delay *= 2
+
+
+def _check_same_store(location: str, table_location: str) -> None:
+    """Refuse a partition on another store than its table (another HDFS name node).
+
+    The ledger and the trash live in the table's location and the checks compare store-local
+    paths, which cannot tell ``/wh/t`` on two name nodes apart; nothing is deleted.
+
+    Raises:
+        UnsafeCleanError: the two locations are on different stores.
+    """
+    if store_key(location) != store_key(table_location):
+        raise UnsafeCleanError(location, table_location)
 
 
 def _inside(io: FileIO, table_root: str, root: str, name: str) -> str:
@@ -507,6 +520,7 @@ def clean_compaction(
     except NoSuchTableError as e:
         raise TableDroppedError(compaction.table, "(unknown location)") from e
     location = partition_location(metastore, table, compaction.partition)
+    _check_same_store(location, table.location)
     io, root = file_io_for(location)
     _, table_root = file_io_for(table.location)
     if io.info(root) is None:  # the partition was dropped: nothing left to clean
@@ -907,7 +921,10 @@ def restore_from_trash(
             the trash (restored or purged before); a skipped row is not this error (``on_skip``).
     """
     io, table_root = _table_root(table_location)
-    roots = [table_root, *(file_io_for(location)[1] for location in partition_locations)]
+    # Partitions on another store (another HDFS name node) own nothing here: their store-local
+    # paths would name directories of the table's store.
+    same_store = [loc for loc in partition_locations if store_key(loc) == store_key(table_location)]
+    roots = [table_root, *(file_io_for(location)[1] for location in same_store)]
     private = [io.join(table_root, TRASH_DIR), io.join(table_root, LEDGER_DIR)]
     restored: list[str] = []
     quarantined = skipped = 0

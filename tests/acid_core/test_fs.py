@@ -2,7 +2,8 @@
 
 ``LocalFileIO`` (os.scandir listings), ``PyArrowFileIO`` over ``pyarrow.fs.LocalFileSystem`` and
 over pyarrow's in-memory ``_MockFileSystem`` (the stand-in for an object store: no real
-directories, no atomic rename guarantees, paths without a leading ``/``).
+directories, no atomic rename guarantees, paths without a leading ``/``), and ``HdfsFileIO`` on a
+real MiniDFSCluster (``tests/fixtures/hdfs.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acid_core.errors import StorageError, UnsafeFileOperationError
-from acid_core.fs import FileInfo, FileIO, LocalFileIO, PrelistedFileIO, PyArrowFileIO, file_io_for
+from acid_core.fs import (
+    FileInfo,
+    FileIO,
+    HdfsFileIO,
+    LocalFileIO,
+    PrelistedFileIO,
+    PyArrowFileIO,
+    file_io_for,
+)
 from acid_core.testing.builders import write_partition_tree
 
 if TYPE_CHECKING:
@@ -46,12 +55,22 @@ def _pyarrow_mock(tmp_path: Path) -> Store:
     return Store(PyArrowFileIO(pa_fs._MockFileSystem()), "warehouse/db/t")
 
 
+def _hdfs(request: pytest.FixtureRequest) -> Store:
+    env = request.getfixturevalue("hdfs_env")
+    file_io, root = file_io_for(f"{env.warehouse}/db/t")
+    assert isinstance(file_io, HdfsFileIO)
+    return Store(file_io, root)
+
+
 _FILE_IO_FACTORIES = {"local": _local, "pyarrow-local": _pyarrow_local, "pyarrow-mock": _pyarrow_mock}
 
 
-@pytest.fixture(params=list(_FILE_IO_FACTORIES), ids=list(_FILE_IO_FACTORIES))
+@pytest.fixture(
+    params=[*_FILE_IO_FACTORIES, pytest.param("hdfs", marks=pytest.mark.integration("hdfs"))],
+    ids=[*_FILE_IO_FACTORIES, "hdfs"],
+)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    made = _FILE_IO_FACTORIES[request.param](tmp_path)
+    made = _hdfs(request) if request.param == "hdfs" else _FILE_IO_FACTORIES[request.param](tmp_path)
     made.file_io.mkdirs(made.root)
     return made
 

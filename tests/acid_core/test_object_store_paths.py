@@ -3,16 +3,17 @@
 ``s3://b/t`` and ``s3://b/t2`` share a key prefix but not a directory; another bucket, the bucket
 root and another table's prefix are refused by the LOCATION rules (``check_location``), the
 cleaner's ledger check (``cleaner._inside``, store-local paths ``bucket/key``) and the filesystem's
-last guard (``fs._refuse_unsafe_target``).
+last guard (``fs._refuse_unsafe_target``). Store-local paths drop an HDFS name node, so a partition
+on another name node than its table is refused before any path is compared (``store_key``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from acid_core.compaction.cleaner import _inside
+from acid_core.compaction.cleaner import _check_same_store, _inside
 from acid_core.errors import InvalidLocationError, UnsafeCleanError, UnsafeFileOperationError
-from acid_core.fs import SUPPORTED_SCHEMES, LocalFileIO, _refuse_unsafe_target
+from acid_core.fs import SUPPORTED_SCHEMES, LocalFileIO, _refuse_unsafe_target, store_key
 from acid_core.locations import Occupant, check_location, format_location, is_inside_path
 
 _OCCUPANTS = [
@@ -89,6 +90,48 @@ def test_is_inside_path_store_local_paths(path, root, inside):
 def test_cleaner_inside_refuses_outside_the_table(table_root, root, name):
     with pytest.raises(UnsafeCleanError):
         _inside(LocalFileIO(), table_root, root, name)
+
+
+@pytest.mark.parametrize(
+    ("location", "key"),
+    [
+        ("/data/wh/t", "file"),
+        ("file:///data/wh/t", "file"),
+        ("s3://b/wh/t", "s3"),  # the bucket is part of the store-local path
+        ("s3://other/wh/t", "s3"),
+        ("hdfs://nn:8020/wh/t", "hdfs://nn:8020"),
+        ("HDFS://NN:8020/wh/t", "hdfs://nn:8020"),
+        ("hdfs://nn2:8020/wh/t", "hdfs://nn2:8020"),  # same path, another name node
+        ("viewfs://cluster/wh/t", "viewfs://cluster"),
+    ],
+)
+def test_store_key_tells_namenodes_apart(location, key):
+    assert store_key(location) == key
+
+
+@pytest.mark.parametrize(
+    ("partition", "table"),
+    [
+        ("hdfs://nn2:8020/wh/t/p=1", "hdfs://nn:8020/wh/t"),  # same path on another name node
+        ("hdfs://nn2:8020/wh/t/p=1", "/wh/t"),  # the local disk and HDFS
+        ("s3://b/wh/t/p=1", "hdfs://nn:8020/wh/t"),
+    ],
+)
+def test_cleaner_refuses_a_partition_on_another_store(partition, table):
+    with pytest.raises(UnsafeCleanError, match=r"Refusing to clean 'hdfs://nn2|Refusing to clean 's3://b"):
+        _check_same_store(partition, table)
+
+
+@pytest.mark.parametrize(
+    ("partition", "table"),
+    [
+        ("hdfs://nn:8020/ext/p=1", "hdfs://nn:8020/wh/t"),
+        ("s3://other/p=1", "s3://b/wh/t"),
+        ("/x/p=1", "/wh/t"),
+    ],
+)
+def test_cleaner_accepts_a_partition_on_the_table_store(partition, table):
+    _check_same_store(partition, table)  # the path checks (_inside) decide from here
 
 
 def test_cleaner_inside_sibling_prefix_partition_owns_only_itself():

@@ -1,9 +1,10 @@
-"""The whole flow on an S3 warehouse (moto's server), and the same test on the local disk.
+"""The whole flow on an S3 warehouse (moto's server), on HDFS (a MiniDFSCluster) and on the local disk.
 
 CREATE / INSERT / UPDATE / DELETE / MERGE through ``acidflow sql``, streaming ingest, ``state``,
 ``initiate``, minor and major compaction, ``clean`` (quarantine, restore, delete), a reader lease
 and ``read``: every file the table has lives in the bucket, none on the local disk but the
 metastore file (issue 22: an ``s3://`` warehouse used to become a local ``./s3:`` directory).
+The store's own listing (the bucket's keys, the NameNode's), not acidflow's, shows the directories.
 """
 
 from __future__ import annotations
@@ -17,15 +18,22 @@ import pytest
 from acid_core.cli import main as acidflow
 from acid_core.writes import Warehouse
 from acid_core.writes.streaming import StreamingConnection
+from tests.fixtures.hdfs import HdfsEnv
 
 pytestmark = [pytest.mark.slow]
 
 ROWS_QUERY = "SELECT id, name FROM e ORDER BY id"
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.integration("s3"))])
+@pytest.fixture(
+    params=[
+        "local",
+        pytest.param("s3", marks=pytest.mark.integration("s3")),
+        pytest.param("hdfs", marks=pytest.mark.integration("hdfs")),
+    ]
+)
 def warehouse(request, tmp_path, monkeypatch):
-    """``(warehouse location, s3_env or None)``; the metastore is a SQLite file on the local disk."""
+    """``(warehouse location, S3Env | HdfsEnv | None)``; the metastore is a SQLite file on the local disk."""
     for name in ("ACIDFLOW_WAREHOUSE", "ACIDFLOW_LOCK_MANAGER", "ACIDFLOW_ZOOKEEPER"):
         monkeypatch.delenv(name, raising=False)
     work = tmp_path / "cwd"
@@ -36,10 +44,14 @@ def warehouse(request, tmp_path, monkeypatch):
         location = str(tmp_path / "wh")
         monkeypatch.setenv("ACIDFLOW_WAREHOUSE", location)
         yield location, None
-    else:
+    elif request.param == "s3":
         s3 = request.getfixturevalue("s3_env")
         monkeypatch.setenv("ACIDFLOW_WAREHOUSE", s3.warehouse)
         yield s3.warehouse, s3
+    else:
+        hdfs = request.getfixturevalue("hdfs_env")
+        monkeypatch.setenv("ACIDFLOW_WAREHOUSE", hdfs.warehouse)
+        yield hdfs.warehouse, hdfs
     assert os.listdir(work) == []  # nothing written to the working directory (no ./s3: directory)
 
 
@@ -59,16 +71,19 @@ def _rows(capsys) -> list[tuple[int, str]]:
     return [(r["id"], r["name"]) for r in _sql(capsys, ROWS_QUERY)]
 
 
-def _dirs(location: str, s3) -> list[str]:
+def _dirs(location: str, store) -> list[str]:
     """The table's ACID directories, from the store itself (not through acidflow)."""
-    if s3 is None:
+    if store is None:
         return sorted(n for n in os.listdir(os.path.join(location, "e")) if not n.startswith((".", "_")))
-    names = {key.split("/")[2] for key in s3.object_keys("warehouse/e/")}
+    if isinstance(store, HdfsEnv):
+        names = {path.split("/")[2] for path in store.paths("warehouse/e") if path.count("/") >= 2}
+    else:
+        names = {key.split("/")[2] for key in store.object_keys("warehouse/e/")}
     return sorted(n for n in names if not n.startswith((".", "_")))
 
 
 def test_flow_sql_streaming_compaction_clean_lease_read(warehouse, capsys):
-    location, s3 = warehouse
+    location, store = warehouse
     _sql(
         capsys,
         "CREATE TABLE e (id int, name string) CLUSTERED BY (id) INTO 2 BUCKETS STORED AS ORC "
@@ -90,12 +105,15 @@ def test_flow_sql_streaming_compaction_clean_lease_read(warehouse, capsys):
             stream.commit_transaction()
     expected = [(2, "B"), (3, "C"), (4, "d"), (5, "s5"), (6, "s6"), (7, "s7")]
     assert _rows(capsys) == expected
-    if s3 is not None:
+    if isinstance(store, HdfsEnv):
+        assert any(p.startswith("warehouse/e/delta_0000001_0000001_0000/bucket_0000") for p in store.paths())
+    elif store is not None:
         assert any(
-            key.startswith("warehouse/e/delta_0000001_0000001_0000/bucket_0000") for key in s3.object_keys()
+            key.startswith("warehouse/e/delta_0000001_0000001_0000/bucket_0000")
+            for key in store.object_keys()
         )
     table = f"{location}/e"
-    before = _dirs(location, s3)
+    before = _dirs(location, store)
     assert "delta_0000006_0000007" in before  # the streaming batch
 
     state = _run(capsys, "state", table)[0]
@@ -120,12 +138,12 @@ def test_flow_sql_streaming_compaction_clean_lease_read(warehouse, capsys):
     results = _run(capsys, "clean", "--quarantine")
     assert {r["status"] for r in results} == {"cleaned"}
     compaction_id = next(r["compaction_id"] for r in results if r["actions"])
-    after_clean = _dirs(location, s3)
+    after_clean = _dirs(location, store)
     assert [d for d in after_clean if d.startswith("base_")]
     assert not [d for d in after_clean if d.startswith("delta")]
     restored = _run(capsys, "clean", "--restore", "default.e", "--compaction", str(compaction_id))
     assert restored
-    assert _dirs(location, s3) != after_clean
+    assert _dirs(location, store) != after_clean
     assert _rows(capsys) == expected
 
     read = _run(capsys, "read", table)

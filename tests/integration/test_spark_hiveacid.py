@@ -805,3 +805,26 @@ def test_read_equal_events_in_one_file_once_and_events_out_of_order_refused(spar
         f"(writeid=1, bucketid={b0}, rowid=2); expected events in (writeid, bucketid, rowid) order"
     ) in str(caught.value)
     wh.close()
+
+
+@pytest.mark.integration("hdfs")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_read_a_table_on_hdfs_at_every_stage(spark, tmp_path, hdfs_env, engine):
+    """``format("hiveacid")`` reads a table whose location is ``hdfs://`` (the JVM reader through the
+    Hadoop client in PySpark's jars, the Python one through hdfs-native) before and after compaction."""
+    metastore = f"sqlite:///{tmp_path / 'metastore.sqlite'}"
+    wh = Warehouse.open(hdfs_env.warehouse, metastore, heartbeat_seconds=None)
+    history = random_history(wh, 3, partitioned=True, buckets=2, txns=6)
+    assert wh.metastore.get_table("default.t").location.startswith("hdfs://")
+    expected = read_rows(history)
+
+    def read():
+        reader = spark.read.format("hiveacid").option("warehouse", hdfs_env.warehouse)
+        reader = reader.option("metastore", metastore).option("engine", engine)
+        return _rows(reader.option("columns", "row__id,id,v,p").load("default.t"))
+
+    assert read() == expected
+    _compact(wh, CompactionType.MAJOR)
+    run_cleaner(wh.metastore)
+    assert read() == expected
+    wh.close()

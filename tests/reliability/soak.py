@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from acid_core.cli import main as acidflow
 from acid_core.compaction.worker import recover_abandoned_compactions
-from acid_core.fs import file_io_for, is_local_location
+from acid_core.fs import file_io_for
 from acid_core.metastore import CompactionState, TxnState, open_metastore
 from acid_core.paths import try_parse_acid_dir
 from tests.reliability.model import read_records, replay
@@ -66,8 +66,9 @@ class SoakConfig:
 
     Attributes:
         seed: everything random derives from it (printed on failure).
-        warehouse: an empty directory, or a URI (``s3://bucket/wh``).
-        metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL).
+        warehouse: an empty directory, or a URI (``s3://bucket/wh``, ``hdfs://nn:port/dir``).
+        metastore_url: None for the embedded SQLite file, else a SQLAlchemy URL (PostgreSQL, or
+            SQLite on the local disk for a warehouse on another store).
         run_dir: a local directory for the journal, events and logs (default ``<warehouse>/_soak``:
             a local warehouse only).
         ops: writer operations (each streaming transaction counts as one).
@@ -257,8 +258,10 @@ def run_soak(config: SoakConfig) -> SoakReport:
     """Run one soak (see the module docstring); never raises for a broken invariant: see ``failures``."""
     started = time.monotonic()
     rng = random.Random(config.seed)
-    backend = "postgresql" if str(config.metastore_url).startswith("postgresql") else "sqlite"
-    report = SoakReport(config.seed, backend if is_local_location(config.warehouse) else f"{backend}+s3")
+    backend = (config.metastore_url or "sqlite").split(":", 1)[0].split("+", 1)[0]
+    if "://" in config.warehouse:
+        backend = f"{backend}, {config.warehouse.split('://', 1)[0]}"
+    report = SoakReport(config.seed, backend)
     run_dir = config.run_dir or os.path.join(config.warehouse, "_soak")
     os.makedirs(run_dir, exist_ok=True)
     create_soak_table(config.warehouse, config.metastore_url)

@@ -1,4 +1,4 @@
-"""The multi-process kill -9 soak on SQLite, on PostgreSQL and on S3 (see ``tests.reliability.soak``).
+"""The multi-process kill -9 soak on SQLite, on PostgreSQL, on S3 and on HDFS (see ``tests.reliability.soak``).
 
 A writer, a compactor and a cleaner run as separate OS processes against one metastore; the test
 SIGKILLs them at random and, at the end, checks that no committed row was lost, no aborted or
@@ -80,6 +80,16 @@ def test_soak_s3_random_kill9_loses_no_committed_row(tmp_path, s3_env):
     (tmp_path / "run").mkdir()
     metastore = f"sqlite:///{tmp_path / 'metastore.sqlite'}"
     report = _run(tmp_path, metastore, warehouse=s3_env.warehouse, chaos_seconds=S3_CHAOS_SECONDS)
-    assert report.backend == "sqlite+s3"
+    assert report.backend == "sqlite, s3"
     assert not (tmp_path / "wh").exists()
     assert any("/base_" in key for key in s3_env.object_keys("warehouse/"))  # the converged table
+
+
+@pytest.mark.integration("hdfs")
+@pytest.mark.timeout(CHAOS_SECONDS + 300)
+def test_soak_hdfs_random_kill9_loses_no_committed_row(tmp_path, hdfs_env):
+    """The table on HDFS (a MiniDFSCluster), the SQLite metastore on the local disk: every invariant
+    holds through random SIGKILLs, and the sentinels next to the table on HDFS are untouched."""
+    report = _run(tmp_path, f"sqlite:///{tmp_path / 'metastore.sqlite'}", warehouse=hdfs_env.warehouse)
+    assert report.backend == "sqlite, hdfs"
+    assert [p for p in hdfs_env.paths("warehouse") if "/delta_" in p or "/base_" in p]

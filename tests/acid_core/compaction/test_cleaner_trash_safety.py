@@ -269,3 +269,25 @@ def test_purge_and_restore_refuse_a_table_location_at_a_filesystem_root(location
         purge_trash(location)
     with pytest.raises(UnsafeDeleteError, match=r"the table location is a filesystem root"):
         restore_from_trash(location, 1)
+
+
+def test_restore_into_a_partition_on_another_namenode_is_skipped(trash):
+    """A partition located on another store owns nothing on the table's store.
+
+    Store-local paths drop the name node: ``/x`` inside ``hdfs://nn2:8020/x`` is ``/x`` on the
+    table's store too, so counting that partition as an owner let a ledger row restore there.
+    """
+    rows = trash.rows()
+    target = str(trash.sentinel / "etc" / "restored_here")
+    trash.write([{**rows[0], "path": target}, *rows[1:]])
+    before = trash.outside()
+    skipped = []
+    restored = restore_from_trash(
+        trash.location,
+        trash.compaction_id,
+        partition_locations=[f"hdfs://nn2:8020{trash.sentinel / 'etc'}"],
+        on_skip=lambda item, why: skipped.append(item.path),
+    )
+    assert skipped == [target]
+    assert sorted(restored) == sorted(r["path"] for r in rows[1:])
+    assert trash.outside() == before
