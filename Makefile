@@ -28,9 +28,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pyspark_hiveacid.jvm >/dev/null  # the hiveacid JVM reader's jar (javac; cached)
 	touch $(STAMP)
 
-# The real Hive Metastores of the tests (tests/fixtures/hms.py) come from Maven Central into Maven's
-# local repository (~/.m2): one pom per release; re-resolved only when a pom changes.
-HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml
+# The real Hive Metastores of the tests (tests/fixtures/hms.py) and the Trino node (tests/fixtures/trino.py)
+# come from Maven Central into Maven's local repository (~/.m2): one pom per release; re-resolved only
+# when a pom changes.
+HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/trino/pom.xml
 HIVE_STAMP := $(VENV)/.hive-jars
 
 $(HIVE_STAMP): $(HIVE_POMS)
@@ -38,7 +39,7 @@ $(HIVE_STAMP): $(HIVE_POMS)
 	for pom in $(HIVE_POMS); do mvn -q -B -f $$pom dependency:resolve || exit 1; done
 	@mkdir -p $(VENV) && touch $(HIVE_STAMP)
 
-install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore jars
+install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore and Trino jars
 
 run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
 	$(BIN)/python -m demo.run_platform run --warehouse $(WAREHOUSE)
