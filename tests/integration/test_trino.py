@@ -180,11 +180,17 @@ def test_trino_table_initiated_compacted_and_cleaned_by_acidflow_reads_the_same_
     assert acidflow_rows() == [r for r in expected if r[0] != 5]
 
 
-def test_trino_transaction_keeps_its_snapshot_while_acidflow_compacts_and_cleans(trino, hms_env, capsys):
-    """Trino's explicit transaction holds an open HMS transaction and a shared read lock on the
-    table from its first read: acidflow's major compaction commits beside it, the cleaner leaves
-    the deltas the transaction may still read, and the transaction's second read returns the same
-    rows. Once it commits, the next clean deletes them."""
+def test_trino_transaction_reads_the_same_rows_across_acidflow_compaction_and_cleaning(
+    trino, hms_env, capsys
+):
+    """An explicit Trino transaction reads the table, acidflow compacts (major) and cleans it, and
+    the same transaction reads the same rows again, now from acidflow's base.
+
+    What the real Trino 476 showed: it holds its HMS transaction and shared read lock for one
+    query, not for the whole Trino transaction, so between two statements the cleaner has nothing
+    to wait for and deletes the compacted deltas (the cleaner's waiting for an open transaction and
+    for a reader's lock is proven against the real HMS in ``test_hive_metastore.py``).
+    """
     from trino.transaction import IsolationLevel
 
     table = "snapshot_t"
@@ -196,7 +202,8 @@ def test_trino_transaction_keeps_its_snapshot_while_acidflow_compacts_and_cleans
     expected = [(i, f"n{i}", 10 * i) for i in range(3)]
     select = f"SELECT id, name, salary FROM {SCHEMA}.{table}"
 
-    connection = trino.connect(isolation_level=IsolationLevel.REPEATABLE_READ)
+    # the strongest level Trino's Hive connector accepts
+    connection = trino.connect(isolation_level=IsolationLevel.READ_UNCOMMITTED)
     try:
         cursor = connection.cursor()
         cursor.execute(select)
@@ -207,18 +214,14 @@ def test_trino_transaction_keeps_its_snapshot_while_acidflow_compacts_and_cleans
         assert [o["status"] for o in major] == ["compacted"], major
         [base] = major[0]["outputs"]
         cleaned = _run(capsys, ["clean", *hms_env])
-        assert not [c for c in cleaned if f"/{table}" in json.dumps(c)], cleaned
-        assert _directories(trino, table) == [base, *(f"delta_{w:07d}_{w:07d}_0000" for w in (1, 2, 3))]
+        assert [c["status"] for c in cleaned if f"/{table}/" in json.dumps(c)] == ["cleaned"], cleaned
+        assert _directories(trino, table) == [base]
 
         cursor.execute(select)
         assert sorted(map(tuple, cursor.fetchall())) == expected
         connection.commit()
     finally:
         connection.close()
-
-    cleaned = _run(capsys, ["clean", *hms_env])
-    assert [c["status"] for c in cleaned if f"/{table}" in json.dumps(c)] == ["cleaned"], cleaned
-    assert _directories(trino, table) == [base]
     assert _trino_rows(trino, table) == expected
     assert _acidflow_rows(capsys, hms_env, table) == expected
 
