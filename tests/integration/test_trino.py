@@ -1,21 +1,25 @@
 """Trino 476 and acidflow on one real Hive 3.1.3 Metastore: each reads what the other wrote, compacted.
 
-One Trino node (``trino_server``) has a ``hive`` catalog on the tests' Hive 3.1.3 Metastore, tables on
-the local disk. Trino writes full-ACID ORC tables itself (``transactional = true``): its INSERT,
-UPDATE, DELETE and MERGE open HMS transactions, allocate the table's write IDs and take the HMS's
-locks, as against a production Hive 3 metastore. acidflow, in HMS mode (``--metastore thrift://``),
-initiates, compacts (minor, then major) and cleans those tables; Trino and ``acidflow read`` return
-the same rows before and after each step. A Trino transaction that read the table before the
-compaction holds an HMS transaction and a shared read lock: the cleaner waits for it, and the
-transaction still reads its rows. acidflow's own writes (``acidflow sql`` INSERT) read back in Trino.
+One Trino node (``trino_server``) has a ``hive`` catalog on a real Hive 3.1.3 Metastore, tables on
+the tests' S3 server. Trino writes full-ACID ORC tables itself (``transactional = true``): its
+INSERT, UPDATE, DELETE and MERGE open HMS transactions, allocate the table's write IDs and take the
+HMS's locks, as against a production Hive 3 metastore. acidflow, in HMS mode (``--metastore
+thrift://``), initiates, compacts (minor, then major) and cleans those tables; Trino and ``acidflow
+read`` return the same rows before and after each step. An explicit Trino transaction holds its HMS
+snapshot for one query only (what Trino 476 does). acidflow's own writes (``acidflow sql`` INSERT)
+read back in Trino.
 
-What Trino's files look like (what acidflow had to accept)::
+What Trino's files look like (acidflow reads, compacts and cleans them unchanged)::
 
-    local:///.../trino_it.db/t/                 Trino's native local file system: scheme local:
+    s3://<bucket>/warehouse/trino_it.db/t/
         delta_0000001_0000001_0000/            INSERT: statement ID 0, no _v suffix
-            _orc_acid_version                  "2", as Hive 3's OrcRecordUpdater writes
+            _orc_acid_version                  one byte, as Hive 3's OrcRecordUpdater writes
             bucket_00000                       ORC ACID events; bucket column = BucketCodec V1
-        delete_delta_0000003_0000003_0000/     UPDATE = delete_delta + delta of one write ID
+        delete_delta_0000003_0000003_0000/     UPDATE and MERGE: a delete delta and a delta
+        delta_0000003_0000003_0000/            of one write ID
+
+The tables set ``acidflow.compactor.hive31-names='false'`` (Trino reads ``_v`` names; on S3 names
+without ``_v`` are refused).
 """
 
 from __future__ import annotations
@@ -180,17 +184,18 @@ def test_trino_table_initiated_compacted_and_cleaned_by_acidflow_reads_the_same_
     assert acidflow_rows() == [r for r in expected if r[0] != 5]
 
 
-def test_trino_transaction_reads_the_same_rows_across_acidflow_compaction_and_cleaning(
-    trino, hms_env, capsys
-):
-    """An explicit Trino transaction reads the table, acidflow compacts (major) and cleans it, and
-    the same transaction reads the same rows again, now from acidflow's base.
+def test_trino_transaction_holds_its_hms_snapshot_for_one_query_only(trino, hms_env, capsys):
+    """What the real Trino 476 does with an explicit transaction over an ACID table, as acidflow
+    compacts (major) and cleans it between two statements.
 
-    What the real Trino 476 showed: it holds its HMS transaction and shared read lock for one
-    query, not for the whole Trino transaction, so between two statements the cleaner has nothing
-    to wait for and deletes the compacted deltas (the cleaner's waiting for an open transaction and
-    for a reader's lock is proven against the real HMS in ``test_hive_metastore.py``).
+    Trino opens its HMS transaction and shared read lock for one query and ends them with it: the
+    cleaner, which waits for open transactions and readers' locks (proven against the real HMS in
+    ``test_hive_metastore.py``), has nothing to wait for and deletes the compacted deltas; Trino
+    then refuses a second statement of the same transaction ("Tried to access metastore after
+    transaction has been committed/aborted"), so no statement ever reads a cleaned snapshot. A new
+    transaction reads the same rows from acidflow's base.
     """
+    from trino.exceptions import TrinoQueryError
     from trino.transaction import IsolationLevel
 
     table = "snapshot_t"
@@ -217,9 +222,8 @@ def test_trino_transaction_reads_the_same_rows_across_acidflow_compaction_and_cl
         assert [c["status"] for c in cleaned if f"/{table}/" in json.dumps(c)] == ["cleaned"], cleaned
         assert _directories(trino, table) == [base]
 
-        cursor.execute(select)
-        assert sorted(map(tuple, cursor.fetchall())) == expected
-        connection.commit()
+        with pytest.raises(TrinoQueryError, match=r"after transaction has been committed/aborted"):
+            cursor.execute(select)
     finally:
         connection.close()
     assert _trino_rows(trino, table) == expected
