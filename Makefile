@@ -30,10 +30,10 @@ $(STAMP): requirements.txt pyproject.toml
 
 # The real Hive Metastores of the tests (tests/fixtures/hms.py), Hive's own code as oracles
 # (tests/fixtures/hive_oracles.py), the JVM reader's S3A connector (tests/fixtures/s3a: hadoop-aws
-# and its AWS SDK bundle) and the MiniDFSCluster of the HDFS tests (tests/fixtures/hdfs.py) come
-# from Maven Central into Maven's local repository (~/.m2): one pom each; re-resolved only when a
-# pom changes.
-HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/hive31/pom.xml tests/fixtures/hive4/pom.xml tests/fixtures/s3a/pom.xml tests/fixtures/hdfs/pom.xml
+# and its AWS SDK bundle), the MiniDFSCluster of the HDFS tests (tests/fixtures/hdfs.py) and the
+# Trino node (tests/fixtures/trino.py) come from Maven Central into Maven's local repository
+# (~/.m2): one pom each; re-resolved only when a pom changes.
+HIVE_POMS := tests/fixtures/hms31/pom.xml tests/fixtures/hms4/pom.xml tests/fixtures/hive31/pom.xml tests/fixtures/hive4/pom.xml tests/fixtures/s3a/pom.xml tests/fixtures/hdfs/pom.xml tests/fixtures/trino/pom.xml
 HIVE_STAMP := $(VENV)/.hive-jars
 
 $(HIVE_STAMP): $(HIVE_POMS)
@@ -41,7 +41,7 @@ $(HIVE_STAMP): $(HIVE_POMS)
 	for pom in $(HIVE_POMS); do mvn -q -B -f $$pom dependency:resolve || exit 1; done
 	@mkdir -p $(VENV) && touch $(HIVE_STAMP)
 
-install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore and MiniDFSCluster jars
+install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore, MiniDFSCluster and Trino jars
 
 run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
 	$(BIN)/python -m demo.run_platform run --warehouse $(WAREHOUSE)

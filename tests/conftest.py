@@ -24,6 +24,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.zookeeper",
     # after zookeeper: it imports its free_port
     "tests.fixtures.spark_cluster",
+    "tests.fixtures.trino",
 ]
 
 # py4j logs "Closing down clientserver connection" at INFO from an atexit hook, after pytest has

@@ -30,7 +30,8 @@ an old server does not know answers UNKNOWN_METHOD and is not tried again)::
 
 On servers without ``_v`` visibility (before Hive 4: readers cannot parse ``base_N_vT``) every
 claimed compaction carries ``acidflow.compactor.hive31-names=true``, so outputs are named as those
-readers expect. On 2.x the compactor's high watermark stays below its own (open) compaction txn;
+readers expect, unless the compaction or the table sets the property itself (``false``: a table
+whose readers all know ``_v`` names, e.g. Trino's, which may then live on an object store). On 2.x the compactor's high watermark stays below its own (open) compaction txn;
 on 3.x below the lowest open txn (a base above an open reader's snapshot would hide its history).
 
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
@@ -80,6 +81,7 @@ from acid_core.errors import (
     NoSuchCompactionError,
     NoSuchDatabaseError,
     NoSuchPartitionError,
+    NoSuchTableError,
     NoSuchTxnError,
     PartitionAlreadyExistsError,
     TableAlreadyExistsError,
@@ -170,6 +172,11 @@ _PROCESSOR_CAPABILITIES: Final = (
     "HIVEMANAGEDINSERTREAD",
     "HIVEMANAGEDINSERTWRITE",
 )
+
+
+def _names_hive31(properties: Mapping[str, str]) -> str | None:
+    """The value of ``HIVE31_NAMES_PROPERTY`` in ``properties`` (key case-insensitive), or None."""
+    return next((v for k, v in properties.items() if k.lower() == HIVE31_NAMES_PROPERTY), None)
 
 
 def _below_lowest_open_txn(valid_txns: ValidTxnList) -> ValidTxnList:
@@ -860,11 +867,18 @@ class HiveMetastore(Metastore):
             response = self._hms.call("compact2", request)
         return int(response.id)
 
-    def _hive31_names(self, properties: Mapping[str, str]) -> dict[str, str]:
-        # Readers before Hive 4 cannot parse base_N_vT / delta_a_b_vT: name outputs as they expect.
-        if self.has_worker_calls():
-            return dict(properties)
-        return {**properties, HIVE31_NAMES_PROPERTY: "true"}
+    def _hive31_names(self, info: CompactionInfo) -> CompactionInfo:
+        # Readers before Hive 4 cannot parse base_N_vT / delta_a_b_vT: name outputs as they expect,
+        # unless the compaction or the table says otherwise (a table read only by readers that
+        # know _v names, e.g. Trino's, on an object store where names without _v are refused).
+        if self.has_worker_calls() or _names_hive31(info.properties):
+            return info
+        try:
+            explicit = _names_hive31(self.get_table(info.table).properties)
+        except NoSuchTableError:
+            explicit = None
+        value = "true" if explicit is None else explicit
+        return replace(info, properties={**info.properties, HIVE31_NAMES_PROPERTY: value})
 
     def find_next_to_compact(
         self, worker_id: str, worker_version: str | None = None, now: float | None = None
@@ -1149,12 +1163,11 @@ class HiveMetastore(Metastore):
     def _info_from_row(self, row: HiveQueueRow) -> CompactionInfo:
         info = compaction_from_queue_row(row)
         if row.state in ("i", "w"):
-            return replace(info, properties=self._hive31_names(info.properties))
+            return self._hive31_names(info)
         return info
 
     def _info_from_struct(self, ci: ThriftValue) -> CompactionInfo:
-        info = compaction_from_struct(ci)
-        return replace(info, properties=self._hive31_names(info.properties))
+        return self._hive31_names(compaction_from_struct(ci))
 
     # -- leases and housekeeping -------------------------------------------------------------------
     def take_lease(

@@ -302,7 +302,14 @@ def _hive2(open_txns, high_watermark, locks=()):
         open_txns=[T.TxnInfo(id=txn, state=T.TxnState.OPEN) for txn in open_txns],
     )
     return RecordedHmsConnection(
-        {"get_open_txns_info": info, "show_locks": T.ShowLocksResponse(locks=list(locks))},
+        {
+            "get_open_txns_info": info,
+            "show_locks": T.ShowLocksResponse(locks=list(locks)),
+            # a claim looks up the table's own acidflow.compactor.hive31-names (none set here)
+            "get_table": T.Table(
+                dbName="db", tableName="t", parameters={}, partitionKeys=[], sd=T.StorageDescriptor()
+            ),
+        },
         unknown=HIVE4_ONLY | HIVE3_AND_LATER,
     )
 
@@ -515,6 +522,9 @@ def test_hive31_compaction_round_trip_through_the_adapter(backend31):
             "get_valid_write_ids": T.NoSuchObjectException("acidflow_probe.no_such_table"),
             "get_open_txns_info": info,
             "show_locks": T.ShowLocksResponse(locks=[]),
+            "get_table": T.Table(
+                dbName="db", tableName="t", parameters={}, partitionKeys=[], sd=T.StorageDescriptor()
+            ),
         },
         unknown=HIVE4_ONLY,
     )

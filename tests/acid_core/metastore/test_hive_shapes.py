@@ -350,10 +350,53 @@ def test_hive_shapes_leases_without_a_side_store_are_refused_with_a_hint():
         HiveMetastore(_hive4()).take_lease("db.t", 60)
 
 
-def test_hive_shapes_pre_hive4_claims_carry_hive31_names():
-    store = HiveMetastore(_hive3())
-    assert store._hive31_names({}) == {HIVE31_NAMES_PROPERTY: "true"}
-    assert HiveMetastore(_hive4())._hive31_names({}) == {}
+def _claimed(properties=None):
+    from acid_core.metastore.port import CompactionInfo
+
+    return CompactionInfo(
+        1, "db.t", None, CompactionState.WORKING, CompactionType.MAJOR, properties or {}, enqueue_time=0.0
+    )
+
+
+def _table_with(parameters):
+    return T.Table(
+        dbName="db", tableName="t", parameters=parameters, partitionKeys=[], sd=T.StorageDescriptor()
+    )
+
+
+@pytest.mark.parametrize(
+    ("table_parameters", "compaction_properties", "expected"),
+    [
+        ({}, {}, "true"),
+        ({HIVE31_NAMES_PROPERTY: "false"}, {}, "false"),
+        ({"ACIDFLOW.compactor.HIVE31-names": "false"}, {}, "false"),
+        ({HIVE31_NAMES_PROPERTY: "false"}, {HIVE31_NAMES_PROPERTY: "true"}, "true"),
+        ({}, {HIVE31_NAMES_PROPERTY: "false"}, "false"),
+        (None, {}, "true"),
+    ],
+    ids=[
+        "server-default",
+        "table-false",
+        "table-key-any-case",
+        "compaction-wins",
+        "compaction-false",
+        "no-table",
+    ],
+)
+def test_hive_shapes_pre_hive4_claims_carry_hive31_names_unless_set(
+    table_parameters, compaction_properties, expected
+):
+    """Before Hive 4 a claim names outputs without _v, unless the compaction or the table (e.g. a
+    table only Trino reads, on S3) sets acidflow.compactor.hive31-names itself."""
+    table = T.NoSuchObjectException("db.t") if table_parameters is None else _table_with(table_parameters)
+    store = HiveMetastore(_hive3(get_table=table))
+    claimed = store._hive31_names(_claimed(compaction_properties))
+    values = [v for k, v in claimed.properties.items() if k.lower() == HIVE31_NAMES_PROPERTY]
+    assert values == [expected]
+
+
+def test_hive_shapes_hive4_claims_keep_their_properties():
+    assert HiveMetastore(_hive4())._hive31_names(_claimed()).properties == {}
 
 
 def test_hive_shapes_set_location_alters_the_table_or_partition_sd():

@@ -1,0 +1,253 @@
+"""Trino 476 and acidflow on one real Hive 3.1.3 Metastore: each reads what the other wrote, compacted.
+
+One Trino node (``trino_server``) has a ``hive`` catalog on a real Hive 3.1.3 Metastore, tables on
+the tests' S3 server. Trino writes full-ACID ORC tables itself (``transactional = true``): its
+INSERT, UPDATE, DELETE and MERGE open HMS transactions, allocate the table's write IDs and take the
+HMS's locks, as against a production Hive 3 metastore. acidflow, in HMS mode (``--metastore
+thrift://``), initiates, compacts (minor, then major) and cleans those tables; Trino and ``acidflow
+read`` return the same rows before and after each step. An explicit Trino transaction holds its HMS
+snapshot for one query only (what Trino 476 does). acidflow's own writes (``acidflow sql`` INSERT)
+read back in Trino.
+
+What Trino's files look like (acidflow reads, compacts and cleans them unchanged)::
+
+    s3://<bucket>/warehouse/trino_it.db/t/
+        delta_0000001_0000001_0000/            INSERT: statement ID 0, no _v suffix
+            _orc_acid_version                  one byte, as Hive 3's OrcRecordUpdater writes
+            bucket_00000                       ORC ACID events; bucket column = BucketCodec V1
+        delete_delta_0000003_0000003_0000/     UPDATE and MERGE: a delete delta and a delta
+        delta_0000003_0000003_0000/            of one write ID
+
+The tables set ``acidflow.compactor.hive31-names='false'`` (Trino reads ``_v`` names; on S3 names
+without ``_v`` are refused).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from acid_core.cli import main as acidflow
+
+pytestmark = [pytest.mark.integration("trino"), pytest.mark.slow, pytest.mark.timeout(900)]
+
+SCHEMA = "trino_it"
+THRESHOLD = "compactorthreshold.hive.compactor.delta.num.threshold"
+# Trino reads base_N_vT and delta_a_b_vT: acidflow may name its outputs so on this Hive 3.1 server,
+# as it must on S3 (a name without _v is visible the moment it exists; S3 has no atomic rename).
+NAMES_V = "extra_properties = MAP(ARRAY['acidflow.compactor.hive31-names'], ARRAY['false'])"
+
+
+@pytest.fixture(scope="module")
+def trino(trino_server):
+    """The Trino node, with this module's schema in its S3 bucket."""
+    location = f"{trino_server.warehouse}/{SCHEMA}.db"
+    trino_server.query(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA} WITH (location = '{location}')")
+    return trino_server
+
+
+@pytest.fixture
+def hms_env(trino, monkeypatch, tmp_path):
+    """acidflow's HMS-mode arguments, with the AWS variables of the tests' S3 server set.
+
+    The tables' locations come from the HMS (on S3); ``--warehouse`` is a local directory, where
+    acidflow keeps its lock database beside a Thrift metastore.
+    """
+    for key, value in trino.s3.environment().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("ACIDFLOW_HMS_DB", trino.metastore.backend_url)
+    return ["--metastore", trino.metastore.uri, "--warehouse", str(tmp_path)]
+
+
+def _trino_rows(trino, table, columns="id, name, salary"):
+    return sorted(tuple(row) for row in trino.query(f"SELECT {columns} FROM {SCHEMA}.{table}"))
+
+
+def _acidflow_rows(capsys, hms_env, table, columns=("id", "name", "salary"), partitions=()):
+    """``acidflow read`` of the table by name (each partition's rows, its value appended)."""
+    rows = []
+    for partition in partitions or [None]:
+        capsys.readouterr()
+        where = ["--partition", partition] if partition else []
+        assert acidflow(["read", f"{SCHEMA}.{table}", *where, *hms_env[:2], "--format", "jsonl"]) == 0
+        value = (partition.split("=", 1)[1],) if partition else ()
+        lines = capsys.readouterr().out.splitlines()
+        rows += [tuple(row[c] for c in columns) + value for row in map(json.loads, lines)]
+    return sorted(rows)
+
+
+def _run(capsys, argv):
+    capsys.readouterr()
+    assert acidflow([*argv, "--json"]) == 0, capsys.readouterr().err
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def _directories(trino, table):
+    """The directories under the table (relative names), from the S3 server's object keys."""
+    import pyarrow.fs as pa_fs
+
+    s3 = pa_fs.S3FileSystem(
+        endpoint_override=trino.s3.endpoint, access_key="testing", secret_key="testing", region="us-east-1"
+    )
+    root = f"{trino.bucket}/warehouse/{SCHEMA}.db/{table}"
+    infos = s3.get_file_info(pa_fs.FileSelector(root, recursive=True))
+    files = [info.path[len(root) + 1 :] for info in infos if info.type == pa_fs.FileType.File]
+    # not acidflow's own bookkeeping (_acidflow_cleaner/ledger), which no reader lists
+    return sorted({name.rsplit("/", 1)[0] for name in files if "/" in name and not name.startswith("_")})
+
+
+def _trino_writes(trino, table, partitioned):
+    """Every kind of Trino write, each its own HMS transaction and write ID."""
+    dept = ", dept" if partitioned else ""
+    with_ = ", partitioned_by = ARRAY['dept']" if partitioned else ""
+    trino.query(
+        f"CREATE TABLE {SCHEMA}.{table} (id int, name varchar, salary int{', dept varchar' if partitioned else ''}) "
+        f"WITH (format = 'ORC', transactional = true{with_}, {NAMES_V})"
+    )
+    values = ", 'a'" if partitioned else ""
+    other = ", 'b'" if partitioned else ""
+    trino.query(f"INSERT INTO {SCHEMA}.{table} VALUES (1, 'ann', 10{values}), (2, 'bob', 20{values})")
+    trino.query(f"INSERT INTO {SCHEMA}.{table} VALUES (3, 'cid', 30{other}), (4, 'dee', 40{other})")
+    trino.query(f"UPDATE {SCHEMA}.{table} SET salary = salary + 1 WHERE id IN (2, 3)")
+    trino.query(f"DELETE FROM {SCHEMA}.{table} WHERE id = 1")
+    source = f"(VALUES (4, 'dee', 44{other}), (5, 'eve', 50{values})) AS s(id, name, salary{dept})"
+    trino.query(
+        f"MERGE INTO {SCHEMA}.{table} t USING {source} ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET salary = s.salary "
+        f"WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name, s.salary{', s.dept' if partitioned else ''})"
+    )
+    return [(2, "bob", 21), (3, "cid", 31), (4, "dee", 44), (5, "eve", 50)]
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_trino_table_initiated_compacted_and_cleaned_by_acidflow_reads_the_same_rows(
+    trino, hms_env, capsys, partitioned
+):
+    table = f"writes_{'p' if partitioned else 'u'}"
+    expected = _trino_writes(trino, table, partitioned)
+    if partitioned:
+        depts = {2: "a", 3: "b", 4: "b", 5: "a"}
+        expected = [(*row, depts[row[0]]) for row in expected]
+    columns = "id, name, salary, dept" if partitioned else "id, name, salary"
+    parts = ("dept=a", "dept=b") if partitioned else ()
+
+    def trino_rows():
+        return _trino_rows(trino, table, columns)
+
+    def acidflow_rows():
+        return _acidflow_rows(capsys, hms_env, table, partitions=parts)
+
+    assert trino_rows() == expected
+    assert acidflow_rows() == expected
+    before = _directories(trino, table)
+    assert any("delete_delta_" in name for name in before), before
+
+    # minor: the deltas (of one partition) become one delta and one delete delta
+    partitions = [["--partition", "dept=a"], ["--partition", "dept=b"]] if partitioned else [[]]
+    target = ["--table", f"{SCHEMA}.{table}", *partitions[0]]
+    minor = _run(capsys, ["compact", *hms_env, *target, "--type", "minor", "--executor", "embedded"])
+    assert [o["status"] for o in minor] == ["compacted"], minor
+    assert trino_rows() == expected
+    assert acidflow_rows() == expected
+
+    # acidflow's initiator queues the rest (threshold lowered by acidflow's own ALTER TABLE)
+    capsys.readouterr()
+    alter = f"ALTER TABLE {SCHEMA}.{table} SET TBLPROPERTIES ('{THRESHOLD}'='1')"
+    assert acidflow(["sql", *hms_env, alter]) == 0, capsys.readouterr().err
+    decisions = _run(capsys, ["initiate", *hms_env, "--table", f"{SCHEMA}.{table}"])
+    assert len(decisions) == len(partitions), decisions
+    assert all(d["compaction_id"] is not None for d in decisions), decisions
+    queued = _run(capsys, ["compact", *hms_env, "--executor", "embedded"])
+    assert sorted(o["status"] for o in queued) == ["compacted"] * len(partitions), queued
+    assert trino_rows() == expected
+    assert acidflow_rows() == expected
+
+    # major, wherever the initiator chose minor; then the cleaner
+    for partition in partitions:
+        target = ["--table", f"{SCHEMA}.{table}", *partition, "--type", "major", "--executor", "embedded"]
+        _run(capsys, ["compact", *hms_env, *target])
+    assert trino_rows() == expected
+    assert acidflow_rows() == expected
+    cleaned = _run(capsys, ["clean", *hms_env])
+    assert any(c.get("status") == "cleaned" for c in cleaned), cleaned
+
+    after = _directories(trino, table)
+    leaves = [name.rsplit("/", 1)[-1] for name in after if not name.endswith(("=a", "=b"))]
+    assert leaves, after
+    assert all(name.startswith("base_") for name in leaves), after
+    assert trino_rows() == expected
+    assert acidflow_rows() == expected
+    # and Trino keeps writing on top of acidflow's base
+    trino.query(f"DELETE FROM {SCHEMA}.{table} WHERE id = 5")
+    assert trino_rows() == [r for r in expected if r[0] != 5]
+    assert acidflow_rows() == [r for r in expected if r[0] != 5]
+
+
+def test_trino_transaction_holds_its_hms_snapshot_for_one_query_only(trino, hms_env, capsys):
+    """What the real Trino 476 does with an explicit transaction over an ACID table, as acidflow
+    compacts (major) and cleans it between two statements.
+
+    Trino opens its HMS transaction and shared read lock for one query and ends them with it: the
+    cleaner, which waits for open transactions and readers' locks (proven against the real HMS in
+    ``test_hive_metastore.py``), has nothing to wait for and deletes the compacted deltas; Trino
+    then refuses a second statement of the same transaction ("Tried to access metastore after
+    transaction has been committed/aborted"), so no statement ever reads a cleaned snapshot. A new
+    transaction reads the same rows from acidflow's base.
+    """
+    from trino.exceptions import TrinoQueryError
+    from trino.transaction import IsolationLevel
+
+    table = "snapshot_t"
+    trino.query(
+        f"CREATE TABLE {SCHEMA}.{table} (id int, name varchar, salary int) WITH (transactional = true, {NAMES_V})"
+    )
+    for i in range(3):
+        trino.query(f"INSERT INTO {SCHEMA}.{table} VALUES ({i}, 'n{i}', {10 * i})")
+    expected = [(i, f"n{i}", 10 * i) for i in range(3)]
+    select = f"SELECT id, name, salary FROM {SCHEMA}.{table}"
+
+    # the strongest level Trino's Hive connector accepts
+    connection = trino.connect(isolation_level=IsolationLevel.READ_UNCOMMITTED)
+    try:
+        cursor = connection.cursor()
+        cursor.execute(select)
+        assert sorted(map(tuple, cursor.fetchall())) == expected
+
+        major = _run(capsys, ["compact", *hms_env, "--table", f"{SCHEMA}.{table}", "--type", "major",
+                              "--executor", "embedded"])  # fmt: skip
+        assert [o["status"] for o in major] == ["compacted"], major
+        [base] = major[0]["outputs"]
+        cleaned = _run(capsys, ["clean", *hms_env])
+        assert [c["status"] for c in cleaned if f"/{table}/" in json.dumps(c)] == ["cleaned"], cleaned
+        assert _directories(trino, table) == [base]
+
+        with pytest.raises(TrinoQueryError, match=r"after transaction has been committed/aborted"):
+            cursor.execute(select)
+    finally:
+        connection.close()
+    assert _trino_rows(trino, table) == expected
+    assert _acidflow_rows(capsys, hms_env, table) == expected
+
+
+def test_acidflow_sql_insert_into_a_trino_table_reads_back_in_trino(trino, hms_env, capsys):
+    """acidflow's own writes (``acidflow sql`` in HMS mode: the HMS's transaction, write ID and
+    lock) into tables Trino made, an existing partition and a new one, read back in Trino, which
+    then updates acidflow's rows."""
+    table = "acidflow_writes_t"
+    trino.query(
+        f"CREATE TABLE {SCHEMA}.{table} (id int, name varchar, salary int, dept varchar) "
+        f"WITH (transactional = true, partitioned_by = ARRAY['dept'], {NAMES_V})"
+    )
+    trino.query(f"INSERT INTO {SCHEMA}.{table} VALUES (1, 'ann', 10, 'a')")
+    capsys.readouterr()
+    insert = f"INSERT INTO {SCHEMA}.{table} VALUES (2, 'bob', 20, 'a'), (3, 'cid', 30, 'b')"
+    assert acidflow(["sql", *hms_env, insert]) == 0, capsys.readouterr().err
+    expected = [(1, "ann", 10, "a"), (2, "bob", 20, "a"), (3, "cid", 30, "b")]
+    assert _trino_rows(trino, table, "id, name, salary, dept") == expected
+    assert _acidflow_rows(capsys, hms_env, table, partitions=("dept=a", "dept=b")) == expected
+
+    trino.query(f"UPDATE {SCHEMA}.{table} SET salary = salary * 2 WHERE id IN (2, 3)")
+    expected = [(1, "ann", 10, "a"), (2, "bob", 40, "a"), (3, "cid", 60, "b")]
+    assert _trino_rows(trino, table, "id, name, salary, dept") == expected
+    assert _acidflow_rows(capsys, hms_env, table, partitions=("dept=a", "dept=b")) == expected
