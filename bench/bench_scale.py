@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from acid_core.compaction.backlog import iter_initiator
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.metastore import CompactionType, SqlMetastore
-from acid_core.metastore.models import NextWriteId, PartitionRow, TableRow
+from acid_core.metastore.sql.models import NextWriteId, PartitionRow, TableRow
 from bench import goals
 from bench.bench_state import SqlStatementCounter, partitioned_acid_table
 

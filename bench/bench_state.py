@@ -174,7 +174,7 @@ def _bulk_metastore(work: str, table_root: str, partitions: list[str]) -> object
     import sqlalchemy as sa
 
     from acid_core.metastore import SqlMetastore
-    from acid_core.metastore.models import PartitionRow, TableRow
+    from acid_core.metastore.sql.models import PartitionRow, TableRow
 
     store = SqlMetastore(f"sqlite:///{work}/metastore.sqlite", warehouse=f"{work}/wh")
     store.create_table(partitioned_acid_table("default.t", table_root))

@@ -20,7 +20,7 @@ lease is released or expires. A reader passes both lists to its ACID reader (``-
 ``--txns``, or ``--lease ID``, of ``acidflow read``). ``renew`` moves the expiry to ``--ttl`` seconds
 from now; on a Hive Metastore a lease is an open HMS transaction, which the HMS aborts when it is not
 heartbeated within ``hive.txn.timeout`` (300 s by default), so its holder runs ``renew`` more often
-than that (see ``acid_core.metastore.hive_leases``).
+than that (see ``acid_core.metastore.hive.leases``).
 
 Not here: the lease rules (``SqlMetastore.take_lease``).
 Errors: an ``AcidError`` propagates to ``acid_core.cli.app.main`` (one line on stderr, exit 1), e.g.

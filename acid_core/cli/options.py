@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from acid_core.metastore.hive import HiveMetastore
+    from acid_core.metastore.hive.metastore import HiveMetastore
     from acid_core.metastore.port import Metastore
-    from acid_core.metastore.sql import SqlMetastore
+    from acid_core.metastore.sql.metastore import SqlMetastore
     from acid_core.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = [

@@ -17,7 +17,7 @@ after a killed worker takes the maintenance lock without waiting for the timeout
 
 Invariants: as ``acid_core.locks``; a grant is atomic because every lock transaction is
 serialized (``BEGIN IMMEDIATE`` on SQLite, an advisory transaction lock on PostgreSQL).
-Not here: SQL (``acid_core.metastore.lock_store``); the rules' documentation (``acid_core.locks``).
+Not here: SQL (``acid_core.metastore.sql.lock_store``); the rules' documentation (``acid_core.locks``).
 
 Error handling:
     * ``LockRefusedError`` after the last retry, naming the holders.
@@ -56,13 +56,13 @@ from acid_core.locks.port import (
     plan_lock_set,
     retry_acquire,
 )
-from acid_core.metastore.lock_store import LockRow, SqlLockStore, StoredLock
+from acid_core.metastore.sql.lock_store import LockRow, SqlLockStore, StoredLock
 from acid_core.types import TxnId
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from acid_core.metastore.lock_store import AttemptResult
+    from acid_core.metastore.sql.lock_store import AttemptResult
 
 __all__ = ["DEFAULT_SESSION_TIMEOUT", "SqlLockManager"]
 

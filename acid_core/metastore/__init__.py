@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acid_core.metastore.factory import default_metastore_url, open_metastore
-    from acid_core.metastore.hive import HiveMetastore
+    from acid_core.metastore.hive.metastore import HiveMetastore
     from acid_core.metastore.port import (
         DEFAULT_DATABASE,
         DEFAULT_OPEN_TXN_TIMEOUT_SECONDS,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
         split_table_name,
         table_type_from_properties,
     )
-    from acid_core.metastore.sql import (
+    from acid_core.metastore.sql.metastore import (
         InMemoryMetastore,
         SqlMetastore,
         create_engine_for_url,
@@ -103,7 +103,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     if name == "HiveMetastore":
-        module = "hive"
+        module = "hive.metastore"
     else:
-        module = "sql" if name in _SQL_NAMES else "factory" if name in _FACTORY_NAMES else "port"
+        module = "sql.metastore" if name in _SQL_NAMES else "factory" if name in _FACTORY_NAMES else "port"
     return getattr(importlib.import_module(f"acid_core.metastore.{module}"), name)

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Final
 
 from acid_core.errors import EmbeddedMetastoreLocationError
 from acid_core.fs import is_local_location, resolve_warehouse
-from acid_core.metastore.hive_thrift import is_thrift_url
+from acid_core.metastore.hive.thrift import is_thrift_url
 from acid_core.metastore.port import METASTORE_DIR_NAME
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from acid_core.metastore.hive import HiveMetastore
-    from acid_core.metastore.sql import SqlMetastore
+    from acid_core.metastore.hive.metastore import HiveMetastore
+    from acid_core.metastore.sql.metastore import SqlMetastore
 
 __all__ = [
     "HMS_DB_ENV",
@@ -95,7 +95,7 @@ def open_metastore(
 
 
 def _open_sql(url: str | None, warehouse: str, purpose: str = "metastore") -> SqlMetastore:
-    from acid_core.metastore.sql import SqlMetastore
+    from acid_core.metastore.sql.metastore import SqlMetastore
 
     root = _warehouse_root(warehouse)
     return SqlMetastore(url or default_metastore_url(root, create=True, purpose=purpose), warehouse=root)
@@ -103,8 +103,8 @@ def _open_sql(url: str | None, warehouse: str, purpose: str = "metastore") -> Sq
 
 def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
     from acid_core.errors import InvalidMetastoreRequestError
-    from acid_core.metastore.hive import HiveMetastore
-    from acid_core.metastore.hive_thrift import (
+    from acid_core.metastore.hive.metastore import HiveMetastore
+    from acid_core.metastore.hive.thrift import (
         DEFAULT_TIMEOUT_SECONDS,
         ThriftHmsConnection,
         parse_metastore_uris,
@@ -125,7 +125,7 @@ def _open_hive(url: str, warehouse: str, hms_db: str | None) -> HiveMetastore:
     )
     queue = None
     if hms_db:
-        from acid_core.metastore.hive_queue_sql import HiveQueueSql
+        from acid_core.metastore.hive.queue_sql import HiveQueueSql
 
         queue = HiveQueueSql(hms_db)
     return HiveMetastore(

@@ -1,6 +1,6 @@
 """The metastore port: the values a metastore speaks in and the ``Metastore`` protocol.
 
-Two adapters implement it side by side: ``acid_core.metastore.sql.SqlMetastore`` (SQLAlchemy:
+Two adapters implement it side by side: ``acid_core.metastore.sql.metastore.SqlMetastore`` (SQLAlchemy:
 the embedded SQLite file, or PostgreSQL) and, for tables that live in a Hive Metastore, the Thrift
 adapter. ``acid_core.metastore.factory.open_metastore`` picks one from a URL.
 

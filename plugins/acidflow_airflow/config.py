@@ -349,7 +349,7 @@ _METASTORE_EXPECTED: Final = (
 def _metastore(source: str, key: str, value: object) -> str:
     text = _text(source, key, value, _METASTORE_EXPECTED)
     if text.lower().startswith("thrift://"):
-        # Hive's hive.metastore.uris, as acid_core.metastore.hive_thrift.parse_metastore_uris reads it.
+        # Hive's hive.metastore.uris, as acid_core.metastore.hive.thrift.parse_metastore_uris reads it.
         for part in (p.strip() for p in text.split(",")):
             split = urlsplit(part)
             try:

@@ -165,7 +165,7 @@ class Env:
 def _sql_locks_held(env: Env) -> list[str]:
     """Lock rows as stored, expired-by-time ones purged but nobody's dead owner reaped."""
     from acid_core.metastore import default_metastore_url
-    from acid_core.metastore.lock_store import SqlLockStore
+    from acid_core.metastore.sql.lock_store import SqlLockStore
 
     store = SqlLockStore(env.metastore or default_metastore_url(env.warehouse))
     try:

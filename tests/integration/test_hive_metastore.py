@@ -43,7 +43,7 @@ from acid_core.cli import main as acidflow
 from acid_core.errors import InvalidTablePropertyError, NoSuchTableError
 from acid_core.metastore import Column, TableDefinition, WriteOperation
 from acid_core.metastore.factory import open_metastore
-from acid_core.metastore.hive import HiveMetastore
+from acid_core.metastore.hive.metastore import HiveMetastore
 from tests.fixtures.hive import Delete, Insert, hive_txn_list
 
 # The first call of a fresh HMS creates its DataNucleus tables (slow on 2 shared cores).
@@ -264,7 +264,7 @@ _CAPABILITIES = {
 
 def test_hive_metastore_capabilities_of_each_version_are_detected(hms, server):
     from acid_core.errors import HiveMetastoreCapabilityError
-    from acid_core.metastore.hive_queue_sql import HiveQueueSql
+    from acid_core.metastore.hive.queue_sql import HiveQueueSql
 
     is_hive2, worker_calls, write_ids, catalog, versions = _CAPABILITIES[server.version]
     assert (hms.is_hive2(), hms.has_worker_calls()) == (is_hive2, worker_calls)
@@ -433,7 +433,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, se
 
 
 def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
-    from acid_core.metastore.hive_thrift import ThriftHmsConnection, parse_metastore_uris
+    from acid_core.metastore.hive.thrift import ThriftHmsConnection, parse_metastore_uris
 
     dead = socket.socket()
     dead.bind(("127.0.0.1", 0))
@@ -830,7 +830,7 @@ def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_
     # them; the cleaner reads them from the backend): update_compactor_state named the txn and the
     # highest write ID; commit_txn set CQ_NEXT_TXN_ID to the txn high water mark, then the
     # compaction's own txn (nothing began after it), and CQ_COMMIT_TIME.
-    from acid_core.metastore.hive_queue_sql import HiveQueueSql
+    from acid_core.metastore.hive.queue_sql import HiveQueueSql
 
     queue = HiveQueueSql(server.backend_url)
     try:

@@ -364,7 +364,7 @@ def _add_columns(wh: Warehouse, table: str, columns: Sequence[tuple[str, str]]) 
     """
     import sqlalchemy as sa
 
-    from acid_core.metastore.models import TableRow
+    from acid_core.metastore.sql.models import TableRow
 
     name = table.split(".")[1]
     engine = wh.metastore._engine  # type: ignore[attr-defined]  # the embedded SQL metastore's engine

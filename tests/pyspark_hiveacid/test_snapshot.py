@@ -86,7 +86,7 @@ def test_read_tasks_renew_the_lease_their_read_took(wh):
     (lease,) = wh.metastore.list_leases("default.t")
     assert {p.lease_id for p in partitions} == {lease.lease_id}
     with wh.metastore._transaction("test") as s:  # expiring in 5 s, as if planned long ago
-        from acid_core.metastore.models import ReaderLease
+        from acid_core.metastore.sql.models import ReaderLease
 
         s.get(ReaderLease, lease.lease_id).expires = int((time.time() + 5) * 1000)
     rows = sum(batch.num_rows for p in partitions for batch in reader.read(p))

@@ -7,7 +7,7 @@ The HMS side is recorded Hive 4 shapes and the side store a real SQLite ``SqlMet
 
 from __future__ import annotations
 
-from acid_core.metastore.hive import HiveMetastore
+from acid_core.metastore.hive.metastore import HiveMetastore
 from acid_core.writeids import ValidTxnList
 from pyspark_hiveacid.snapshot import lease_snapshot, take_snapshot
 from tests.acid_core.metastore.test_hive_leases import LEASE_TXN, _connection, side_store

@@ -24,9 +24,9 @@ from acid_core.compaction.cleaner import CleanerOptions, run_cleaner
 from acid_core.compaction.worker import execute_compaction, run_worker
 from acid_core.errors import HiveMetastoreLostCommitAbortedError, HiveMetastoreUnavailableError
 from acid_core.metastore import Column, CompactionState, CompactionType, TableDefinition, TxnState
-from acid_core.metastore.hive import HiveMetastore
-from acid_core.metastore.hive_queue_sql import HiveQueueSql
-from acid_core.metastore.hive_thrift import ThriftHmsConnection, parse_metastore_uris
+from acid_core.metastore.hive.metastore import HiveMetastore
+from acid_core.metastore.hive.queue_sql import HiveQueueSql
+from acid_core.metastore.hive.thrift import ThriftHmsConnection, parse_metastore_uris
 from acid_core.writes import Warehouse
 from tests.reliability.faults import CuttingProxy, at_thrift_call, thrift_client_port
 

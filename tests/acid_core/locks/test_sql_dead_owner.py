@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from acid_core.errors import LockRefusedError
 from acid_core.locks import LockMode, LockRequest, default_host, is_dead_local_process, parse_lock_object
 from acid_core.locks.sql import SqlLockManager
-from acid_core.metastore.lock_store import LockRow, SqlLockStore
+from acid_core.metastore.sql.lock_store import LockRow, SqlLockStore
 
 REPO = Path(__file__).resolve().parents[3]
 WORKER = Path(__file__).with_name("lock_worker.py")

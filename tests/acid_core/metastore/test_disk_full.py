@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
 from acid_core.errors import DiskFullError, MetastoreError, StorageError
-from acid_core.metastore.sql import translate_db_error
+from acid_core.metastore.sql.metastore import translate_db_error
 
 
 def _full_sqlite_error(tmp_path) -> tuple[sa.URL, OperationalError]:

@@ -12,8 +12,8 @@ from hive_metastore import ttypes as T
 
 from acid_core.errors import LeaseLostError, LockTimeoutError, NoSuchLeaseError
 from acid_core.metastore.factory import _side_store
-from acid_core.metastore.hive import HiveMetastore
-from acid_core.metastore.sql import SqlMetastore
+from acid_core.metastore.hive.metastore import HiveMetastore
+from acid_core.metastore.sql.metastore import SqlMetastore
 from acid_core.writeids import ValidTxnList
 from tests.acid_core.metastore.test_hive_shapes import _hive4
 

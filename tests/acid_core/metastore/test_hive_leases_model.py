@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from acid_core.errors import LeaseLostError, NoSuchLeaseError
-from acid_core.metastore.hive import HiveMetastore
-from acid_core.metastore.hive_thrift import UNSUPPORTED
-from acid_core.metastore.sql import SqlMetastore
+from acid_core.metastore.hive.metastore import HiveMetastore
+from acid_core.metastore.hive.thrift import UNSUPPORTED
+from acid_core.metastore.sql.metastore import SqlMetastore
 from tests.acid_core.metastore.test_hive_leases import _table
 
 TTL = 100.0

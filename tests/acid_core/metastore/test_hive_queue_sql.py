@@ -21,8 +21,8 @@ from sqlalchemy import create_engine, text
 
 from acid_core.errors import CompactionStateError, HiveMetastoreCapabilityError, NoSuchCompactionError
 from acid_core.metastore import CompactionState
-from acid_core.metastore.hive import HIVE31_NAMES_PROPERTY, HiveMetastore
-from acid_core.metastore.hive_queue_sql import HiveQueueSchema, HiveQueueSql, queue_schema_for
+from acid_core.metastore.hive.metastore import HIVE31_NAMES_PROPERTY, HiveMetastore
+from acid_core.metastore.hive.queue_sql import HiveQueueSchema, HiveQueueSql, queue_schema_for
 from tests.acid_core.metastore.test_hive_shapes import HIVE3_AND_LATER, HIVE4_ONLY, RecordedHmsConnection
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]

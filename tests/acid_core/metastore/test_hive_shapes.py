@@ -26,8 +26,8 @@ from acid_core.errors import (
     TxnNotOpenError,
 )
 from acid_core.metastore import CompactionState, CompactionType
-from acid_core.metastore.hive import HIVE31_NAMES_PROPERTY, HiveMetastore
-from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsEndpoint, is_thrift_url, parse_metastore_uris
+from acid_core.metastore.hive.metastore import HIVE31_NAMES_PROPERTY, HiveMetastore
+from acid_core.metastore.hive.thrift import UNSUPPORTED, HmsEndpoint, is_thrift_url, parse_metastore_uris
 from acid_core.writeids import ValidTxnList
 
 HIVE4_ONLY = {"get_open_txns_req", "find_next_compact2", "get_latest_committed_compaction_info"}

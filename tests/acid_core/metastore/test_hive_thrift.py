@@ -29,7 +29,7 @@ from acid_core.errors import (
     MetastoreError,
     MissingDependencyError,
 )
-from acid_core.metastore.hive_thrift import (
+from acid_core.metastore.hive.thrift import (
     UNSUPPORTED,
     HmsEndpoint,
     ThriftHmsConnection,
@@ -155,7 +155,7 @@ def test_acidflow_read_unreachable_hms_prints_one_line_and_exits_1(capsys):
 
 
 def test_thrift_connection_times_out_on_a_silent_server():
-    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
+    from acid_core.metastore.hive.thrift import HmsEndpoint, ThriftHmsConnection
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -187,7 +187,7 @@ def test_thrift_connection_times_out_on_a_silent_server():
 def test_thrift_connection_does_not_resend_a_commit_after_a_broken_connection():
     from hive_metastore import ttypes
 
-    from acid_core.metastore.hive_thrift import HmsEndpoint, ThriftHmsConnection
+    from acid_core.metastore.hive.thrift import HmsEndpoint, ThriftHmsConnection
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

@@ -50,7 +50,7 @@ from acid_core.metastore import (
     TxnType,
     WriteOperation,
 )
-from acid_core.metastore.models import Base, CompletedTxnComponent, NextCompactionQueueId, NextTxnId
+from acid_core.metastore.sql.models import Base, CompletedTxnComponent, NextCompactionQueueId, NextTxnId
 from acid_core.writeids import LONG_MAX
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acid_core.metastore import Column, InMemoryMetastore, TableDefinition
-from acid_core.metastore.models import Base, NextCompactionQueueId, NextTxnId
+from acid_core.metastore.sql.models import Base, NextCompactionQueueId, NextTxnId
 
 _OPS = st.lists(
     st.tuples(

@@ -14,9 +14,9 @@ from alembic.script import ScriptDirectory
 
 from acid_core.errors import MetastoreError
 from acid_core.metastore import Column, SqlMetastore, TableDefinition, open_metastore
-from acid_core.metastore.lock_store import SqlLockStore
-from acid_core.metastore.models import Base
-from acid_core.metastore.sql_engine import _MIGRATIONS_DIR, SCHEMA_HEAD
+from acid_core.metastore.sql.engine import _MIGRATIONS_DIR, SCHEMA_HEAD
+from acid_core.metastore.sql.lock_store import SqlLockStore
+from acid_core.metastore.sql.models import Base
 
 _PARAMS = [
     pytest.param("sqlite", marks=pytest.mark.backend("sqlite")),

@@ -17,7 +17,7 @@ from acid_core.errors import MissingDependencyError
 from acid_core.locks import LockMode, LockRequest, parse_lock_object
 from acid_core.locks.sql import SqlLockManager
 from acid_core.metastore import SqlMetastore
-from acid_core.metastore.sql import resolve_postgres_driver
+from acid_core.metastore.sql.metastore import resolve_postgres_driver
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]
 

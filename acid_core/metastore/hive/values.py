@@ -11,8 +11,8 @@ lazily (``ttypes``), so importing this module needs no ``pyiceberg[hive]``.
 
 Invariants: no Thrift object leaks out of a conversion; table names are lower-cased as Hive
 normalizes; locations ``file:/x`` come back as ``file:///x``.
-Not here: calling the server (``hive``, ``hive_thrift``).
-Errors: ``ThriftErrors`` translates as listed in ``acid_core.metastore.hive``.
+Not here: calling the server (``hive``, ``hive.thrift``).
+Errors: ``ThriftErrors`` translates as listed in ``acid_core.metastore.hive.metastore``.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from acid_core.metastore.port import (
 from acid_core.types import TxnId, WriteId
 
 if TYPE_CHECKING:
-    from acid_core.metastore.hive_queue_sql import Hive4QueueRow, HiveQueueRow
-    from acid_core.metastore.hive_thrift import ThriftValue
+    from acid_core.metastore.hive.queue_sql import HiveQueueRow
+    from acid_core.metastore.hive.thrift import ThriftValue
 
 __all__ = [
     "COMPACT_MAJOR",
@@ -74,7 +74,6 @@ __all__ = [
     "TYPE_BY_CODE",
     "ThriftErrors",
     "bitset_has",
-    "compaction_from_hive4_row",
     "compaction_from_queue_row",
     "compaction_from_show_element",
     "compaction_from_struct",
@@ -279,7 +278,7 @@ def compaction_from_queue_row(row: HiveQueueRow) -> CompactionInfo:
     """The port's ``CompactionInfo`` of a COMPACTION_QUEUE / COMPLETED_COMPACTIONS row (2.3/3.1).
 
     The Hive 4 columns those schemas lack (txn, commit time, next txn, retry retention, error) come
-    from acidflow's JSON in CQ_META_INFO (``hive_queue_sql``).
+    from acidflow's JSON in CQ_META_INFO (``hive.queue_sql``).
     """
     meta = row.meta
     commit_ms = meta.get("commit_time_ms")
@@ -301,29 +300,6 @@ def compaction_from_queue_row(row: HiveQueueRow) -> CompactionInfo:
         error_message=meta.get("error_message"),
         run_as=row.run_as,
         retry_retention=int(meta.get("retry_retention_ms", 0)) / 1000,
-    )
-
-
-def compaction_from_hive4_row(row: Hive4QueueRow) -> CompactionInfo:
-    """The port's ``CompactionInfo`` of a Hive 4 COMPACTION_QUEUE row (its own cleaner columns)."""
-    return CompactionInfo(
-        id=int(row.id),
-        table=f"{row.database}.{row.table}",
-        partition=row.partition,
-        state=STATE_BY_CODE.get(str(row.state), CompactionState.FAILED),
-        compaction_type=TYPE_BY_CODE.get(str(row.type), CompactionType.MAJOR),
-        properties={},
-        enqueue_time=None,
-        highest_write_id=None if row.highest_write_id is None else WriteId(int(row.highest_write_id)),
-        # Hive 4's commitTxn records the txn high water mark at the commit (MAX(TXN_ID), the
-        # compaction's own txn when nothing newer began) and its cleaner waits for
-        # CQ_NEXT_TXN_ID <= the lowest open txn; the port's next_txn_id is the next txn ID (2.3's
-        # meaning, and how the cleaner caps its view: txns below it), so one more.
-        next_txn_id=None if row.next_txn_id is None else TxnId(int(row.next_txn_id) + 1),
-        txn_id=None if row.txn_id is None else TxnId(int(row.txn_id)),
-        commit_time=None if row.commit_time_ms is None else int(row.commit_time_ms) / 1000,
-        error_message=row.error_message,
-        retry_retention=int(row.retry_retention_ms or 0) / 1000,
     )
 
 

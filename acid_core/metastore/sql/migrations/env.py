@@ -13,7 +13,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from acid_core.metastore.models import Base
+from acid_core.metastore.sql.models import Base
 
 target_metadata = Base.metadata
 

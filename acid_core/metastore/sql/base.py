@@ -3,8 +3,8 @@
 ``SqlMetastoreBase`` holds what every part of ``SqlMetastore`` needs: the engine, one database
 transaction per call (``_transaction``), row lookups and locks, and the transaction snapshot
 (``_txns_in_snapshot``: on PostgreSQL IDs come from ``TXN_ID_SEQ``, Hive 4's openTxns; an ID whose
-open has not committed is a gap, listed as open). The parts (``sql_catalog``, ``sql_txns``,
-``sql_queue``, ``sql_leases``) add the public methods; ``sql`` assembles ``SqlMetastore``.
+open has not committed is a gap, listed as open). The parts (``sql.catalog``, ``sql.txns``,
+``sql.queue``, ``sql.leases``) add the public methods; ``sql`` assembles ``SqlMetastore``.
 
 Not here: public methods. Errors: database failures become ``MetastoreError`` in ``_transaction``.
 """
@@ -38,7 +38,7 @@ from acid_core.errors import (
     TableAlreadyExistsError,
     TxnNotOpenError,
 )
-from acid_core.metastore.models import (
+from acid_core.metastore.sql.models import (
     BacklogSampleRow,
     CompactionQueueEntry,
     CompletedCompaction,
@@ -81,7 +81,7 @@ from acid_core.metastore.port import (
     _valid_write_id_list,
     split_table_name,
 )
-from acid_core.metastore.sql_engine import (
+from acid_core.metastore.sql.engine import (
     SchemaRevisionError,
     _is_sqlite_memory,
     create_engine_for_url,
@@ -90,7 +90,7 @@ from acid_core.metastore.sql_engine import (
 )
 
 # One logger for every part, named as before the split.
-_LOG = logging.getLogger("acid_core.metastore.sql")
+_LOG = logging.getLogger("acid_core.metastore.sql.metastore")
 
 
 _HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"

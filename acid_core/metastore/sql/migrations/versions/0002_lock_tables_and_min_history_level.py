@@ -5,7 +5,7 @@ Revises: 0001
 Create Date: 2026-11-22 07:00:00.000000
 
 ``ACIDFLOW_LOCK_SESSIONS`` and ``ACIDFLOW_LOCKS`` (the SQL lock manager's tables) used to be
-created by ``lock_store`` itself (``CREATE TABLE IF NOT EXISTS``), outside this history. A database
+created by ``sql.lock_store`` itself (``CREATE TABLE IF NOT EXISTS``), outside this history. A database
 that already has them keeps them as they are, rows included (a lock held by a running process must
 survive the upgrade): their columns and index names are the same; only the primary key's name
 differs on PostgreSQL (``..._pkey`` instead of ``pk_...``), which nothing refers to.

@@ -41,13 +41,13 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from acid_core.errors import MetastoreError
-from acid_core.metastore.models import LOCK_SESSIONS, LOCKS, Base
-from acid_core.metastore.sql_engine import (
+from acid_core.metastore.sql.engine import (
     SchemaRevisionError,
     create_engine_for_url,
     translate_db_error,
     upgrade_schema,
 )
+from acid_core.metastore.sql.models import LOCK_SESSIONS, LOCKS, Base
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

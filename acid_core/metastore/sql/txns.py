@@ -10,7 +10,7 @@ state under its row lock (which waits for a commit still running on the server).
 exactly once. Still open: the commit never happened, and acidflow aborts it rather than commit late
 (its locks may have lapsed during the outage). No answer within ``commit_check_seconds``: unknown.
 
-Not here: the snapshot computation (``sql_base``). Errors: ``TxnNotOpenError``, ``NoSuchTxnError``,
+Not here: the snapshot computation (``sql.base``). Errors: ``TxnNotOpenError``, ``NoSuchTxnError``,
 ``CommitConflictError`` (the transaction is already aborted when it is raised);
 ``LostCommitAbortedError`` and ``CommitStateUnknownError`` for a commit whose answer was lost.
 """
@@ -35,7 +35,7 @@ from acid_core.errors import (
     NoSuchTxnError,
     TxnNotOpenError,
 )
-from acid_core.metastore.models import (
+from acid_core.metastore.sql.models import (
     CompactionQueueEntry,
     CompletedTxnComponent,
     MinHistoryLevel,
@@ -68,7 +68,7 @@ from acid_core.metastore.port import (
     WriteOperation,
     split_table_name,
 )
-from acid_core.metastore.sql_base import (
+from acid_core.metastore.sql.base import (
     _ABORTED,
     _COMMITTED,
     _COMPACT_OPERATION,

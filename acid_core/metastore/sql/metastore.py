@@ -41,17 +41,17 @@ if TYPE_CHECKING:
     )
 
 
-from acid_core.metastore.sql_catalog import SqlCatalogPart
-from acid_core.metastore.sql_engine import (
+from acid_core.metastore.sql.catalog import SqlCatalogPart
+from acid_core.metastore.sql.engine import (
     create_engine_for_url,
     describe_db_error,
     resolve_postgres_driver,
     translate_db_error,
     upgrade_schema,
 )
-from acid_core.metastore.sql_leases import SqlLeasePart
-from acid_core.metastore.sql_queue import SqlCompactionQueuePart
-from acid_core.metastore.sql_txns import SqlTxnPart
+from acid_core.metastore.sql.leases import SqlLeasePart
+from acid_core.metastore.sql.queue import SqlCompactionQueuePart
+from acid_core.metastore.sql.txns import SqlTxnPart
 
 __all__ = [
     "InMemoryMetastore",

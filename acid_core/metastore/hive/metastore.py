@@ -37,16 +37,16 @@ on 3.x below the lowest open txn (a base above an open reader's snapshot would h
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
 reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
 transaction holding a SHARED_READ lock, with its snapshot recorded in acidflow's side store
-(``hive_leases``); the side store also keeps the backlog history.
+(``hive.leases``); the side store also keeps the backlog history.
 
 Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
-Queue transitions on 2.3 are guarded UPDATEs (``hive_queue_sql``), so concurrent compactors,
+Queue transitions on 2.3 are guarded UPDATEs (``hive.queue_sql``), so concurrent compactors,
 acidflow's or Hive's, never claim one entry twice.
 
 Invariants: every value returned is a port value (no Thrift object leaks); table names are
 lower-cased as Hive normalizes; locations ``file:/x`` are returned as ``file:///x``.
-Not here: the socket, retries and failover (``hive_thrift``), the 2.3 queue SQL (``hive_queue_sql``),
-converting Thrift values and exceptions (``hive_values``), reader leases (``hive_leases``).
+Not here: the socket, retries and failover (``hive.thrift``), the 2.3 queue SQL (``hive.queue_sql``),
+converting Thrift values and exceptions (``hive.values``), reader leases (``hive.leases``).
 Errors: Thrift exceptions are translated (``NoSuchObjectException`` -> ``NoSuchTableError`` /
 ``NoSuchDatabaseError``, ``NoSuchTxnException`` -> ``NoSuchTxnError``, ``TxnAbortedException`` ->
 ``TxnNotOpenError`` or ``CommitConflictError`` for a write conflict, ``MetaException`` ->
@@ -88,9 +88,10 @@ from acid_core.errors import (
     TxnNotOpenError,
     UnsupportedCompactionError,
 )
-from acid_core.metastore.hive_leases import HiveLeases
-from acid_core.metastore.hive_thrift import UNSUPPORTED, HmsConnection, ThriftValue
-from acid_core.metastore.hive_values import (
+from acid_core.metastore.hive.leases import HiveLeases
+from acid_core.metastore.hive.thrift import UNSUPPORTED, HmsConnection, ThriftValue
+from acid_core.metastore.hive.v4 import compaction_from_hive4_row
+from acid_core.metastore.hive.values import (
     LOCK_ACQUIRED,
     LOCK_LEVEL_PARTITION,
     LOCK_LEVEL_TABLE,
@@ -110,7 +111,6 @@ from acid_core.metastore.hive_values import (
     TXN_TYPE_READ_ONLY,
     ThriftErrors,
     bitset_has,
-    compaction_from_hive4_row,
     compaction_from_queue_row,
     compaction_from_show_element,
     compaction_from_struct,
@@ -153,8 +153,8 @@ from acid_core.writeids import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from acid_core.metastore.hive_queue_sql import HiveQueueRow, HiveQueueSql
-    from acid_core.metastore.sql import SqlMetastore
+    from acid_core.metastore.hive.queue_sql import HiveQueueRow, HiveQueueSql
+    from acid_core.metastore.sql.metastore import SqlMetastore
 
 __all__ = ["HIVE31_NAMES_PROPERTY", "HiveMetastore"]
 
@@ -1015,7 +1015,7 @@ class HiveMetastore(Metastore):
 
         Hive 4 keeps CQ_NEXT_TXN_ID / CQ_COMMIT_TIME / CQ_RETRY_RETENTION in its own columns and has
         no Thrift call that lists them (``show_compact`` of the IDL acidflow speaks does not carry
-        them): they are read from the backend; 2.3/3.1 keep them in CQ_META_INFO (``hive_queue_sql``).
+        them): they are read from the backend; 2.3/3.1 keep them in CQ_META_INFO (``hive.queue_sql``).
         """
         if self._queue is None:
             return None
@@ -1173,7 +1173,7 @@ class HiveMetastore(Metastore):
     def take_lease(
         self, table: str, ttl_seconds: float, owner: str | None = None, now: float | None = None
     ) -> Lease:
-        """See ``Metastore.take_lease``: an open HMS transaction with a read lock (``hive_leases``)."""
+        """See ``Metastore.take_lease``: an open HMS transaction with a read lock (``hive.leases``)."""
         return self._leases.take(table, ttl_seconds, owner, now)
 
     def get_lease(self, lease_id: int) -> Lease:

@@ -32,10 +32,8 @@ Table names are unquoted upper case, which matches the PostgreSQL DDL (folded to
 MySQL (case-sensitive there: Hive's DDL is upper case) and Derby; tested on PostgreSQL and MariaDB
 against Hive's own schematool scripts and real 2.3/3.1 servers.
 
-Hive 4 (``hive4_*``): its queue has the cleaner's columns but no Thrift call lists them, so they
-are read here (read only; Hive 4's DDL quotes upper-case names, so every name is quoted per
-dialect); ``hive4_mark_cleaned`` runs Hive 4's own ``MarkCleanedFunction`` statements for when the
-server's ``mark_cleaned`` cannot (4.0.1 on PostgreSQL, unpartitioned tables).
+Hive 4's queue (``hive4_*``, read for the cleaner's columns no Thrift call lists) is ``v4``'s
+(``Hive4QueuePart``), on the same connection.
 
 Invariants: every transition is one database transaction with a guarded UPDATE (the row must still
 be in the expected state), so two compactors never claim one entry.
@@ -64,13 +62,14 @@ from acid_core.errors import (
     MetastoreError,
     NoSuchCompactionError,
 )
+from acid_core.metastore.hive.v4 import Hive4QueuePart
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from sqlalchemy.engine import URL, Connection
 
-__all__ = ["Hive4QueueRow", "HiveQueueRow", "HiveQueueSchema", "HiveQueueSql", "queue_schema_for"]
+__all__ = ["HiveQueueRow", "HiveQueueSchema", "HiveQueueSql", "queue_schema_for"]
 
 _LOG = logging.getLogger(__name__)
 _DEFAULT_CATALOG: Final = "hive"  # Hive 3's default catalog (metastore.catalog.default)
@@ -176,36 +175,6 @@ class HiveQueueRow:
     end_ms: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Hive4QueueRow:
-    """One row of Hive 4's COMPACTION_QUEUE as its ``findReadyToClean`` reads it (times in epoch ms)."""
-
-    id: int
-    database: str
-    table: str
-    partition: str | None
-    state: str
-    type: str
-    highest_write_id: int | None
-    next_txn_id: int | None
-    txn_id: int | None
-    commit_time_ms: int | None
-    retry_retention_ms: int | None
-    error_message: str | None
-
-
-_HIVE4_QUEUE = sa.table(
-    "COMPACTION_QUEUE",
-    *(
-        sa.column(name)
-        for name in (
-            "CQ_ID", "CQ_DATABASE", "CQ_TABLE", "CQ_PARTITION", "CQ_STATE", "CQ_TYPE", "CQ_HIGHEST_WRITE_ID",
-            "CQ_NEXT_TXN_ID", "CQ_TXN_ID", "CQ_COMMIT_TIME", "CQ_RETRY_RETENTION", "CQ_ERROR_MESSAGE",
-        )
-    ),
-)  # fmt: skip
-
-
 def _meta(raw: object) -> dict[str, Any]:
     if raw is None:
         return {}
@@ -253,7 +222,7 @@ def _with_driver(url: str) -> URL:
     return parsed
 
 
-class HiveQueueSql:
+class HiveQueueSql(Hive4QueuePart):
     """COMPACTION_QUEUE / COMPLETED_COMPACTIONS of a Hive 2.3 or 3.1 backend database (see module doc).
 
     Args:
@@ -317,107 +286,6 @@ class HiveQueueSql:
                 raise MetastoreError("detect the schema", self.url, f"{type(e).__name__}: {e}") from e
             self._hive4 = version is not None and version.strip().startswith("4.")
         return self._hive4
-
-    def hive4_ready_for_cleaning(self) -> list[Hive4QueueRow]:
-        """Hive 4's 'ready for cleaning' rows with the columns its ``findReadyToClean`` reads.
-
-        Hive 4 has no Thrift call for it (its Cleaner runs inside the HMS); the rules are applied
-        by the caller. Read only: every transition on Hive 4 is a Thrift call.
-        """
-        return self._hive4_rows(_HIVE4_QUEUE.c.CQ_STATE == "r")
-
-    def hive4_queued(self) -> list[Hive4QueueRow]:
-        """Every row of a Hive 4 backend's COMPACTION_QUEUE (initiated, working, ready for cleaning)."""
-        return self._hive4_rows(sa.true())
-
-    def hive4_get(self, compaction_id: int) -> Hive4QueueRow | None:
-        """One queued row of a Hive 4 backend, or None when it is no longer queued."""
-        rows = self._hive4_rows(_HIVE4_QUEUE.c.CQ_ID.in_([compaction_id]))
-        return rows[0] if rows else None
-
-    def hive4_mark_cleaned(self, compaction_id: int) -> None:
-        """Hive 4's ``MarkCleanedFunction`` by SQL, for when the server's own call cannot run it.
-
-        Hive 4.0.1's ``mark_cleaned`` fails on PostgreSQL for an unpartitioned table: its
-        ``(:partition is NULL OR "TC_PARTITION" = :partition)`` binds an untyped NULL, which
-        PostgreSQL refuses ("could not determine data type of parameter"), and the transaction is
-        aborted (found on a real 4.0.1 server). The same statements, with the partition condition
-        written for the value at hand, in one transaction: the row moves to history 's'
-        (``CC_END`` now), COMPLETED_TXN_COMPONENTS up to its highest write ID and the aborted
-        TXN_COMPONENTS it covered are forgotten. The row must still be 'r'.
-
-        Raises:
-            NoSuchCompactionError: the entry is not queued (any more).
-            CompactionStateError: it is not 'ready for cleaning'.
-        """
-        q = self._engine.dialect.identifier_preparer.quote_identifier
-        columns = [
-            "ID", "DATABASE", "TABLE", "PARTITION", "STATE", "TYPE", "TBLPROPERTIES", "WORKER_ID", "START",
-            "END", "RUN_AS", "HIGHEST_WRITE_ID", "META_INFO", "HADOOP_JOB_ID", "ERROR_MESSAGE", "ENQUEUE_TIME",
-            "WORKER_VERSION", "INITIATOR_ID", "INITIATOR_VERSION", "NEXT_TXN_ID", "TXN_ID", "COMMIT_TIME",
-            "POOL_NAME", "NUMBER_OF_BUCKETS", "ORDER_BY",
-        ]  # fmt: skip
-        values = {"STATE": ":succeeded", "END": ":end_ms"}
-        select = ", ".join(values.get(c, q(f"CQ_{c}")) for c in columns)
-        with self._tx("mark_cleaned") as c:
-            row = c.execute(
-                sa.select(*_HIVE4_QUEUE.c).where(_HIVE4_QUEUE.c.CQ_ID.in_([compaction_id])).with_for_update()
-            ).first()
-            if row is None:
-                raise NoSuchCompactionError(compaction_id)
-            entry = Hive4QueueRow(*row)
-            if entry.state != "r":
-                raise CompactionStateError(
-                    compaction_id, entry.state, "mark cleaned", "'r' (ready for cleaning)"
-                )
-            c.execute(
-                text(
-                    f"INSERT INTO {q('COMPLETED_COMPACTIONS')} ({', '.join(q(f'CC_{c}') for c in columns)}) "
-                    f"SELECT {select} FROM {q('COMPACTION_QUEUE')} WHERE {q('CQ_ID')} = :id"
-                ),
-                {"succeeded": "s", "end_ms": self._now_ms(), "id": compaction_id},
-            )
-            params: dict[str, object] = {
-                "db": entry.database,
-                "tbl": entry.table,
-                "part": entry.partition,
-                "state": "a",
-            }
-            completed = (
-                f"DELETE FROM {q('COMPLETED_TXN_COMPONENTS')} WHERE {q('CTC_DATABASE')} = :db "
-                f"AND {q('CTC_TABLE')} = :tbl"
-            )
-            if entry.partition is not None:
-                completed += f" AND {q('CTC_PARTITION')} = :part"
-            if entry.highest_write_id:
-                completed += f" AND {q('CTC_WRITEID')} <= :hi"
-                params["hi"] = int(entry.highest_write_id)
-            c.execute(text(completed), params)
-            aborted = (
-                f"DELETE FROM {q('TXN_COMPONENTS')} WHERE {q('TC_TXNID')} IN (SELECT {q('TXN_ID')} FROM "
-                f"{q('TXNS')} WHERE {q('TXN_STATE')} = :state) AND {q('TC_DATABASE')} = :db "
-                f"AND {q('TC_TABLE')} = :tbl AND {q('TC_WRITEID')} <= :hi"
-            )
-            if entry.partition is not None:
-                aborted += f" AND {q('TC_PARTITION')} = :part"
-            c.execute(text(aborted), {**params, "hi": int(entry.highest_write_id or 0)})
-            c.execute(
-                text(f"DELETE FROM {q('COMPACTION_QUEUE')} WHERE {q('CQ_ID')} = :id"), {"id": compaction_id}
-            )
-
-    def _hive4_rows(self, where: sa.ColumnElement[bool]) -> list[Hive4QueueRow]:
-        if not self.is_hive4:
-            raise HiveMetastoreCapabilityError(
-                self.url,
-                "read Hive 4's compaction queue",
-                "its VERSION row does not say 4.x",
-                "set ACIDFLOW_HMS_DB to the backend database of this Hive 4 metastore",
-            )
-        # Hive 4's DDL names are upper case (quoted on PostgreSQL, case-sensitive on MySQL): the
-        # table construct quotes them for each dialect.
-        query = sa.select(*_HIVE4_QUEUE.c).where(where).order_by(_HIVE4_QUEUE.c.CQ_ID)
-        with self._tx("find_ready_to_clean") as c:
-            return [Hive4QueueRow(*r) for r in c.execute(query)]
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import suppress
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from acid_core.errors import (
     HiveMetastoreCapabilityError,
@@ -51,25 +51,48 @@ from acid_core.errors import (
     NoSuchTxnError,
     TxnNotOpenError,
 )
-from acid_core.metastore.hive_values import (
+from acid_core.metastore.hive.values import (
     LOCK_ACQUIRED,
     LOCK_LEVEL_TABLE,
     LOCK_SHARED_READ,
     ThriftErrors,
     thrift_types,
 )
-from acid_core.metastore.port import Lease, check_lease_ttl, split_table_name
+from acid_core.metastore.port import Lease, Metastore, check_lease_ttl, split_table_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from acid_core.metastore.hive import HiveMetastore
-    from acid_core.metastore.hive_thrift import HmsConnection
-    from acid_core.metastore.sql import SqlMetastore
+    from acid_core.metastore.hive.thrift import HmsConnection
+    from acid_core.metastore.sql.metastore import SqlMetastore
 
-__all__ = ["DEFAULT_LOCK_WAIT_SECONDS", "HiveLeases"]
+__all__ = ["DEFAULT_LOCK_WAIT_SECONDS", "HiveLeases", "LeaseHost"]
 
 _LOG = logging.getLogger(__name__)
+
+
+class LeaseHost(Metastore, Protocol):
+    """What the lease calls need of the adapter they belong to (``HiveMetastore``).
+
+    The port, and who and where to record on the transaction and lock; typed so, this module
+    does not import the adapter (no cycle).
+    """
+
+    @property
+    def description(self) -> str:
+        """The metastore URIs."""
+        ...
+
+    @property
+    def user(self) -> str:
+        """The user recorded on transactions and locks."""
+        ...
+
+    @property
+    def host(self) -> str:
+        """The host name recorded on transactions and locks."""
+        ...
+
 
 DEFAULT_LOCK_WAIT_SECONDS: Final = 30.0
 _OP_SELECT: Final = 1  # DataOperationType.SELECT
@@ -90,7 +113,7 @@ class HiveLeases:
 
     def __init__(
         self,
-        metastore: HiveMetastore,
+        metastore: LeaseHost,
         connection: HmsConnection,
         side_store: SqlMetastore | Callable[[], SqlMetastore] | None,
         *,

@@ -16,7 +16,7 @@ from acid_core.errors import (
     InvalidMetastoreRequestError,
     NoSuchCompactionError,
 )
-from acid_core.metastore.models import (
+from acid_core.metastore.sql.models import (
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTxnComponent,
@@ -39,7 +39,7 @@ from acid_core.metastore.port import (
     CompactionType,
     split_table_name,
 )
-from acid_core.metastore.sql_base import (
+from acid_core.metastore.sql.base import (
     _ABORTED,
     _COMMITTED,
     _COMPACT_OPERATION,

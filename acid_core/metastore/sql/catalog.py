@@ -1,6 +1,6 @@
 """``SqlMetastore``'s catalog: databases, tables and partitions (Hive's DBS, TBLS, PARTITIONS).
 
-Not here: transactions (``sql_txns``). Errors: ``NoSuch*Error`` for misses, ``*AlreadyExistsError``
+Not here: transactions (``sql.txns``). Errors: ``NoSuch*Error`` for misses, ``*AlreadyExistsError``
 for duplicates, ``InvalidTableDefinitionError`` / ``InvalidPartitionError`` for bad input.
 """
 
@@ -24,7 +24,7 @@ from acid_core.locations import (
     validate_object_name,
     validate_partition_value,
 )
-from acid_core.metastore.models import (
+from acid_core.metastore.sql.models import (
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTxnComponent,
@@ -54,7 +54,7 @@ from acid_core.metastore.port import (
     split_table_name,
     table_type_from_properties,
 )
-from acid_core.metastore.sql_base import (
+from acid_core.metastore.sql.base import (
     SqlMetastoreBase,
     _normalize_database_name,
     _table_exists_error,

@@ -17,7 +17,7 @@ from sqlalchemy import delete, select
 from acid_core.errors import (
     NoSuchLeaseError,
 )
-from acid_core.metastore.models import (
+from acid_core.metastore.sql.models import (
     BacklogSampleRow,
     ReaderLease,
 )
@@ -32,7 +32,7 @@ from acid_core.metastore.port import (
     check_lease_ttl,
     split_table_name,
 )
-from acid_core.metastore.sql_base import (
+from acid_core.metastore.sql.base import (
     SqlMetastoreBase,
     _backlog_sample,
     _check_id,
@@ -81,7 +81,7 @@ class SqlLeasePart(SqlMetastoreBase):
     def put_lease(self, lease: Lease) -> Lease:
         """Insert or replace a lease record as given (its ID included), without checking the catalog.
 
-        For a Hive Metastore's side store (``hive_leases``): there the lease ID is the HMS
+        For a Hive Metastore's side store (``hive.leases``): there the lease ID is the HMS
         transaction that holds the snapshot, and the table lives in the HMS, not here.
         """
         _check_id("lease ID", lease.lease_id)

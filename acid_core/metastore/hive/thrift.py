@@ -26,7 +26,7 @@ Unlike Hive, a call that changes state and whose request may have reached the se
 Capabilities: the bindings speak Hive 4's IDL. An older server answers a call it does not know with
 ``TApplicationException(UNKNOWN_METHOD)`` and ignores struct fields added later, so
 ``call_optional`` returns ``UNSUPPORTED`` for an unknown method and remembers it for the
-connection; the adapter degrades explicitly (see ``acid_core.metastore.hive``).
+connection; the adapter degrades explicitly (see ``acid_core.metastore.hive.metastore``).
 
 SASL/Kerberos: ``sasl_mechanism="GSSAPI"`` wraps the socket in Thrift's ``TSaslClientTransport``
 (needs ``pure-sasl`` and, for GSSAPI, ``kerberos`` -- the ``kerberos`` extra -- and a Kerberos

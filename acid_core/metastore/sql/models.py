@@ -34,10 +34,10 @@ i/w/r/s/f/a/c/x.
 Deviations from Hive, on purpose: tables without a natural key get a surrogate primary key (the ORM
 needs one); JSON columns replace Hive's COLUMNS_V2 / PARTITION_KEYS / TABLE_PARAMS child tables;
 READER_LEASES and the two lock tables are new. The lock tables are Core ``Table`` objects (their
-columns carry snake_case keys) because ``lock_store`` queries them with Core statements on a
+columns carry snake_case keys) because ``sql.lock_store`` queries them with Core statements on a
 ``Connection``; they live on the same ``Base.metadata`` so the Alembic history owns them.
 
-Not here: queries and rules (see ``sql``, ``lock_store``), the DDL history (see ``migrations/``).
+Not here: queries and rules (see ``sql``, ``sql.lock_store``), the DDL history (see ``migrations/``).
 """
 
 from __future__ import annotations
@@ -414,7 +414,7 @@ LOCK_SESSIONS = SqlTable(
     # The owner's process ID on LS_HOST (revision 0006): a dead local owner's session is reaped at once.
     SqlColumn("LS_PID", BigInteger, nullable=True, key="pid"),
 )
-"""Live SQL lock-manager sessions (times in epoch ms); see ``acid_core.metastore.lock_store``."""
+"""Live SQL lock-manager sessions (times in epoch ms); see ``acid_core.metastore.sql.lock_store``."""
 
 LOCKS = SqlTable(
     "ACIDFLOW_LOCKS",

@@ -5,7 +5,7 @@
     translate_db_error(...)     SQLAlchemyError -> MetastoreError / DiskFullError / ReadOnlyStorageError /
                                 MetastoreDatabaseUnavailableError (PostgreSQL went away; one line)
 
-Shared by ``SqlMetastore`` and the SQL lock store (``lock_store``).
+Shared by ``SqlMetastore`` and the SQL lock store (``sql.lock_store``).
 Not here: the metastore's tables and rules (``sql`` and its parts).
 Errors: ``translate_db_error`` builds the ``AcidError``; the others raise SQLAlchemy's or Alembic's.
 """
