@@ -356,21 +356,7 @@ def _decide(
     history: Iterable[CompactionRecord] = (),
     now: float = 0.0,
 ) -> Decision:
-    """Decide whether and how to compact one table or partition (see the module docstring).
-
-    Args:
-        facts: sizes and counts of the directory, as the compactor's snapshot sees it.
-        config: the defaults (``with_table_properties`` is applied here with ``table_properties``).
-        table_properties: the table's TBLPROPERTIES.
-        history: queued and finished compactions of this table/partition.
-        now: the current time (epoch seconds), for the failure retry and aborted age rules.
-
-    Returns:
-        The decision, with its reason and numbers.
-
-    Raises:
-        InvalidCompactionConfigError: a TBLPROPERTIES override does not parse.
-    """
+    """``decide_compaction`` before its rebalance rule (the same arguments, ``config`` already overridden)."""
     properties = table_properties or {}
     history = list(history)
 
