@@ -1058,6 +1058,24 @@ class HiveMetastore(Metastore):
         # Hive 4's markCleaned forgets COMPLETED_TXN_COMPONENTS up to the struct's highestWriteId:
         # without it (show_compact does not carry it) nothing would be forgotten.
         row = None if self._queue is None else self._queue.hive4_get(compaction_id)
+        if has_uncompacted_aborts is not False:
+            # Hive 4's own Cleaner (inside the HMS) tells MarkCleanedFunction that a live delta
+            # still holds aborted writes (hasUncompactedAborts) and which aborted writes it removed
+            # (writeIds); the Thrift struct has neither field, so the server would forget every
+            # aborted write up to the highest write ID, and a live delta's aborted rows would turn
+            # visible once the housekeeper drops those transactions. Run Hive's statements with
+            # what this cleaner saw instead (the backend database is what lists the entry).
+            if self._queue is None or row is None:
+                raise HiveMetastoreCapabilityError(
+                    self.description,
+                    f"mark compaction {compaction_id} cleaned",
+                    "a delta that stays holds aborted writes, which Hive 4's mark_cleaned call cannot be told",
+                    "set ACIDFLOW_HMS_DB to the backend database of this Hive 4 metastore",
+                )
+            self._queue.hive4_mark_cleaned(
+                compaction_id, has_uncompacted_aborts=True, aborted_write_ids=aborted_write_ids
+            )
+            return
         fields: dict[str, ThriftValue] = {}
         if row is not None and row.highest_write_id is not None:
             fields["highestWriteId"] = int(row.highest_write_id)
@@ -1072,7 +1090,7 @@ class HiveMetastore(Metastore):
             if self._queue is None or row is None or row.partition is not None or row.state != "r":
                 raise
             _LOG.info("mark_cleaned of compaction %d failed on the server; done by SQL", compaction_id)
-            self._queue.hive4_mark_cleaned(compaction_id)
+            self._queue.hive4_mark_cleaned(compaction_id, has_uncompacted_aborts=False)
 
     def mark_failed(self, compaction_id: int, error_message: str, now: float | None = None) -> None:
         """See ``Metastore.mark_failed``."""

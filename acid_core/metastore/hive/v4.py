@@ -36,11 +36,16 @@ from acid_core.metastore.port import CompactionInfo, CompactionState, Compaction
 from acid_core.types import TxnId, WriteId
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from contextlib import AbstractContextManager
 
     from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["Hive4QueuePart", "Hive4QueueRow", "compaction_from_hive4_row"]
+
+# TxnStore.ABORT_TXN_CLEANUP_TYPE: a queue entry of Hive 4's Initiator that only removes aborted
+# writes' files; mark_cleaned of a compaction of the same table (partition) deletes it too.
+_ABORT_TXN_CLEANUP = "c"
 
 
 class _Backend(Protocol):
@@ -109,16 +114,27 @@ class Hive4QueuePart:
         rows = self._hive4_rows(_HIVE4_QUEUE.c.CQ_ID.in_([compaction_id]))
         return rows[0] if rows else None
 
-    def hive4_mark_cleaned(self: _Backend, compaction_id: int) -> None:
-        """Hive 4's ``MarkCleanedFunction`` by SQL, for when the server's own call cannot run it.
+    def hive4_mark_cleaned(
+        self: _Backend,
+        compaction_id: int,
+        *,
+        has_uncompacted_aborts: bool,
+        aborted_write_ids: Iterable[int] = (),
+    ) -> None:
+        """Hive 4's ``MarkCleanedFunction`` by SQL, for what the server's own call cannot do.
 
-        Hive 4.0.1's ``mark_cleaned`` fails on PostgreSQL for an unpartitioned table: its
+        Two cases. Hive 4.0.1's ``mark_cleaned`` fails on PostgreSQL for an unpartitioned table: its
         ``(:partition is NULL OR "TC_PARTITION" = :partition)`` binds an untyped NULL, which
         PostgreSQL refuses ("could not determine data type of parameter"), and the transaction is
-        aborted (found on a real 4.0.1 server). The same statements, with the partition condition
-        written for the value at hand, in one transaction: the row moves to history 's'
-        (``CC_END`` now), COMPLETED_TXN_COMPONENTS up to its highest write ID and the aborted
-        TXN_COMPONENTS it covered are forgotten. The row must still be 'r'.
+        aborted (found on a real 4.0.1 server). And the Thrift struct cannot carry the cleaner's
+        ``hasUncompactedAborts`` / ``writeIds``, which Hive's own Cleaner sets inside the server.
+        The same statements as 4.0.1's, with the partition condition written for the value at
+        hand, in one transaction: the row moves to history 's' (``CC_END`` now) and is deleted
+        with the table's (partition's) abort-cleanup entries (type 'c'); COMPLETED_TXN_COMPONENTS
+        up to its highest write ID are forgotten; the aborted TXN_COMPONENTS up to the highest
+        write ID when no delta that stays holds aborted writes (``has_uncompacted_aborts`` False),
+        else only those of ``aborted_write_ids`` (the aborted writes the cleaner removed). The
+        row must still be 'r'.
 
         Raises:
             NoSuchCompactionError: the entry is not queued (any more).
@@ -170,14 +186,24 @@ class Hive4QueuePart:
             aborted = (
                 f"DELETE FROM {q('TXN_COMPONENTS')} WHERE {q('TC_TXNID')} IN (SELECT {q('TXN_ID')} FROM "
                 f"{q('TXNS')} WHERE {q('TXN_STATE')} = :state) AND {q('TC_DATABASE')} = :db "
-                f"AND {q('TC_TABLE')} = :tbl AND {q('TC_WRITEID')} <= :hi"
+                f"AND {q('TC_TABLE')} = :tbl"
             )
             if entry.partition is not None:
                 aborted += f" AND {q('TC_PARTITION')} = :part"
-            c.execute(text(aborted), {**params, "hi": int(entry.highest_write_id or 0)})
-            c.execute(
-                text(f"DELETE FROM {q('COMPACTION_QUEUE')} WHERE {q('CQ_ID')} = :id"), {"id": compaction_id}
+            removed = sorted({int(w) for w in aborted_write_ids})
+            if not has_uncompacted_aborts and entry.highest_write_id:
+                c.execute(text(f"{aborted} AND {q('TC_WRITEID')} <= :hi"), params)
+            elif removed:
+                statement = text(f"{aborted} AND {q('TC_WRITEID')} IN :ids").bindparams(
+                    sa.bindparam("ids", expanding=True)
+                )
+                c.execute(statement, {**params, "ids": removed})
+            queue = (
+                f"DELETE FROM {q('COMPACTION_QUEUE')} WHERE {q('CQ_ID')} = :id OR ({q('CQ_DATABASE')} = :db "
             )
+            queue += f"AND {q('CQ_TABLE')} = :tbl AND {q('CQ_TYPE')} = :cleanup"
+            queue += f" AND {q('CQ_PARTITION')} = :part)" if entry.partition is not None else ")"
+            c.execute(text(queue), {**params, "id": compaction_id, "cleanup": _ABORT_TXN_CLEANUP})
 
     def _hive4_rows(self: _Backend, where: sa.ColumnElement[bool]) -> list[Hive4QueueRow]:
         if not self.is_hive4:

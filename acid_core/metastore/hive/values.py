@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -128,6 +129,8 @@ STATE_BY_CODE: Final = {
 }
 TYPE_BY_CODE: Final = {"a": CompactionType.MAJOR, "i": CompactionType.MINOR}
 
+_LOG = logging.getLogger(__name__)
+
 
 def thrift_types() -> ThriftValue:
     """The generated ``hive_metastore.ttypes`` module (imported on first use), with Hive 4's rebalance fields.
@@ -151,9 +154,20 @@ def _add_fields(struct: ThriftValue, first_id: int, *, write: bool) -> None:
     from thrift.Thrift import TType
 
     spec = tuple(struct.thrift_spec)
-    if len(spec) != first_id:  # the IDL changed under us: leave the generated code alone
-        return
     names = ("poolName" if write else "poolname", "numberOfBuckets", "orderByClause")
+    if len(spec) != first_id:
+        # A newer IDL: its generated code has the fields already (nothing to add), or the struct
+        # changed in a way this patch does not know (leave the generated code alone, and say so:
+        # rebalance compactions on Hive 4 would lose their bucket count).
+        known = {field[2] for field in spec if field}
+        if not set(names) <= known:
+            _LOG.warning(
+                "hive_metastore.ttypes.%s has %d fields, expected %d: Hive 4's rebalance fields not added",
+                struct.__name__,
+                len(spec) - 1,
+                first_id - 1,
+            )
+        return
     types = (TType.STRING, TType.I32, TType.STRING)
     extra = tuple(
         (first_id + i, kind, name, "UTF8" if kind == TType.STRING else None, None)

@@ -51,10 +51,20 @@ def _statement_table(statement):
     return None if name is None else name.split("(")[0].strip('"`')
 
 
+# What Hive 4's MarkCleanedFunction touches, from Hive 4.0.1's schematool script (4.0.0 schema).
+_HIVE4_TABLES = {
+    "VERSION", "TXNS", "TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "COMPACTION_QUEUE", "COMPLETED_COMPACTIONS",
+}  # fmt: skip
+
+
 def _ddl(version, db_type="postgres"):
     if version == "2.3":
         return (_FIXTURES / "hms23" / "hive-txn-schema-2.3.0.postgres.sql").read_text()
-    from tests.fixtures.hms import HIVE_31, hive_schema_script
+    from tests.fixtures.hms import HIVE_4, HIVE_31, hive_schema_script
+
+    if version == "4":
+        statements = hive_schema_script(HIVE_4, "4.0.0", db_type).split(";")
+        return ";".join(s for s in statements if _statement_table(s) in _HIVE4_TABLES)
 
     statements = hive_schema_script(HIVE_31, "3.1.0", db_type).split(";")
     return ";".join(s for s in statements if _statement_table(s) in _HIVE31_TABLES)
@@ -539,3 +549,88 @@ def test_hive31_compaction_round_trip_through_the_adapter(backend31):
     store.mark_cleaned(compaction_id)
     assert store.get_compaction(compaction_id).state is CompactionState.SUCCEEDED
     store.close()
+
+
+@pytest.fixture
+def backend4(postgres_schema_url):
+    engine = _load(postgres_schema_url, "4")
+    yield postgres_schema_url, engine
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("has_uncompacted_aborts", "removed", "aborted_left"),
+    [
+        # no delta that stays holds aborted writes: every aborted write of p=1 up to 10 forgotten
+        (False, (), [(31, "p=2"), (40, "p=1")]),
+        # one does: only the aborted writes the cleaner removed (write 3), not write 5
+        (True, (3,), [(31, "p=2"), (32, "p=1"), (40, "p=1")]),
+        # one does and the cleaner removed none: nothing forgotten
+        (True, (), [(30, "p=1"), (31, "p=2"), (32, "p=1"), (40, "p=1")]),
+    ],
+    ids=["all-compacted", "some-removed", "none-removed"],
+)
+def test_hive4_mark_cleaned_by_sql_forgets_what_markcleanedfunction_forgets(
+    backend4, has_uncompacted_aborts, removed, aborted_left
+):
+    """Hive 4.0.1's MarkCleanedFunction: history 's', the entry and the partition's abort-cleanup
+    entries ('c') deleted, COMPLETED_TXN_COMPONENTS up to the highest write ID, aborted
+    TXN_COMPONENTS up to it or only the removed write IDs (hasUncompactedAborts / writeIds)."""
+    url, engine = backend4
+    for txn_id in (30, 31, 32, 40):
+        _sql(
+            engine,
+            'INSERT INTO "TXNS" ("TXN_ID", "TXN_STATE", "TXN_STARTED", "TXN_LAST_HEARTBEAT", "TXN_USER", '
+            "\"TXN_HOST\") VALUES (:t, 'a', 0, 0, 'u', 'h')",
+            t=txn_id,
+        )
+    for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (32, "p=1", 5), (40, "p=1", 11)]:
+        _sql(
+            engine,
+            'INSERT INTO "TXN_COMPONENTS" ("TC_TXNID", "TC_DATABASE", "TC_TABLE", "TC_PARTITION", '
+            "\"TC_OPERATION_TYPE\", \"TC_WRITEID\") VALUES (:t, 'db', 't', :p, 'i', :w)",
+            t=txn,
+            p=part,
+            w=write_id,
+        )
+    for txn, part, write_id in [(20, "p=1", 1), (21, "p=2", 2), (50, "p=1", 12)]:
+        _sql(
+            engine,
+            'INSERT INTO "COMPLETED_TXN_COMPONENTS" ("CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", '
+            "\"CTC_PARTITION\", \"CTC_WRITEID\", \"CTC_UPDATE_DELETE\") VALUES (:t, 'db', 't', :p, :w, 'N')",
+            t=txn,
+            p=part,
+            w=write_id,
+        )
+    # 7: the compaction, ready for cleaning; 8 and 9: Hive 4's abort-cleanup entries of p=1 and p=2
+    for cq_id, part, state, kind, highest in [
+        (7, "p=1", "r", "a", 10),
+        (8, "p=1", "i", "c", None),
+        (9, "p=2", "i", "c", None),
+    ]:
+        _sql(
+            engine,
+            'INSERT INTO "COMPACTION_QUEUE" ("CQ_ID", "CQ_DATABASE", "CQ_TABLE", "CQ_PARTITION", "CQ_STATE", '
+            '"CQ_TYPE", "CQ_HIGHEST_WRITE_ID", "CQ_NEXT_TXN_ID") VALUES (:i, \'db\', \'t\', :p, :s, :k, :h, 45)',
+            i=cq_id,
+            p=part,
+            s=state,
+            k=kind,
+            h=highest,
+        )
+    queue = HiveQueueSql(url)
+    assert queue.is_hive4
+    queue.hive4_mark_cleaned(7, has_uncompacted_aborts=has_uncompacted_aborts, aborted_write_ids=removed)
+
+    assert _sql(engine, 'SELECT "CC_ID", "CC_STATE", "CC_HIGHEST_WRITE_ID" FROM "COMPLETED_COMPACTIONS"') == [
+        (7, "s", 10)
+    ]
+    assert _sql(engine, 'SELECT "CQ_ID" FROM "COMPACTION_QUEUE"') == [(9,)]
+    assert sorted(_sql(engine, 'SELECT "CTC_TXNID", "CTC_PARTITION" FROM "COMPLETED_TXN_COMPONENTS"')) == [
+        (21, "p=2"),
+        (50, "p=1"),
+    ]
+    assert sorted(_sql(engine, 'SELECT "TC_TXNID", "TC_PARTITION" FROM "TXN_COMPONENTS"')) == aborted_left
+    with pytest.raises(NoSuchCompactionError):
+        queue.hive4_mark_cleaned(7, has_uncompacted_aborts=False)  # once
+    queue.close()

@@ -277,7 +277,7 @@ def test_hive_shapes_hive4_empty_queue_claims_nothing():
     [
         (lambda s: s.update_compactor_state(11, 40, 8), "update_compactor_state", {"highestWriteId": 8}),
         (lambda s: s.mark_compacted(11), "mark_compacted", {}),
-        (lambda s: s.mark_cleaned(11), "mark_cleaned", {}),
+        (lambda s: s.mark_cleaned(11, has_uncompacted_aborts=False), "mark_cleaned", {}),
         (lambda s: s.mark_failed(11, "boom"), "mark_failed", {"errorMessage": "boom"}),
         (lambda s: s.mark_refused(11, "no"), "mark_refused", {"errorMessage": "no"}),
     ],
@@ -299,6 +299,19 @@ def test_hive_shapes_hive4_queue_transitions_send_the_compaction_struct(call, me
         assert getattr(struct, name) == value
     if method == "update_compactor_state":
         assert args[1] == 40
+
+
+@pytest.mark.parametrize("has_uncompacted_aborts", [True, None], ids=["uncompacted-aborts", "unknown"])
+def test_hive_shapes_hive4_mark_cleaned_with_aborts_left_needs_the_backend_and_sends_nothing(
+    has_uncompacted_aborts,
+):
+    # The struct cannot say that a delta that stays holds aborted writes: the server would forget
+    # every aborted write up to the highest write ID. Without the backend database: refuse.
+    connection = _hive4(mark_cleaned=None)
+    with pytest.raises(HiveMetastoreCapabilityError, match="set ACIDFLOW_HMS_DB") as raised:
+        HiveMetastore(connection).mark_cleaned(11, has_uncompacted_aborts=has_uncompacted_aborts)
+    assert "mark compaction 11 cleaned" in str(raised.value)
+    assert connection.requests("mark_cleaned") == []
 
 
 def test_hive_shapes_enqueue_sends_compact2_and_reuses_the_queued_id():
