@@ -13,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN)/python)
 export PYTHONDONTWRITEBYTECODE := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run up test lint typecheck test-unit test-integration test-all soak bench clean
+.PHONY: help install run up test lint typecheck test-unit test-integration test-all soak bench bench-smoke clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ soak: $(STAMP) ## The long reliability soak (multi-process kill -9, SQLite and P
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios; see bench/RESULTS.md)
 	$(BIN)/python -m bench
+
+bench-smoke: $(STAMP) $(HIVE_STAMP) ## Every benchmark's CI-sized --smoke run, the Spark ones too (make test leaves those out)
+	ACIDFLOW_BENCH_SMOKE=all $(BIN)/python -m pytest tests/bench $(PYTEST_ARGS)
 
 clean: ## Remove the venv, caches and the demo warehouse
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis $(WAREHOUSE)

@@ -545,6 +545,7 @@ def _execute_compaction(
         heartbeat()
         step("verifying")
         events = _verify_and_finish(io, root, staging, compaction.id, plan, tasks, results)
+        heartbeat()  # verifying reads every output's footer: minutes on an object store's big base
         step("renaming")
         for name in plan.output_names:
             io.rename(io.join(root, staging, name), io.join(root, name))

@@ -26,7 +26,7 @@ from acid_core.compaction.spark_runner import find_spark_submit, spark_job_path
 from acid_core.compaction.worker import run_worker
 from acid_core.metastore import CompactionState, CompactionType
 from acid_core.writes.transaction import Warehouse
-from tests.acid_core.compaction.histories import random_history, read_rows
+from tests.acid_core.compaction.histories import data_rows, random_history, read_rows
 
 pytestmark = [pytest.mark.integration("spark"), pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -137,14 +137,22 @@ def test_spark_cluster_dag_job_compacts_partitions_and_cleaner_keeps_rows(tmp_pa
 def test_spark_cluster_one_application_commits_each_entry_and_a_failed_one_fails_alone(
     tmp_path, spark_cluster
 ):
-    """Five entries in one application (--compaction-id x5): the one whose input is corrupt fails
-    alone, the four others commit. A reaper aborting every txn silent for 4 s runs throughout:
-    the driver's heartbeats keep every entry's txn alive while its job waits for the executors."""
+    """Seven entries in one application (--compaction-id x7): the one whose input is corrupt fails
+    alone, the four majors and two rebalances (Hive 4's, one Spark task per output bucket) commit.
+    A reaper aborting every txn silent for 10 s runs throughout (Hive's default is 300 s): the
+    driver's heartbeats (every second) keep every entry's txn alive while its job waits for the
+    executors, which takes far longer."""
     wh = Warehouse.open(str(tmp_path / "wh"), heartbeat_seconds=None)
     histories = _tables(wh, 40, ["default.a", "default.b"])
+    rebalanced = random_history(wh, 45, table="default.r", partitioned=True, buckets=1, txns=8)
     random_history(wh, 50, table="default.bad", partitioned=False, buckets=1, txns=4)
     before = {name: read_rows(h) for name, h in histories.items()}
+    rebalanced_before = data_rows(read_rows(rebalanced))
     ids = _enqueue_all(wh, ["default.a", "default.b"])
+    for partition in wh.metastore.list_partitions("default.r"):
+        ids[("default.r", partition.name)] = wh.metastore.enqueue_compaction(
+            "default.r", partition.name, CompactionType.REBALANCE, number_of_buckets=2
+        )
     bad = wh.metastore.enqueue_compaction("default.bad", None, CompactionType.MAJOR)
     bad_root = Path(wh.metastore.get_table("default.bad").location)
     for victim in bad_root.glob("*delta_*/bucket_*"):  # every one: aborted deltas are never read
@@ -156,7 +164,7 @@ def test_spark_cluster_one_application_commits_each_entry_and_a_failed_one_fails
 
     def reaper():
         while not stop.is_set():
-            reaped.extend(wh.metastore.abort_timed_out_txns(4.0))
+            reaped.extend(wh.metastore.abort_timed_out_txns(10.0))
             time.sleep(0.5)
 
     thread = threading.Thread(target=reaper, daemon=True)
@@ -174,8 +182,9 @@ def test_spark_cluster_one_application_commits_each_entry_and_a_failed_one_fails
     output = job.stdout + "\n" + job.stderr[-3000:]
     assert job.returncode == 1, output
     assert reaped == [], reaped
-    for compaction_id in ids.values():
-        assert f"compaction {compaction_id}: compacted: major compaction wrote base_" in job.stdout, output[
+    for (table, _), compaction_id in ids.items():
+        kind = "rebalance" if table == "default.r" else "major"
+        assert f"compaction {compaction_id}: compacted: {kind} compaction wrote base_" in job.stdout, output[
             -4000:
         ]
         assert wh.metastore.get_compaction(compaction_id).state is CompactionState.READY_FOR_CLEANING
@@ -187,6 +196,16 @@ def test_spark_cluster_one_application_commits_each_entry_and_a_failed_one_fails
     assert sorted(p.name for p in bad_root.iterdir()) == bad_dirs
     assert wh.metastore.get_txn(failed.txn_id).state.value == "aborted"
     _all_compacted_and_cleaned(wh, histories, before)
+    # The rebalanced partitions: the same rows (new row IDs: their positions), in one base of two
+    # bucket files each.
+    assert data_rows(read_rows(rebalanced)) == rebalanced_before
+    for partition in wh.metastore.list_partitions("default.r"):
+        [base] = _dirs(partition.location)
+        assert base.startswith("base_"), base
+        assert sorted(p.name for p in (Path(partition.location) / base).glob("bucket_*")) == [
+            "bucket_00000",
+            "bucket_00001",
+        ]
     wh.close()
 
 

@@ -296,6 +296,21 @@ def test_run_tasks_embedded_parallel_buckets_give_the_same_rows(wh, parallel):
     assert not [t for t in threading.enumerate() if t.name.startswith(("acidflow-bucket", "acidflow-merge"))]
 
 
+def test_execute_compaction_heartbeats_after_verifying_before_it_renames(wh, monkeypatch):
+    # Verifying reads every output's footer (minutes for a big base on an object store): the
+    # transaction is heartbeated once it is done, as while the tasks run.
+    random_history(wh, 9, partitioned=False, buckets=2)
+    events: list[str] = []
+    heartbeat = wh.metastore.heartbeat
+    monkeypatch.setattr(
+        wh.metastore, "heartbeat", lambda txn_id: (events.append("heartbeat"), heartbeat(txn_id))[1]
+    )
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    claimed = wh.metastore.find_next_to_compact("w")
+    execute_compaction(wh.metastore, claimed, on_step=events.append)
+    assert events[events.index("verifying") :][:3] == ["verifying", "heartbeat", "renaming"]
+
+
 def test_run_tasks_embedded_parallel_failure_is_raised_and_threads_end(wh, tmp_path):
     history = random_history(wh, 8, partitioned=False, buckets=2)
     before = read_rows(history)
