@@ -56,7 +56,7 @@ def _snapshot(root: Path) -> list[str]:
 
 def _newest_run_state(env) -> str:
     listed = run_airflow(env, "dags", "list-runs", "acidflow_compaction", "-o", "json").stdout
-    runs = json.loads(listed[listed.index("[") :])
+    [runs] = [json.loads(line) for line in listed.splitlines() if line.startswith("[{")]
     return max(runs, key=lambda run: run["start_date"] or "")["state"]
 
 
