@@ -125,9 +125,7 @@ def acidflow_compaction() -> None:
     planned = plan()
     embedded = AcidCompactionOperator.partial(
         task_id="compact_embedded", pool=CONFIG.pool, on_failure_callback=on_failure
-    ).expand_kwargs(
-        embedded_targets(planned)
-    )
+    ).expand_kwargs(embedded_targets(planned))
     spark = SparkSubmitOperator.partial(
         task_id="compact_on_spark",
         application=spark_application(),
