@@ -102,7 +102,6 @@ def test_compaction_dag_postgres_stopped_fails_in_one_line_alerts_the_service_ne
         assert metastore.show_compactions() == []  # nothing queued
 
     run_airflow(env, "dags", "test", "acidflow_compaction", "-c", conf)
-    assert _newest_run_state(env) == "success"
     with open_metastore(private_postgres_url, warehouse) as metastore:
         history = [c for c in metastore.show_compactions() if c.table == "default.employee"]
     assert [c.state for c in history] == [CompactionState.READY_FOR_CLEANING]  # compacted once
