@@ -20,6 +20,10 @@
     PrelistedFileIO(io, "/data/warehouse/db/t") one recursive listing of a table answers every
                                                listing and stat below it (the initiator's
                                                partitions: 1 round trip on S3 instead of ~4 each)
+    set_file_io_hook(hook)                     fault injection: ``hook(file_io, path)`` may wrap
+                                               what ``file_io_for`` returns (a slow store in
+                                               tests/reliability/); None, the default, costs one
+                                               comparison per call
 
 Atomicity, which the compactor and cleaner rely on:
 
@@ -72,7 +76,7 @@ from acid_core.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     import hdfs_native
     import pyarrow.fs as pafs
@@ -90,6 +94,7 @@ __all__ = [
     "is_local_location",
     "real_path",
     "resolve_warehouse",
+    "set_file_io_hook",
     "store_key",
 ]
 
@@ -767,6 +772,35 @@ def file_io_for(location: str) -> tuple[FileIO, str]:
     Raises:
         StorageError: the URI's filesystem cannot be opened here.
     """
+    file_io, path = _file_io_for(location)
+    if _file_io_hook is None:
+        return file_io, path
+    return _file_io_hook(file_io, path), path
+
+
+_file_io_hook: Callable[[FileIO, str], FileIO] | None = None
+
+
+def set_file_io_hook(
+    hook: Callable[[FileIO, str], FileIO] | None,
+) -> Callable[[FileIO, str], FileIO] | None:
+    """Make ``file_io_for`` pass each FileIO it returns through ``hook`` (None removes it).
+
+    The injection point of the storage fault tests: a hook returns a wrapper (a store that
+    answers slowly, say) for the paths it wants and the FileIO unchanged for the others. Every
+    file operation of acidflow gets its FileIO from ``file_io_for``, so every one goes through
+    it. Not for production: process-wide, and not thread-scoped; without a hook (the default)
+    ``file_io_for`` pays one comparison.
+
+    Returns:
+        The hook that was installed before (to put it back).
+    """
+    global _file_io_hook
+    previous, _file_io_hook = _file_io_hook, hook
+    return previous
+
+
+def _file_io_for(location: str) -> tuple[FileIO, str]:
     if "://" not in location:
         return _local_file_io(), os.path.abspath(location)
     if location.startswith("file://"):

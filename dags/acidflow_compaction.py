@@ -8,6 +8,7 @@ from pathlib import Path
 
 from _common.defaults import DEFAULT_ARGS, START_DATE, TAGS
 from acidflow_airflow.config import load_config_for_dag, load_config_for_task
+from acidflow_airflow.notifiers import AcidBacklogNotifier
 from acidflow_airflow.operators import AcidCompactionOperator, spark_application
 from acidflow_airflow.sensors import COMPACTION_REQUESTS
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -65,7 +66,7 @@ PARAMS = {
     catchup=False,
     is_paused_upon_creation=CONFIG.paused_at_creation,
     max_active_runs=1,
-    default_args=DEFAULT_ARGS,
+    default_args={**DEFAULT_ARGS, "retries": CONFIG.compaction_retries},
     params=PARAMS,
     tags=[*TAGS, "compaction"],
     doc_md=(
@@ -77,7 +78,11 @@ PARAMS = {
     ),
 )
 def acidflow_compaction() -> None:
-    @task
+    # A plan or compaction that failed for good alerts, naming the service when one failed
+    # (PostgreSQL, the Hive Metastore, ZooKeeper, storage); 'check' reports the rest.
+    on_failure = [AcidBacklogNotifier()]
+
+    @task(on_failure_callback=on_failure)
     def plan(**context: object) -> dict:
         from acidflow_airflow.operators import plan_compactions
         from acidflow_airflow.requests import request_from_params
@@ -118,9 +123,9 @@ def acidflow_compaction() -> None:
         return planned["spark"]
 
     planned = plan()
-    embedded = AcidCompactionOperator.partial(task_id="compact_embedded", pool=CONFIG.pool).expand_kwargs(
-        embedded_targets(planned)
-    )
+    embedded = AcidCompactionOperator.partial(
+        task_id="compact_embedded", pool=CONFIG.pool, on_failure_callback=on_failure
+    ).expand_kwargs(embedded_targets(planned))
     spark = SparkSubmitOperator.partial(
         task_id="compact_on_spark",
         application=spark_application(),

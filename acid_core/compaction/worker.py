@@ -53,6 +53,12 @@ whose owner is a dead local process at once, ZooKeeper when the session times ou
   marks it compacted. Once housekeeping has deleted T (ended long ago), its outcome is unknown:
   recovery queues the compaction again, as Hive's ``revokeFromLocalWorkers`` does.
 
+Heartbeats: T is heartbeated after each bucket and, from a thread, every
+``WorkerOptions.heartbeat_seconds`` (half Hive's ``hive.txn.timeout``, as Hive's
+``CompactionHeartbeater``) from its opening to its commit: on a slow store one bucket, or the
+listing before the first one, may outlast the reaper's timeout. The thread and the worker share the
+metastore client one call at a time (a Thrift client is not thread-safe).
+
 Concurrency: one compaction per table/partition at a time (the queue's rule); many workers may
 run different compactions. Idempotency: re-running a failed compaction uses a new T and new names.
 Not here: deciding (``initiator``), planning (``planner``), deleting inputs (``cleaner``).
@@ -68,11 +74,12 @@ import logging
 import os
 import posixpath
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, cast
 
-from acid_core.compaction.common import partition_location
+from acid_core.compaction.common import DEFAULT_TXN_TIMEOUT_SECONDS, partition_location
 from acid_core.compaction.initiator import CompactionType
 from acid_core.compaction.output_manifest import write_output_manifest
 from acid_core.compaction.planner import (
@@ -90,6 +97,7 @@ from acid_core.errors import (
     LockTimeoutError,
     NoSuchPartitionError,
     NoSuchTxnError,
+    TxnNotOpenError,
 )
 from acid_core.fs import file_io_for, has_atomic_directory_rename
 from acid_core.locks import is_dead_local_process, parse_lock_object
@@ -207,12 +215,15 @@ class WorkerOptions:
         large_runner: runs the tasks of compactions whose inputs reach ``large_threshold_bytes``
             (the Spark executor); None keeps everything embedded.
         large_threshold_bytes: input bytes from which ``large_runner`` is used.
+        heartbeat_seconds: how often a thread heartbeats the compaction's transaction between its
+            opening and its commit (half the reaper's default timeout); None: only after each bucket.
     """
 
     compression: str = "zlib"
     stripe_size: int = 64 * 1024 * 1024
     large_runner: Callable[[Sequence[BucketTask], Callable[[], None]], list[BucketResult]] | None = None
     large_threshold_bytes: int = 1 << 30
+    heartbeat_seconds: float | None = DEFAULT_TXN_TIMEOUT_SECONDS / 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,6 +482,8 @@ def _execute_compaction(
     properties = {**table.properties, **compaction.properties}
     # Opened and named on the entry in one step: killed at any point after, recovery aborts it.
     txn_id = metastore.open_compaction_txn(compaction.id)
+    heartbeater = _TxnHeartbeater(metastore, txn_id, options.heartbeat_seconds)
+    metastore = heartbeater.metastore  # shared with the thread, one call at a time
     committed = commit_sent = False
     staging: str | None = None
     renamed: list[str] = []
@@ -553,6 +566,7 @@ def _execute_compaction(
             step("renamed")
         io.delete_dir(io.join(root, staging))
         _record_output(table, compaction, results)
+        heartbeater.stop()
         step("committing")
         commit_sent = True
         metastore.commit_txn(txn_id)
@@ -597,6 +611,62 @@ def _execute_compaction(
             _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))
         # After the commit the output is in place: recovery marks the entry compacted.
         raise
+    finally:
+        heartbeater.stop()
+
+
+class _OneCallAtATime:
+    """Forwards every method call to ``target`` under ``lock`` (a Thrift client is not thread-safe)."""
+
+    def __init__(self, target: object, lock: threading.Lock) -> None:
+        self._target, self._lock = target, lock
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self._target, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: object, **kwargs: object) -> object:
+            with self._lock:
+                return attribute(*args, **kwargs)
+
+        return call
+
+
+class _TxnHeartbeater:
+    """Heartbeats a compaction's transaction every ``interval`` seconds from a thread until ``stop``.
+
+    Hive's ``CompactionHeartbeater``: the worker also heartbeats after each bucket, but a bucket (or
+    the listing before the first) on a slow store can outlast ``hive.txn.timeout``, and the reaper
+    would abort T under a compaction that is alive. A failed beat is logged; the thread stops when
+    T is no longer open (the worker's own next call then fails and undoes the compaction).
+    """
+
+    def __init__(self, metastore: Metastore, txn_id: int, interval: float | None) -> None:
+        self.metastore = cast("Metastore", _OneCallAtATime(metastore, threading.Lock()))
+        self._txn_id, self._stopped = txn_id, threading.Event()
+        self._thread: threading.Thread | None = None
+        if interval is not None:
+            self._thread = threading.Thread(
+                target=self._run, args=(interval,), name=f"compaction-txn-{txn_id}-heartbeat", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, interval: float) -> None:
+        while not self._stopped.wait(interval):
+            try:
+                self.metastore.heartbeat(self._txn_id)
+            except TxnNotOpenError as e:
+                _LOG.warning("compaction txn %d is no longer open; heartbeats stop: %s", self._txn_id, e)
+                return
+            except AcidError as e:  # a hiccup: the next beat tries again, well before the timeout
+                _LOG.warning("compaction txn %d: heartbeat failed (retried next beat): %s", self._txn_id, e)
+
+    def stop(self) -> None:
+        """Stop beating (idempotent); returns once the thread has ended."""
+        self._stopped.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
 
 
 def _record_output(table: Table, compaction: CompactionInfo, results: Sequence[BucketResult]) -> None:

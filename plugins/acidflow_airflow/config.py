@@ -17,7 +17,8 @@ The file (every key optional; see ``acidflow.yaml.example``)::
     history:    {retention: 14d, sample_interval: 5m, window: 7d}   # the backlog page's trends
     schedules:  {sensor: "*/30 * * * *", cleaner: "@hourly", paused_at_creation: false}
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
-                 spark_threshold_bytes: 1073741824, spark_conn_id: spark_default}
+                 spark_threshold_bytes: 1073741824, spark_conn_id: spark_default,
+                 retries: 2}                # of the compaction DAG's tasks (0: fail, and alert, at once)
     cleaner:    {retention: 0, quarantine: false}
     alerts:
       default: [log]                        # channels: log, webhook:<url>, email:<address>,
@@ -216,6 +217,7 @@ class AcidflowConfig:
     executor: str = "auto"
     spark_threshold_bytes: int = 1 << 30
     spark_conn_id: str = "spark_default"
+    compaction_retries: int = 2
     cleaner_retention_seconds: float = 0.0
     cleaner_quarantine: bool = False
     default_channels: tuple[str, ...] = ("log",)
@@ -259,6 +261,9 @@ class AcidflowConfig:
             )
         routed = [c for route in self.routes if route.matches(table, owner) for c in route.channels]
         return tuple(dict.fromkeys(routed)) or self.default_channels
+
+
+_MAX_RETRIES = 100
 
 
 def _non_negative_int(source: str, key: str, value: object, maximum: int = _INT_MAX) -> int:
@@ -531,7 +536,7 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         source,
         data,
         "compaction",
-        {"pool", "pool_slots", "executor", "spark_threshold_bytes", "spark_conn_id"},
+        {"pool", "pool_slots", "executor", "spark_threshold_bytes", "spark_conn_id", "retries"},
     )
     if "pool" in compaction:
         changes["pool"] = _string_list(source, "compaction.pool", compaction["pool"])[0]
@@ -545,6 +550,10 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
     if "spark_threshold_bytes" in compaction:
         changes["spark_threshold_bytes"] = _non_negative_int(
             source, "compaction.spark_threshold_bytes", compaction["spark_threshold_bytes"], _LONG_MAX
+        )
+    if "retries" in compaction:
+        changes["compaction_retries"] = _non_negative_int(
+            source, "compaction.retries", compaction["retries"], _MAX_RETRIES
         )
     if "spark_conn_id" in compaction:
         changes["spark_conn_id"] = _string_list(

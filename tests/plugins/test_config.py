@@ -35,7 +35,7 @@ def test_load_config_file_and_env_override(tmp_path):
         "thresholds: {delta_num: 4, aborted_time: 2h}\n"
         "backlog: {warning_deltas: 3, critical_deltas: 9, critical_cleaning_age: 30m}\n"
         "schedules: {sensor: '@hourly', cleaner: null}\n"
-        "compaction: {executor: spark, pool_slots: 4}\n"
+        "compaction: {executor: spark, pool_slots: 4, retries: 0}\n"
         "alerts: {default: [log, 'webhook:http://hooks.local/x'], routes: [{owner: alice, channels: ['email:a@x.org']}]}\n",
         {"ACIDFLOW_WAREHOUSE": "/env/wh", "ACIDFLOW_METASTORE": "postgresql://m/db"},
     )
@@ -48,7 +48,7 @@ def test_load_config_file_and_env_override(tmp_path):
     assert config.aborted_time_threshold_seconds == 7200.0
     assert config.levels == BacklogLevels(3, 9, 6 * 3600.0, 1800.0)
     assert (config.sensor_schedule, config.cleaner_schedule) == ("@hourly", None)
-    assert (config.executor, config.pool_slots) == ("spark", 4)
+    assert (config.executor, config.pool_slots, config.compaction_retries) == ("spark", 4, 0)
     assert config.channels_for("sales.orders", "Alice") == ("email:a@x.org",)
     assert config.channels_for("sales.orders", "bob") == ("log", "webhook:http://hooks.local/x")
 
@@ -135,6 +135,7 @@ GARBAGE_CONFIG_CASES = [
         "compaction: {pool_slots: 99999999999999999999}",
         r"compaction.pool_slots=99999999999999999999 .*an integer from 0 to 2147483647",
     ),
+    ("compaction: {retries: -1}", r"compaction.retries=-1 .*an integer from 0 to 100"),
     (
         "compaction: {spark_threshold_bytes: 99999999999999999999}",
         r"spark_threshold_bytes=99999999999999999999 .*an integer from 0 to 9223372036854775807",

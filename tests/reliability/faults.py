@@ -8,11 +8,14 @@
     CuttingProxy(server_port)                             127.0.0.1:<port> forwarding to PostgreSQL or an HMS;
         cut_after_next_request(client_port)               the next request goes through, its answer is
                                                           dropped and the connection closed (answer lost)
+    slow_store("/wh/db/t", delay_seconds=0.2)             every FileIO call on a path below it waits first
+                                                          (``acid_core.fs.set_file_io_hook``)
 
 The actions are real faults: ``PrivatePostgres.kill`` (``pg_ctl stop -m immediate``) and its
 ``resume`` from a timer, ``RestartableMetastore.kill`` (SIGKILL of the HMS JVM) and its ``restart``,
-or the proxy dropping the server's reply to a COMMIT / ``commit_txn`` the server carried out.
-Nothing in acidflow is mocked.
+or the proxy dropping the server's reply to a COMMIT / ``commit_txn`` the server carried out, or a
+store that answers late (the real local disk behind a ``DelayingFileIO``: an object store or an
+HDFS under load). Nothing in acidflow is mocked.
 """
 
 from __future__ import annotations
@@ -21,14 +24,19 @@ import contextlib
 import os
 import socket
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from sqlalchemy import event
 
+from acid_core.fs import set_file_io_hook
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from sqlalchemy.engine import Engine
+
+    from acid_core.fs import FileIO
 
 
 def at_statement(engine: Engine, fragment: str, action: Callable[[object], None]) -> None:
@@ -156,3 +164,62 @@ def _close(*sockets: socket.socket) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             sock.close()
+
+
+_DELAYED = (
+    "list_dir",
+    "list_entries",
+    "list_tree",
+    "info",
+    "read_bytes",
+    "write_bytes_atomic",
+    "open_input",
+    "open_output",
+    "mkdirs",
+    "rename",
+    "delete_file",
+    "delete_dir",
+)
+
+
+class DelayingFileIO:
+    """A FileIO that waits ``delay_seconds`` before each call of the one it wraps (a slow store).
+
+    ``calls`` counts the delayed calls (a test checks the store was slow where it says it was).
+    """
+
+    def __init__(self, file_io: FileIO, delay_seconds: float, calls: list[str]) -> None:
+        self._io, self._delay, self.calls = file_io, delay_seconds, calls
+
+    def __getattr__(self, name: str):
+        target = getattr(self._io, name)
+        if name not in _DELAYED:
+            return target
+
+        def delayed(*args, **kwargs):
+            self.calls.append(name)
+            time.sleep(self._delay)
+            return target(*args, **kwargs)
+
+        return delayed
+
+
+@contextlib.contextmanager
+def slow_store(prefix: str, delay_seconds: float) -> Iterator[list[str]]:
+    """Every FileIO that ``file_io_for`` hands out for a path at or below ``prefix`` is slow.
+
+    Yields the list of delayed calls (shared by all the wrappers).
+    """
+    calls: list[str] = []
+    prefix = prefix.rstrip("/")
+
+    def hook(file_io, path):
+        if path == prefix or path.startswith(prefix + "/"):
+            return DelayingFileIO(file_io, delay_seconds, calls)
+        return file_io
+
+    previous = set_file_io_hook(hook)
+    try:
+        yield calls
+    finally:
+        set_file_io_hook(previous)
