@@ -132,7 +132,7 @@ def run_entries(
     Prints one line per entry as it ends (``compaction N: <status>: ...`` or ``compaction N:
     failed: ...``); returns the number of entries that failed.
     """
-    from acid_core.compaction.worker import execute_compaction
+    from acid_core.compaction.worker import WorkerOptions, execute_compaction
     from acid_core.errors import AcidError
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import open_metastore
@@ -165,7 +165,16 @@ def run_entries(
         def runner(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
             return run_tasks_on_spark(spark, tasks, heartbeat, heartbeat_seconds)
 
-        outcome = execute_compaction(metastore, entry, run_tasks=runner, lock_manager=locks)  # type: ignore[arg-type]
+        # The worker's heartbeat thread beats at the job's interval too: planning (listing,
+        # footers) and verifying run outside the Spark job, and many entries at once on a busy
+        # driver make those phases long.
+        outcome = execute_compaction(
+            metastore,  # type: ignore[arg-type]
+            entry,  # type: ignore[arg-type]
+            options=WorkerOptions(heartbeat_seconds=heartbeat_seconds),
+            run_tasks=runner,
+            lock_manager=locks,  # type: ignore[arg-type]
+        )
         # The entry's own time, claim to commit (bench_rebalance compares it without start-up).
         return f"{outcome.status}: {outcome.message} ({outcome.seconds:.2f} s)"
 
@@ -264,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from acid_core.compaction.spark_runner import build_code_zip
-    from acid_core.compaction.worker import BucketTask, run_worker
+    from acid_core.compaction.worker import BucketTask, WorkerOptions, run_worker
     from acid_core.errors import AcidError
     from acid_core.locks import open_lock_manager
     from acid_core.metastore import CompactionState, open_metastore
@@ -328,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     metastore,
                     worker_id=worker_id,
                     max_compactions=args.max,
+                    options=WorkerOptions(heartbeat_seconds=args.heartbeat_seconds),
                     run_tasks=runner,
                     lock_manager=locks,
                 )
