@@ -14,9 +14,10 @@
 
 Listing: a cycle that lists many of a table's partitions lists the table once, recursively
 (``PrelistedFileIO``: one paged LIST on an object store); one that lists one partition, or at most
-2% of them, lists each of them once. Skipped partitions are not yielded (``InitiatorStats`` counts them). A dry run lists every
-partition and records no mark. Crash safety: a table's mark is written after all its partitions
-were decided, so a cycle that dies half-way leaves the older mark and the next one lists more.
+2% of them, lists each of them once. Skipped partitions are not yielded (``InitiatorStats``
+counts them). A dry run lists every partition and records no mark. Crash safety: a table's mark
+is written after all its partitions were decided, so a cycle that dies half-way leaves the older
+mark and the next one lists more.
 
 Not here: the rules (``initiator``).
 Errors: a table whose directory cannot be read gets a "did not initiate" history entry and the

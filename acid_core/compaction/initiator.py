@@ -37,7 +37,8 @@ commit latency):
 * a write committed at or after ``since``, or an aborted write not yet cleaned (the aborted
   count and age rules change with time alone);
 * a compaction of it is queued, working or ready for cleaning, or finished at or after ``since``,
-  or its newest finished compaction failed (the failed-retry rule changes with time alone).
+  or its newest finished compaction failed (the failed-retry rule changes with time alone; Hive 4's
+  query also always returns a partition whose newest ``COMPLETED_COMPACTIONS`` row is 'a' or 'f').
 
 Every input of ``decide_compaction`` is then unchanged for a skipped partition, so its decision is
 the previous cycle's "not now" (a "compact" decision left a queued compaction, which is listed).
