@@ -232,3 +232,20 @@ def test_initiator_lists_only_partitions_changed_since_its_last_cycle(tmp_path, 
         assert stats.reasons == {"failed_compaction": 1, "aborted_writes": 1}
     finally:
         wh.close()
+
+
+def test_initiator_cycle_stopped_half_way_records_no_mark_next_cycle_lists_everything(tmp_path):
+    """A table's mark is written only after all its partitions were decided: a cycle that stops
+    after the first partition (a crash, a consumer that stops reading) leaves no mark behind."""
+    wh = _partitioned(tmp_path)
+    try:
+        cycle = iter_initiator(wh.metastore, lookback_seconds=0)
+        assert next(cycle).decision.partition == "p=a"
+        cycle.close()
+        assert wh.metastore.load_initiator_marks() == {}
+        stats = backlog.InitiatorStats()
+        assert len(run_initiator(wh.metastore, stats=stats, lookback_seconds=0)) == 3
+        assert stats.reasons == {"first_cycle": 3}
+        assert list(wh.metastore.load_initiator_marks()) == ["default.p"]
+    finally:
+        wh.close()
