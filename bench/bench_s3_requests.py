@@ -11,8 +11,8 @@ The table: ``--partitions`` partitions, each with ``--inserts`` insert deltas ov
 buckets, written through ``acidflow sql`` on the local disk, then its objects uploaded to the
 bucket (one PUT each, boto3) and a copy of its metastore pointed at them: acidflow's INSERT on S3
 costs ~40 requests per partition and delta (directory markers, the ``_orc_acid_version`` file
-written and renamed, multipart uploads), over an hour for 1,000 x 5 x 2 against moto on a loaded
-machine, and that write path is not what is measured here. Counting starts after the upload.
+written and renamed, multipart uploads): an estimated hour for 1,000 x 5 x 2 against moto on a
+loaded machine (bench/RESULTS.md), and that write path is not what is measured here. Counting starts after the upload.
 Measured, each as the real command in this process:
 
 * ``acidflow state <table>/p=N``               every partition's directory state, one call each
