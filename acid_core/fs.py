@@ -634,10 +634,21 @@ class PrelistedFileIO:
         self._io = file_io
         self._root = _key(root)
         self._prefix = self._root + "/"
-        self._root_info = file_io.info(root)
         self._children: dict[str, list[FileInfo]] = {self._root: []}
         self._by_name: dict[str, dict[str, FileInfo]] = {}
-        listing = file_io.list_tree(root) if self._root_info is not None else []
+        # The listing first: a non-empty one proves the directory exists, which saves the stat
+        # (on S3 a HEAD and a LIST); a missing or empty one is settled by the stat.
+        failure: StorageError | None = None
+        try:
+            listing = file_io.list_tree(root)
+        except StorageError as e:
+            listing, failure = [], e
+        parent, _, name = self._root.rpartition("/")
+        self._root_info: FileInfo | None = (
+            FileInfo(name, True, 0, 0.0, parent) if listing else file_io.info(root)
+        )
+        if failure is not None and self._root_info is not None:
+            raise failure  # there, but not listable: never answer "empty" for it
         # Listings come grouped by directory: normalize each parent once, not each entry.
         for parent, group in itertools.groupby(listing, key=_parent_of):
             entries = list(group)

@@ -434,6 +434,7 @@ def _maintenance_cases() -> list[Case]:
         ("initiate-unknown_table", ["initiate", *wh, "--table", "nope"], "'default.nope'", 1, {}),
         ("initiate-missing_warehouse", ["initiate", "--warehouse", "{root}/no-wh"], "no-wh", 1, {}),
         ("initiate-metastore_not_a_url", ["initiate", *wh, "--metastore", "::"], "'::'", 1, {}),
+        ("initiate-lookback_negative", ["initiate", *wh, "--lookback-seconds", "-1"], "'-1'", 2, {}),
         ("clean-retention_negative", ["clean", *wh, "--retention", "-1"], "'-1'", 2, {}),
         ("clean-retention_nan", ["clean", *wh, "--retention", "nan"], "'nan'", 2, {}),
         ("clean-retention_inf", ["clean", *wh, "--retention", "inf"], "'inf'", 2, {}),

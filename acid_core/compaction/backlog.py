@@ -3,11 +3,21 @@
 ::
 
     run_initiator(metastore)
-        for each full-ACID or insert-only table, for each partition (or the table):
+        for each full-ACID or insert-only table:
+            its last cycle's mark + the partitions written/aborted since (the metastore)
+            for each partition (or the table) whose listing_reason is not None (initiator, pure):
             compactor's snapshot -> load_directory_state -> PartitionFacts   (sizes, counts, ages)
             queue and history of that partition -> CompactionRecord
             decide_compaction (pure)                                        -> Decision
             enqueue_compaction(type, initiator_id) unless dry_run
+            commit_initiator_mark(table, cycle start, settings fingerprint) unless dry_run
+
+Listing: a cycle that lists many of a table's partitions lists the table once, recursively
+(``PrelistedFileIO``: one paged LIST on an object store); one that lists one partition, or at most
+2% of them, lists each of them once. Skipped partitions are not yielded (``InitiatorStats``
+counts them). A dry run lists every partition and records no mark. Crash safety: a table's mark
+is written after all its partitions were decided, so a cycle that dies half-way leaves the older
+mark and the next one lists more.
 
 Not here: the rules (``initiator``).
 Errors: a table whose directory cannot be read gets a "did not initiate" history entry and the
@@ -20,21 +30,25 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypedDict, Unpack
 
 from acid_core.compaction.common import partition_location, reap_timed_out_transactions
 from acid_core.compaction.initiator import (
+    INITIATOR_LOOKBACK_SECONDS,
     CompactionRecord,
     Decision,
     InitiatorConfig,
     PartitionFacts,
     decide_compaction,
+    initiator_fingerprint,
+    listing_reason,
 )
 from acid_core.directory import load_directory_state
 from acid_core.errors import AcidError, UnsupportedCompactionError
 from acid_core.fs import PrelistedFileIO, file_io_for
 from acid_core.metastore import CompactionType, TableType
+from acid_core.metastore.port import InitiatorMark, PartitionChanges
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -47,6 +61,7 @@ __all__ = [
     "INITIATOR_ID",
     "BacklogEntry",
     "InitiatorOptions",
+    "InitiatorStats",
     "collect_facts",
     "iter_initiator",
     "run_initiator",
@@ -63,6 +78,29 @@ class BacklogEntry:
 
     decision: Decision
     compaction_id: int | None = None
+
+
+@dataclass(slots=True)
+class InitiatorStats:
+    """What a cycle listed and skipped, filled in as ``iter_initiator`` runs.
+
+    Attributes:
+        listed: partitions (or unpartitioned tables) whose directories were listed.
+        skipped: partitions unchanged since the table's previous cycle, not listed.
+        reasons: how many were listed for each ``ListingReason`` value.
+    """
+
+    listed: int = 0
+    skipped: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+# A cycle that lists more than one partition and more than this fraction of a table's partitions
+# lists the table at once. On an object store a partition's listing costs at least one request and
+# the table's one per 1,000 objects: with 20 or more objects per partition (a few deltas x buckets
+# and their side files) listing 2% of the partitions one by one costs no more than the whole
+# table, and one partition never costs more than the table it is in.
+_PER_PARTITION_LISTING_MAX_FRACTION: Final = 0.02
 
 
 def _dir_bytes(io: FileIO, path: str) -> int:
@@ -150,6 +188,8 @@ class InitiatorOptions(TypedDict, total=False):
     tables: list[str] | None
     now: float | None
     txn_timeout_seconds: float | None
+    stats: InitiatorStats | None
+    lookback_seconds: float
 
 
 def run_initiator(metastore: Metastore, **options: Unpack[InitiatorOptions]) -> list[BacklogEntry]:
@@ -165,6 +205,8 @@ def iter_initiator(
     tables: list[str] | None = None,
     now: float | None = None,
     txn_timeout_seconds: float | None = None,
+    stats: InitiatorStats | None = None,
+    lookback_seconds: float = INITIATOR_LOOKBACK_SECONDS,
 ) -> Iterator[BacklogEntry]:
     """Decide for every ACID table and partition; enqueue what should be compacted unless ``dry_run``.
 
@@ -172,7 +214,8 @@ def iter_initiator(
     Entries are yielded as they are decided, so a cycle over 10,000 tables x 100 partitions holds
     one table's partitions at a time, not the whole backlog. Like Hive's Initiator, one
     ``ValidTxnList`` serves the whole cycle, and the compaction history of every table is read in
-    one query (per table only when ``tables`` names a few).
+    one query (per table only when ``tables`` names a few). Unless ``dry_run``, a partition
+    unchanged since the table's previous cycle is not listed (``initiator.listing_reason``).
 
     Args:
         metastore: the metastore.
@@ -181,6 +224,9 @@ def iter_initiator(
         tables: ``db.table`` names to look at (default: every table of every database).
         now: the clock (epoch seconds).
         txn_timeout_seconds: the reaper's timeout (None: Hive's 300 s).
+        stats: filled in with what was listed and skipped.
+        lookback_seconds: a change this long before the previous cycle's start still counts as
+            new (``initiator.INITIATOR_LOOKBACK_SECONDS``: writers' clock skew, commit latency).
 
     Yields:
         The backlog: one entry per table/partition, with its decision.
@@ -194,6 +240,8 @@ def iter_initiator(
         histories = {}
         for entry in metastore.show_compactions():
             histories.setdefault(entry.table, []).append(entry)
+    marks = {} if dry_run else metastore.load_initiator_marks()
+    stats = InitiatorStats() if stats is None else stats
     txns = metastore.get_valid_txns()
     for name in _table_names(metastore, tables):
         table = metastore.get_table(name)
@@ -204,24 +252,74 @@ def iter_initiator(
             if histories is None
             else histories.pop(table.full_name, [])
         )
-        partitions: list[tuple[str | None, str]] = (
-            [(p.name, p.location) for p in metastore.list_partitions(table.full_name)]
+        all_partitions: list[tuple[str | None, str, float | None]] = (
+            [(p.name, p.location, p.create_time) for p in metastore.list_partitions(table.full_name)]
             if table.partition_keys
-            else [(None, table.location)]
+            else [(None, table.location, None)]
         )
+        fingerprint = initiator_fingerprint(
+            config,
+            table.properties,
+            location=table.location,
+            table_type=table.table_type.value,
+            num_buckets=table.num_buckets,
+            create_time=table.create_time,
+        )
+        mark = marks.get(table.full_name)
+        previous = None if mark is None else (mark.started_at, mark.fingerprint)
+        changes = PartitionChanges(frozenset(), frozenset())
+        if mark is not None and mark.fingerprint == fingerprint:
+            changes = metastore.list_partition_changes(table.full_name, mark.started_at - lookback_seconds)
+        partitions: list[tuple[str | None, str]] = []
+        for partition, location, created_at in all_partitions:
+            reason = listing_reason(
+                partition,
+                fingerprint=fingerprint,
+                previous=previous,
+                written=changes.written,
+                aborted=changes.aborted,
+                history=records.get(partition, ()),
+                created_at=created_at,
+                lookback_seconds=lookback_seconds,
+            )
+            if reason is None:
+                stats.skipped += 1
+                continue
+            stats.listed += 1
+            stats.reasons[reason.value] = stats.reasons.get(reason.value, 0) + 1
+            partitions.append((partition, location))
+        if len(partitions) < len(all_partitions):
+            _LOG.info(
+                "%s: %d of %d partitions unchanged since the cycle of %s, not listed",
+                name,
+                len(all_partitions) - len(partitions),
+                len(all_partitions),
+                None if mark is None else mark.started_at,
+            )
         snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
-        # One recursive listing of the table instead of several round trips per partition.
+        # Many partitions: one recursive listing of the table instead of several round trips per
+        # partition. A few (the partitions changed since the last cycle): one listing each.
+        prelisted: FileIO | None = None
+        table_io: FileIO | None = None
+        per_partition = len(partitions) < len(all_partitions) and (
+            len(partitions) <= max(1.0, _PER_PARTITION_LISTING_MAX_FRACTION * len(all_partitions))
+        )
         try:
             table_io, table_root = file_io_for(table.location)
-            prelisted: FileIO | None = PrelistedFileIO(table_io, table_root)
+            if partitions and not per_partition:
+                prelisted = PrelistedFileIO(table_io, table_root)
         except AcidError as error:
             _LOG.warning("cannot list %s at once (%s); listing its partitions one by one", name, error)
-            prelisted = None
+            table_io, per_partition = None, False
         table_prefix = table.location.rstrip("/") + "/"
         for partition, location in partitions:
             # A partition elsewhere (another filesystem, say) is listed on its own.
             inside = location == table.location or location.startswith(table_prefix)
             try:
+                file_io = prelisted if inside else None
+                if per_partition and inside and table_io is not None:
+                    relative = location[len(table_prefix) :].split("/") if location != table.location else []
+                    file_io = PrelistedFileIO(table_io, table_io.join(table_root, *relative))
                 facts = collect_facts(
                     metastore,
                     table,
@@ -229,7 +327,7 @@ def iter_initiator(
                     now,
                     location=location,
                     snapshot=snapshot,
-                    file_io=prelisted if inside else None,
+                    file_io=file_io,
                 )
                 decision = decide_compaction(
                     facts,
@@ -263,3 +361,7 @@ def iter_initiator(
                         table.full_name, partition, CompactionType.MAJOR, str(error)
                     )
             yield BacklogEntry(decision, compaction_id)
+        if not dry_run:
+            # Every partition of the table was decided (and what was due queued) at this cycle's
+            # snapshot: the next cycle needs to list only what changes from now on.
+            metastore.commit_initiator_mark(InitiatorMark(table.full_name, now, fingerprint))

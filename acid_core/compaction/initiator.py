@@ -25,6 +25,24 @@ Rules, in Hive's order (``Initiator.run`` / ``checkForCompaction`` / ``determine
    ``acidflow.compactor.rebalance.buckets`` N > 0, a major decision for a full-ACID table that is
    not explicitly bucketed becomes a rebalance into N buckets (same reason, same numbers).
 
+Which partitions a cycle lists (``listing_reason``, Hive's ``findPotentialCompactions``: only
+tables/partitions with writes or aborts in ``COMPLETED_TXN_COMPONENTS`` / ``TXN_COMPONENTS`` since
+the previous cycle). A table's first cycle, or a cycle whose settings differ from the previous
+one's (``initiator_fingerprint``: thresholds, TBLPROPERTIES, location, type, creation time), lists
+every partition. Otherwise a partition is listed only when one of these holds, each against
+``since`` = the previous cycle's start minus ``INITIATOR_LOOKBACK_SECONDS`` (writers' clocks and
+commit latency):
+
+* it was created at or after ``since`` (a new partition);
+* a write committed at or after ``since``, or an aborted write not yet cleaned (the aborted
+  count and age rules change with time alone);
+* a compaction of it is queued, working or ready for cleaning, or finished at or after ``since``,
+  or its newest finished compaction failed (the failed-retry rule changes with time alone; Hive 4's
+  query also always returns a partition whose newest ``COMPLETED_COMPACTIONS`` row is 'a' or 'f').
+
+Every input of ``decide_compaction`` is then unchanged for a skipped partition, so its decision is
+the previous cycle's "not now" (a "compact" decision left a queued compaction, which is listed).
+
 Overrides: ``compactorthreshold.hive.compactor.delta.num.threshold``,
 ``compactorthreshold.hive.compactor.delta.pct.threshold``,
 ``compactorthreshold.hive.compactor.abortedtxn.threshold`` (and the time, failed-count and retry
@@ -39,6 +57,8 @@ Errors: ``InvalidCompactionConfigError`` for an override that does not parse or 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -47,7 +67,7 @@ from typing import TYPE_CHECKING, Final
 from acid_core.errors import InvalidCompactionConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
 __all__ = [
     "ABORTED_TXN_THRESHOLD",
@@ -57,6 +77,7 @@ __all__ = [
     "DELTA_PCT_THRESHOLD",
     "FAILED_COMPACTS_THRESHOLD",
     "FAILED_RETRY_TIME",
+    "INITIATOR_LOOKBACK_SECONDS",
     "REBALANCE_BUCKETS",
     "NO_AUTO_COMPACTION",
     "CompactionRecord",
@@ -64,9 +85,12 @@ __all__ = [
     "Decision",
     "DecisionReason",
     "InitiatorConfig",
+    "ListingReason",
     "PartitionFacts",
     "decide_compaction",
+    "initiator_fingerprint",
     "is_no_auto_compaction",
+    "listing_reason",
 ]
 
 COMPACTOR_THRESHOLD_PREFIX: Final = "compactorthreshold."
@@ -79,6 +103,9 @@ FAILED_RETRY_TIME: Final = "hive.compactor.initiator.failed.retry.time"
 REBALANCE_BUCKETS: Final = "acidflow.compactor.rebalance.buckets"
 """acidflow's own (Hive 4 never initiates a rebalance): a major decision becomes a rebalance into N."""
 NO_AUTO_COMPACTION: Final = "no_auto_compaction"
+INITIATOR_LOOKBACK_SECONDS: Final = 300.0
+"""How far before the previous cycle's start a change still counts as new: commit timestamps come
+from the writers' clocks and become visible when their database transaction commits."""
 
 _FAILED_STATES: Final = frozenset({"failed", "did_not_initiate"})
 _FINISHED_STATES: Final = frozenset({"failed", "did_not_initiate", "succeeded", "refused", "aborted"})
@@ -468,3 +495,88 @@ def _decide(
         f"{facts.aborted_count} aborted directories <= threshold {config.aborted_threshold}",
         {"aborted_count": facts.aborted_count, **numbers},
     )
+
+
+class ListingReason(StrEnum):
+    """Why a cycle lists a partition (``listing_reason``); no reason: skipped, unchanged."""
+
+    FIRST_CYCLE = "first_cycle"
+    SETTINGS_CHANGED = "settings_changed"
+    NEW_PARTITION = "new_partition"
+    WRITTEN = "written"
+    ABORTED = "aborted_writes"
+    COMPACTION = "compaction_activity"
+    FAILED_COMPACTION = "failed_compaction"
+
+
+def initiator_fingerprint(
+    config: InitiatorConfig,
+    table_properties: Mapping[str, str],
+    *,
+    location: str,
+    table_type: str,
+    num_buckets: int,
+    create_time: float,
+) -> str:
+    """A digest of everything a table's decisions depend on besides its files and its queue.
+
+    Two cycles with the same fingerprint apply the same rules to the same directories: a changed
+    threshold (``config`` or a ``compactorthreshold.*`` / ``NO_AUTO_COMPACTION`` TBLPROPERTY), a
+    moved or re-created table changes it, and the next cycle lists every partition.
+    """
+    payload = json.dumps(
+        [repr(config), sorted(table_properties.items()), location, table_type, num_buckets, create_time],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def listing_reason(
+    partition: str | None,
+    *,
+    fingerprint: str,
+    previous: tuple[float, str] | None,
+    written: Collection[str | None],
+    aborted: Collection[str | None],
+    history: Iterable[CompactionRecord] = (),
+    created_at: float | None = None,
+    lookback_seconds: float = INITIATOR_LOOKBACK_SECONDS,
+) -> ListingReason | None:
+    """Why this cycle must list ``partition``, or None: nothing changed since the previous cycle.
+
+    Args:
+        partition: the partition name, or None for an unpartitioned table.
+        fingerprint: ``initiator_fingerprint`` of this cycle.
+        previous: ``(started_at, fingerprint)`` of the previous cycle over this table, or None.
+        written: partitions with a write committed at or after ``previous[0] - lookback_seconds``.
+        aborted: partitions with an aborted write not cleaned yet (whatever its time).
+        history: queued and finished compactions of this partition.
+        created_at: when the partition was created (epoch seconds), if known.
+        lookback_seconds: see ``INITIATOR_LOOKBACK_SECONDS``.
+
+    Returns:
+        The first rule (in the module docstring's order) that requires a listing, or None.
+    """
+    if previous is None:
+        return ListingReason.FIRST_CYCLE
+    started_at, previous_fingerprint = previous
+    if previous_fingerprint != fingerprint:
+        return ListingReason.SETTINGS_CHANGED
+    since = started_at - lookback_seconds
+    if created_at is not None and created_at >= since:
+        return ListingReason.NEW_PARTITION
+    if partition in written:
+        return ListingReason.WRITTEN
+    if partition in aborted:
+        return ListingReason.ABORTED
+    newest_finished: CompactionRecord | None = None
+    for record in history:
+        if record.state not in _FINISHED_STATES:
+            return ListingReason.COMPACTION  # queued, working or ready for cleaning
+        if record.end_time is None or record.end_time >= since:
+            return ListingReason.COMPACTION
+        if newest_finished is None or record.compaction_id > newest_finished.compaction_id:
+            newest_finished = record
+    if newest_finished is not None and newest_finished.state in _FAILED_STATES:
+        return ListingReason.FAILED_COMPACTION
+    return None

@@ -66,9 +66,11 @@ __all__ = [
     "CompactionType",
     "Database",
     "HousekeepingResult",
+    "InitiatorMark",
     "Lease",
     "Metastore",
     "Partition",
+    "PartitionChanges",
     "Table",
     "TableDefinition",
     "TableType",
@@ -338,6 +340,36 @@ class BacklogSample:
     delete_delta_bytes: int
     aborted: int = 0
     oldest_delta_time: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InitiatorMark:
+    """The last initiator cycle over one table (acidflow's own, like Hive 4's Initiator mutex time).
+
+    Attributes:
+        table: ``db.table``.
+        started_at: epoch seconds when that cycle started (before its snapshot was taken).
+        fingerprint: ``compaction.initiator.initiator_fingerprint`` of that cycle's settings.
+    """
+
+    table: str
+    started_at: float
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChanges:
+    """What the transaction tables say changed in one table (Hive's ``findPotentialCompactions``).
+
+    Attributes:
+        written: partitions (None: the unpartitioned table) with a write committed at or after
+            the time asked for (``COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP``).
+        aborted: partitions with a write of an aborted transaction not cleaned yet
+            (``TXN_COMPONENTS`` of ``TXNS`` in state 'a'), whatever its time.
+    """
+
+    written: frozenset[str | None]
+    aborted: frozenset[str | None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -836,6 +868,22 @@ class Metastore(Protocol):
 
     def list_backlog_samples(self, since: float, table: str | None = None) -> list[BacklogSample]:
         """Samples taken at or after ``since`` (of one table or all), by table, partition and time."""
+        ...
+
+    # Initiator cycles (acidflow's own) ---------------------------------------------------------
+    def load_initiator_marks(self) -> dict[str, InitiatorMark]:
+        """The last initiator cycle of every table that has one, by ``db.table`` (empty: none known)."""
+        ...
+
+    def commit_initiator_mark(self, mark: InitiatorMark) -> None:
+        """Record that a cycle started at ``mark.started_at`` has decided every partition of the table.
+
+        A store that cannot keep marks ignores this (every cycle then lists every partition).
+        """
+        ...
+
+    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
+        """Partitions of ``table`` written since ``since`` (epoch seconds) or with uncleaned aborts."""
         ...
 
     # Housekeeping ------------------------------------------------------------------------------

@@ -429,13 +429,32 @@ def test_prelisted_file_io_lists_the_root_once_and_serves_everything_below_from_
     io, root, _, _ = _build([(["p=1", "delta_0000001_0000001_0000", "bucket_00000"], 5)] * 1)
     io.write_bytes_atomic(f"{root}/p=2/base_0000002/bucket_00000", b"yy")
     prelisted = PrelistedFileIO(io, root)
-    assert io.calls == ["info", "list_tree"]
+    assert io.calls == ["list_tree"]  # a non-empty listing proves the root exists: no stat
+    assert prelisted.info(root).is_dir
     for partition in ("p=1", "p=2"):
         prelisted.info(f"{root}/{partition}")
         prelisted.list_entries(f"{root}/{partition}")
         for child in prelisted.list_dir(f"{root}/{partition}"):
             prelisted.list_tree(child.path)
-    assert io.calls == ["info", "list_tree"]
+    assert io.calls == ["list_tree"]
+
+
+def test_prelisted_file_io_of_an_empty_root_stats_it(tmp_path):
+    (tmp_path / "t").mkdir()
+    prelisted = PrelistedFileIO(LocalFileIO(), str(tmp_path / "t"))
+    assert prelisted.info(str(tmp_path / "t")).is_dir
+    assert prelisted.list_dir(str(tmp_path / "t")) == []
+
+
+def test_prelisted_file_io_of_an_unlistable_root_raises_never_answers_empty(tmp_path):
+    (tmp_path / "t" / "p=1").mkdir(parents=True)
+
+    class Unlistable(LocalFileIO):
+        def list_tree(self, path):
+            raise StorageError(f"cannot list {path!r}: permission denied")
+
+    with pytest.raises(StorageError, match="permission denied"):
+        PrelistedFileIO(Unlistable(), str(tmp_path / "t"))
 
 
 def test_prelisted_file_io_passes_paths_outside_its_root_and_writes_through(tmp_path):

@@ -129,9 +129,11 @@ from acid_core.metastore.port import (
     CompactionType,
     Database,
     HousekeepingResult,
+    InitiatorMark,
     Lease,
     Metastore,
     Partition,
+    PartitionChanges,
     Table,
     TableDefinition,
     TxnInfo,
@@ -1233,6 +1235,27 @@ class HiveMetastore(Metastore):
         """The history kept in the side store, else none."""
         store = self._leases.store()
         return [] if store is None else store.list_backlog_samples(since, table)
+
+    def load_initiator_marks(self) -> dict[str, InitiatorMark]:
+        """See ``Metastore.load_initiator_marks``: none, so every cycle lists every partition.
+
+        Not done yet in HMS mode: Hive's ``COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP`` (3.x/4.x; 2.3 has
+        no time there) would answer ``list_partition_changes`` through the backend database, and
+        the marks need a home in that database that Hive's own Initiator does not overwrite.
+        """
+        return {}
+
+    def commit_initiator_mark(self, mark: InitiatorMark) -> None:
+        """See ``Metastore.commit_initiator_mark``: not kept in HMS mode (see ``load_initiator_marks``)."""
+
+    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
+        """See ``Metastore.list_partition_changes``: not answered in HMS mode (no marks to ask it)."""
+        raise HiveMetastoreCapabilityError(
+            self.description,
+            f"list the partitions of {table} changed since {since}",
+            "acidflow does not read Hive's transaction tables for this yet",
+            "the initiator lists every partition in HMS mode",
+        )
 
     def housekeeping(
         self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS

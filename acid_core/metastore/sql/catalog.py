@@ -29,6 +29,7 @@ from acid_core.metastore.sql.models import (
     CompletedCompaction,
     CompletedTxnComponent,
     DatabaseRow,
+    InitiatorMarkRow,
     NextWriteId,
     PartitionRow,
     ReaderLease,
@@ -221,6 +222,7 @@ class SqlCatalogPart(SqlMetastoreBase):
             (NextWriteId, NextWriteId.database, NextWriteId.table),
             (WriteSetEntry, WriteSetEntry.database, WriteSetEntry.table),
             (ReaderLease, ReaderLease.database, ReaderLease.table),
+            (InitiatorMarkRow, InitiatorMarkRow.database, InitiatorMarkRow.table),
         ):
             s.execute(delete(model).where(db_col == database, tbl_col == table))
 

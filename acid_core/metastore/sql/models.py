@@ -25,6 +25,9 @@ The tables and what they hold (Hive's names, from hive-schema-4.0.0 and TxnDbUti
     ACIDFLOW_LOCKS                     acidflow's own: held locks and fair-mode waiting markers
     ACIDFLOW_BACKLOG_SAMPLES           acidflow's own: backlog measurements of the sensor runs
                                        (the backlog page's history and trends)
+    ACIDFLOW_INITIATOR_MARKS           acidflow's own: per table, when the last initiator cycle over
+                                       it started and its settings' fingerprint (the next cycle
+                                       lists only partitions changed since; Hive 4 keeps one time)
 
 Column names are Hive's (``TXN_ID``, ``CQ_STATE``...); attribute names are snake_case. Times are
 epoch milliseconds in ``BIGINT`` columns, as Hive stores them. Single-character codes are Hive's:
@@ -71,6 +74,7 @@ __all__ = [
     "CompletedCompaction",
     "CompletedTxnComponent",
     "DatabaseRow",
+    "InitiatorMarkRow",
     "MinHistoryLevel",
     "NextCompactionQueueId",
     "NextTxnId",
@@ -398,6 +402,18 @@ class BacklogSampleRow(Base):
     aborted: Mapped[int] = mapped_column("BS_ABORTED", Integer)
     # Modification time (epoch ms) of the oldest file in a live (uncompacted) delta; NULL: none.
     oldest_delta_time: Mapped[int | None] = mapped_column("BS_OLDEST_DELTA_TIME", BigInteger)
+
+
+class InitiatorMarkRow(Base):
+    """The last initiator cycle over one table (acidflow's own; Hive 4 keeps one time in AUX_TABLE)."""
+
+    __tablename__ = "ACIDFLOW_INITIATOR_MARKS"
+
+    database: Mapped[str] = mapped_column("IM_DATABASE", String(128), primary_key=True)
+    table: Mapped[str] = mapped_column("IM_TABLE", String(256), primary_key=True)
+    # Epoch ms when that cycle started, before its snapshot.
+    started_at: Mapped[int] = mapped_column("IM_STARTED_AT", BigInteger)
+    fingerprint: Mapped[str] = mapped_column("IM_FINGERPRINT", String(64))
 
 
 # SQLite autoincrements INTEGER PRIMARY KEY only.

@@ -14,12 +14,14 @@ from sqlalchemy import delete, or_, select, update
 
 from acid_core.errors import (
     InvalidMetastoreRequestError,
+    MetastoreError,
     NoSuchCompactionError,
 )
 from acid_core.metastore.sql.models import (
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTxnComponent,
+    InitiatorMarkRow,
     NextCompactionQueueId,
     Txn,
     TxnComponent,
@@ -37,6 +39,8 @@ from acid_core.metastore.port import (
     CompactionInfo,
     CompactionState,
     CompactionType,
+    InitiatorMark,
+    PartitionChanges,
     split_table_name,
 )
 from acid_core.metastore.sql.base import (
@@ -430,3 +434,67 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
                 )
             rows: list[CompactionQueueEntry | CompletedCompaction] = [*s.scalars(queue), *s.scalars(history)]
             return sorted((_compaction_info(r) for r in rows), key=lambda c: c.id)
+
+    # Initiator cycles ------------------------------------------------------------------------
+    def load_initiator_marks(self) -> dict[str, InitiatorMark]:
+        """See ``Metastore.load_initiator_marks``: one query for the whole cycle."""
+        with self._transaction("load_initiator_marks") as s:
+            rows = s.execute(
+                select(
+                    InitiatorMarkRow.database,
+                    InitiatorMarkRow.table,
+                    InitiatorMarkRow.started_at,
+                    InitiatorMarkRow.fingerprint,
+                )
+            ).all()
+        return {
+            f"{db}.{tbl}": InitiatorMark(f"{db}.{tbl}", started_at / 1000, fingerprint)
+            for db, tbl, started_at, fingerprint in rows
+        }
+
+    def commit_initiator_mark(self, mark: InitiatorMark) -> None:
+        """See ``Metastore.commit_initiator_mark``: an update, or an insert for a table's first mark.
+
+        Two initiators racing on a table's first mark: the loser's insert fails and is dropped
+        (the winner's mark is just as true: its cycle also decided every partition).
+        """
+        database, name = split_table_name(mark.table)
+        values = {"started_at": _ms(mark.started_at), "fingerprint": mark.fingerprint}
+        try:
+            with self._transaction("commit_initiator_mark") as s:
+                updated = s.execute(
+                    update(InitiatorMarkRow)
+                    .where(InitiatorMarkRow.database == database, InitiatorMarkRow.table == name)
+                    .values(**values)
+                )
+                if updated.rowcount == 0:  # type: ignore[attr-defined]
+                    s.add(InitiatorMarkRow(database=database, table=name, **values))
+        except MetastoreError:
+            if mark.table not in self.load_initiator_marks():
+                raise
+
+    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
+        """See ``Metastore.list_partition_changes`` (Hive's ``findPotentialCompactions``, one table)."""
+        database, name = split_table_name(table)
+        with self._transaction("list_partition_changes") as s:
+            written = s.execute(
+                select(CompletedTxnComponent.partition)
+                .where(
+                    CompletedTxnComponent.database == database,
+                    CompletedTxnComponent.table == name,
+                    CompletedTxnComponent.timestamp >= _ms(since),
+                )
+                .distinct()
+            ).scalars()
+            written_set = frozenset(written)
+            aborted = s.execute(
+                select(TxnComponent.partition)
+                .join(Txn, Txn.txn_id == TxnComponent.txn_id)
+                .where(
+                    TxnComponent.database == database,
+                    TxnComponent.table == name,
+                    Txn.state == _ABORTED,
+                )
+                .distinct()
+            ).scalars()
+            return PartitionChanges(written_set, frozenset(aborted))

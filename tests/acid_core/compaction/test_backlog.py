@@ -133,8 +133,9 @@ def _partitioned(tmp_path):
 def test_initiator_lists_a_partitioned_table_once_and_decides_as_partition_by_partition(
     tmp_path, monkeypatch
 ):
-    """One stat and one recursive listing of the table, not a listing per partition and per delta;
-    the decisions (and their measured numbers) equal those of the partition-by-partition path."""
+    """One recursive listing of the table (a non-empty listing proves it exists: no stat), not a
+    listing per partition and per delta; the decisions (and their measured numbers) equal those of
+    the partition-by-partition path."""
     wh = _partitioned(tmp_path)
     try:
         table = wh.metastore.get_table("default.p")
@@ -148,8 +149,8 @@ def test_initiator_lists_a_partitioned_table_once_and_decides_as_partition_by_pa
         counting = _CountingFileIO()
         monkeypatch.setattr(backlog, "file_io_for", lambda location: (counting, location))
         entries = run_initiator(wh.metastore, dry_run=True)
-        assert [kind for kind, _ in counting.calls] == ["info", "list_tree"]
-        assert counting.calls[1][1] == table.location
+        assert [kind for kind, _ in counting.calls] == ["list_tree"]
+        assert counting.calls[0][1] == table.location
         assert [e.decision for e in entries] == [e.decision for e in one_by_one]
         assert [e.decision.numbers["delta_count"] for e in entries] == [2, 2, 2]
     finally:
@@ -163,5 +164,88 @@ def test_iter_initiator_yields_the_same_backlog_as_run_initiator(tmp_path):
         streamed = list(iter_initiator(wh.metastore, dry_run=True))
         assert [e.decision for e in streamed] == [e.decision for e in listed]
         assert len(listed) == 3
+    finally:
+        wh.close()
+
+
+def test_initiator_lists_only_partitions_changed_since_its_last_cycle(tmp_path, monkeypatch):
+    """Hive's Initiator considers only what was written, aborted or compacted since its last cycle:
+    each later cycle lists (once each) only those partitions, and a settings change lists all."""
+    wh = _partitioned(tmp_path)
+    try:
+        table = wh.metastore.get_table("default.p")
+        location = {p.name: p.location for p in wh.metastore.list_partitions("default.p")}
+        counting = _CountingFileIO()
+        monkeypatch.setattr(backlog, "file_io_for", lambda location: (counting, location))
+
+        def cycle(**options):
+            counting.calls.clear()
+            stats = backlog.InitiatorStats()
+            entries = run_initiator(wh.metastore, stats=stats, lookback_seconds=0, **options)
+            return [e.decision.partition for e in entries], [path for _, path in counting.calls], stats
+
+        def write(part, *, abort=False):
+            txn = wh.transaction(heartbeat_seconds=None).begin()
+            txn.insert("default.p", pa.table({"id": pa.array([9], pa.int32()), "v": ["x"], "p": [part]}))
+            txn.abort() if abort else txn.commit()
+
+        parts, calls, stats = cycle()
+        assert (parts, calls, stats.reasons) == (["p=a", "p=b", "p=c"], [table.location], {"first_cycle": 3})
+        parts, calls, stats = cycle()
+        assert (parts, calls, stats.skipped) == ([], [], 3)
+
+        write("b")
+        parts, calls, stats = cycle()
+        assert (parts, calls, stats.skipped, stats.reasons) == (["p=b"], [location["p=b"]], 2, {"written": 1})
+
+        # An aborted write is listed on every cycle until a compaction cleans it (its age matters).
+        write("c", abort=True)
+        for _ in range(2):
+            parts, calls, stats = cycle()
+            assert (parts, calls, stats.reasons) == (["p=c"], [location["p=c"]], {"aborted_writes": 1})
+
+        # A dry run lists everything and records no mark.
+        parts, _, stats = cycle(dry_run=True)
+        assert (parts, stats.skipped) == (["p=a", "p=b", "p=c"], 0)
+        assert cycle()[0] == ["p=c"]
+
+        # A lower threshold in TBLPROPERTIES changes the decisions: every partition is listed again.
+        wh.metastore.alter_table_properties(
+            "default.p", {"compactorthreshold.hive.compactor.delta.num.threshold": "1"}
+        )
+        counting.calls.clear()
+        stats = backlog.InitiatorStats()
+        entries = run_initiator(wh.metastore, stats=stats, lookback_seconds=0)
+        assert stats.reasons == {"settings_changed": 3}
+        assert [counting.calls] == [[("list_tree", table.location)]]
+        queued = {e.decision.partition: e.compaction_id for e in entries}
+        assert None not in queued.values()
+
+        # Queued compactions keep their partitions listed; a finished one (aborted long ago) does
+        # not; a failed newest compaction does, whenever it failed (its retry time comes with no change).
+        long_ago = time.time() - 30 * 86400
+        wh.metastore.abort_compaction(queued["p=b"], now=long_ago)
+        wh.metastore.claim_compaction(queued["p=a"], "test-worker")
+        wh.metastore.mark_failed(queued["p=a"], "boom", now=long_ago)
+        parts, _, stats = cycle()
+        assert parts == ["p=a", "p=c"]
+        assert stats.reasons == {"failed_compaction": 1, "aborted_writes": 1}
+    finally:
+        wh.close()
+
+
+def test_initiator_cycle_stopped_half_way_records_no_mark_next_cycle_lists_everything(tmp_path):
+    """A table's mark is written only after all its partitions were decided: a cycle that stops
+    after the first partition (a crash, a consumer that stops reading) leaves no mark behind."""
+    wh = _partitioned(tmp_path)
+    try:
+        cycle = iter_initiator(wh.metastore, lookback_seconds=0)
+        assert next(cycle).decision.partition == "p=a"
+        cycle.close()
+        assert wh.metastore.load_initiator_marks() == {}
+        stats = backlog.InitiatorStats()
+        assert len(run_initiator(wh.metastore, stats=stats, lookback_seconds=0)) == 3
+        assert stats.reasons == {"first_cycle": 3}
+        assert list(wh.metastore.load_initiator_marks()) == ["default.p"]
     finally:
         wh.close()

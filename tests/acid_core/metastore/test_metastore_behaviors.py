@@ -815,6 +815,45 @@ class TestCompactionQueue:
 # ----------------------------------------------------------------------------------------------
 
 
+class TestInitiatorMarks:
+    """acidflow's initiator marks and Hive's findPotentialCompactions question, for one table."""
+
+    def test_marks_are_kept_per_table_replaced_and_dropped_with_the_table(self, store, table):
+        from acid_core.metastore.port import InitiatorMark
+
+        store.create_table(_acid("u"))
+        assert store.load_initiator_marks() == {}
+        store.commit_initiator_mark(InitiatorMark("default.t", 100.5, "a" * 32))
+        store.commit_initiator_mark(InitiatorMark("default.u", 7.0, "b" * 32))
+        store.commit_initiator_mark(InitiatorMark("default.t", 200.25, "c" * 32))
+        assert store.load_initiator_marks() == {
+            "default.t": InitiatorMark("default.t", 200.25, "c" * 32),
+            "default.u": InitiatorMark("default.u", 7.0, "b" * 32),
+        }
+        store.drop_table("default.t")
+        assert list(store.load_initiator_marks()) == ["default.u"]
+
+    def test_partition_changes_are_commits_since_and_uncleaned_aborts(self, store, clock):
+        store.create_table(_acid("p", partition_keys=(Column("ds", "string"),)))
+
+        def write(partition: str, *, commit: bool = True) -> None:
+            txn = store.open_txn()
+            store.add_write_component(txn, "p", partition, WriteOperation.INSERT)
+            store.commit_txn(txn) if commit else store.abort_txn(txn)
+
+        write("ds=a")
+        clock.now += 10
+        since = clock.now
+        write("ds=b")
+        write("ds=c", commit=False)
+        open_txn = store.open_txn()
+        store.add_write_component(open_txn, "p", "ds=d", WriteOperation.INSERT)  # neither yet
+        changes = store.list_partition_changes("default.p", since)
+        assert (changes.written, changes.aborted) == (frozenset({"ds=b"}), frozenset({"ds=c"}))
+        assert store.list_partition_changes("default.p", since - 10).written == {"ds=a", "ds=b"}
+        assert store.list_partition_changes("default.p", clock.now + 1).written == frozenset()
+
+
 class TestLeases:
     def test_take_lease_protects_the_current_snapshot(self, store, table, clock):
         committed, _ = _write(store)
