@@ -312,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     labels = list(VERSIONS) if args.hive == "all" else [args.hive]
     work = Path(tempfile.mkdtemp(prefix="bench-hms-"))
-    os.environ.setdefault("ACIDFLOW_LEASE_STORE", f"sqlite:///{work / 'side.sqlite'}")
+    # One lease side store per server (lease IDs are its transaction IDs), unless the caller set one.
+    own_side_store = "ACIDFLOW_LEASE_STORE" not in os.environ
     results = []
     try:
         run = functools.partial(
@@ -326,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as services:
             servers = _Servers(work, services)
             for label in labels:
+                if own_side_store:
+                    os.environ["ACIDFLOW_LEASE_STORE"] = f"sqlite:///{work / f'side-{label}.sqlite'}"
                 if args.uri is not None:
                     results.append(run(label, args.uri, args.hms_db))
                     continue
