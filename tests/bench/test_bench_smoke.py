@@ -26,7 +26,7 @@ _SERVICES = {
     "bench_spark_executor": "spark",
     "bench_spark_cluster": "spark",
     "bench_rebalance": "spark",
-    "bench_hms": "hive",
+    "bench_hms": "hive",  # its --smoke starts Hive 2.3.10 only (no schematool: the cheapest server)
     "bench_s3_requests": "s3",
 }
 # Seconds a smoke run may take where the default (280) is too tight: the cluster bench starts a
