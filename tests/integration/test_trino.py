@@ -6,8 +6,14 @@ INSERT, UPDATE, DELETE and MERGE open HMS transactions, allocate the table's wri
 HMS's locks, as against a production Hive 3 metastore. acidflow, in HMS mode (``--metastore
 thrift://``), initiates, compacts (minor, then major) and cleans those tables; Trino and ``acidflow
 read`` return the same rows before and after each step. An explicit Trino transaction holds its HMS
-snapshot for one query only (what Trino 476 does). acidflow's own writes (``acidflow sql`` INSERT)
+snapshot for one query only (what Trino 476 does); a query still running holds its HMS transaction
+and SHARED_READ lock, and the cleaner waits for it. acidflow's own writes (``acidflow sql`` INSERT)
 read back in Trino.
+
+The ``hiveacid`` Spark source in HMS mode (one Spark application for the module, ``spark_worker``:
+its own process, hadoop-aws on its class path from the start) reads Trino's tables (the JVM reader
+through ``s3a://``, the Python source through pyarrow) as Trino does, before and after acidflow's
+compaction; its appends into a Trino table read back in Trino.
 
 What Trino's files look like (acidflow reads, compacts and cleans them unchanged)::
 
@@ -25,6 +31,12 @@ without ``_v`` are refused).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +44,7 @@ from acid_core.cli import main as acidflow
 
 pytestmark = [pytest.mark.integration("trino"), pytest.mark.slow, pytest.mark.timeout(900)]
 
+_ROOT = str(Path(__file__).resolve().parents[2])
 SCHEMA = "trino_it"
 THRESHOLD = "compactorthreshold.hive.compactor.delta.num.threshold"
 # Trino reads base_N_vT and delta_a_b_vT: acidflow may name its outputs so on this Hive 3.1 server,
@@ -251,3 +264,302 @@ def test_acidflow_sql_insert_into_a_trino_table_reads_back_in_trino(trino, hms_e
     expected = [(1, "ann", 10, "a"), (2, "bob", 40, "a"), (3, "cid", 60, "b")]
     assert _trino_rows(trino, table, "id, name, salary, dept") == expected
     assert _acidflow_rows(capsys, hms_env, table, partitions=("dept=a", "dept=b")) == expected
+
+
+def _thrift_client(metastore):
+    """A plain Thrift client of the HMS (what any Hive client sees), and its transport to close."""
+    from hive_metastore import ThriftHiveMetastore
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TSocket, TTransport
+
+    sock = TSocket.TSocket("127.0.0.1", metastore.port)
+    sock.setTimeout(60000)
+    transport = TTransport.TBufferedTransport(sock)
+    transport.open()
+    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), transport
+
+
+def _locks_of(client, query_id):
+    """The HMS locks Trino took for one query (Trino puts the query ID in the lock's agent info)."""
+    from hive_metastore import ttypes
+
+    return [
+        lock
+        for lock in client.show_locks(ttypes.ShowLocksRequest()).locks or ()
+        if lock.agentInfo == query_id
+    ]
+
+
+def _query_state(trino, query_id):
+    [[state]] = trino.query(f"SELECT state FROM system.runtime.queries WHERE query_id = '{query_id}'")
+    return state
+
+
+def _digest(rows):
+    """(id, name, sha1 of pad): 1 MB pads compared without keeping two copies of each."""
+    import hashlib
+
+    return sorted((row[0], row[1], hashlib.sha1(row[2].encode()).hexdigest()) for row in rows)
+
+
+def test_trino_query_in_flight_keeps_its_rows_while_acidflow_compacts_and_the_cleaner_waits(
+    trino, hms_env, capsys
+):
+    """A Trino SELECT whose client stops fetching stays RUNNING (its result buffers are full: the
+    fixture's 4 MB ``sink``/``exchange`` buffers against ~40 MB of rows), with its HMS transaction
+    open and its SHARED_READ lock held (the HMS names the query in the lock's agent info). acidflow
+    compacts (major) meanwhile; the cleaner in HMS mode waits (Hive's rule: a compaction is ready
+    only once every transaction below its next txn ID has ended and no such lock is held), deletes
+    nothing and leaves the entry 'ready for cleaning'. The client then fetches the rest: every row
+    is what Trino read before the compaction. Once the query has ended, the next clean deletes
+    the obsolete deltas and Trino reads the same rows from acidflow's base."""
+    from hive_metastore import ttypes
+
+    table = "inflight_t"
+    trino.query(
+        f"CREATE TABLE {SCHEMA}.{table} (id int, name varchar, pad varchar) "
+        f"WITH (transactional = true, {NAMES_V})"
+    )
+    for first, last, letter in ((1, 20, "y"), (21, 40, "z")):  # 1 MB of distinct text per row
+        trino.query(
+            f"INSERT INTO {SCHEMA}.{table} SELECT i, 'n' || CAST(i AS varchar), "
+            f"rpad(CAST(i AS varchar), 1000000, '{letter}') FROM UNNEST(sequence({first}, {last})) AS u(i)"
+        )
+    trino.query(f"DELETE FROM {SCHEMA}.{table} WHERE id = 3")
+    select = f"SELECT id, name, pad FROM {SCHEMA}.{table}"
+    before = _digest(trino.query(select))
+    assert [row[0] for row in before] == sorted(set(range(1, 41)) - {3})
+    deltas = _directories(trino, table)
+    assert len(deltas) == 3, deltas  # two deltas, one delete delta
+
+    connection = trino.connect()
+    client, transport = _thrift_client(trino.metastore)
+    try:
+        cursor = connection.cursor()
+        cursor.execute(select)
+        fetched = [cursor.fetchone()]
+        query_id = cursor.query_id
+        assert _query_state(trino, query_id) == "RUNNING"
+        [lock] = _locks_of(client, query_id)
+        assert (lock.dbname, lock.tablename, lock.partname) == (SCHEMA, table, None)
+        assert (lock.type, lock.state) == (ttypes.LockType.SHARED_READ, ttypes.LockState.ACQUIRED)
+        assert lock.txnid in client.get_open_txns().open_txns
+
+        major = _run(capsys, ["compact", *hms_env, "--table", f"{SCHEMA}.{table}", "--type", "major",
+                              "--executor", "embedded"])  # fmt: skip
+        assert [o["status"] for o in major] == ["compacted"], major
+        [base] = major[0]["outputs"]
+        cleaned = _run(capsys, ["clean", *hms_env])
+        assert not [c for c in cleaned if f"/{table}/" in json.dumps(c)], cleaned
+        assert _directories(trino, table) == sorted([*deltas, base])
+        compactions = client.show_compact(ttypes.ShowCompactRequest()).compacts
+        assert [c.state for c in compactions if c.id == major[0]["compaction_id"]] == ["ready for cleaning"]
+        assert _query_state(trino, query_id) == "RUNNING"  # the compaction and the clean overlapped it
+
+        fetched += cursor.fetchall()
+        assert _digest(fetched) == before
+        deadline = time.monotonic() + 120  # the query ends (commits its transaction) once fetched
+        while _locks_of(client, query_id):
+            assert time.monotonic() < deadline, f"Trino's lock of {query_id} outlived the query"
+            time.sleep(0.2)
+        assert lock.txnid not in client.get_open_txns().open_txns
+    finally:
+        transport.close()
+        connection.close()
+
+    cleaned = _run(capsys, ["clean", *hms_env])
+    assert [c["status"] for c in cleaned if f"/{table}/" in json.dumps(c)] == ["cleaned"], cleaned
+    assert _directories(trino, table) == [base]
+    assert _digest(trino.query(select)) == before
+
+
+_SPARK_WORKER = textwrap.dedent(
+    """
+    import json, os, sys, time
+
+    metastore, warehouse, class_path, local_dir = sys.argv[1:5]
+    # hadoop-aws on the driver's class path: local mode runs the tasks there (no copy of the bundle)
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (
+        f"--driver-class-path {class_path} --driver-memory 1g --conf spark.ui.enabled=false "
+        f"--conf spark.sql.shuffle.partitions=1 --conf spark.local.dir={local_dir} pyspark-shell"
+    )
+    from pyspark_hiveacid.session import hiveacid_session
+
+    spark = hiveacid_session("local[1]")
+    spark.sparkContext.setLogLevel("ERROR")
+
+
+    def reply(value):
+        print("REPLY", json.dumps(value), flush=True)
+
+
+    reply({"ready": True})
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.monotonic()
+        try:
+            if request["op"] == "read":
+                reader = spark.read.format("hiveacid").option("metastore", metastore)
+                reader = reader.option("warehouse", warehouse).option("engine", request["engine"])
+                rows = reader.load(request["table"]).select(*request["columns"]).collect()
+                reply({"rows": [list(row) for row in rows], "seconds": round(time.monotonic() - started, 1)})
+            else:
+                frame = spark.createDataFrame([tuple(row) for row in request["rows"]], request["schema"])
+                writer = frame.write.format("hiveacid").option("metastore", metastore)
+                writer.option("warehouse", warehouse).mode("append").save(request["table"])
+                reply({"appended": len(request["rows"]), "seconds": round(time.monotonic() - started, 1)})
+        except Exception as error:  # back to the test, which fails with it
+            reply({"error": f"{type(error).__name__}: {error}"[-4000:]})
+    spark.stop()
+    """
+)
+
+
+class _SparkWorker:
+    """One Spark application (its own process: hadoop-aws must be on the JVM's class path from its
+    start) that serves this module's ``hiveacid`` reads and appends, one JSON line each way."""
+
+    def __init__(self, process, log, metastore, warehouse):
+        self.process, self.log = process, log
+        self.store = ["--metastore", metastore, "--warehouse", warehouse]
+
+    def request(self, **request):
+        if request:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        for line in self.process.stdout:
+            if line.startswith("REPLY "):
+                answer = json.loads(line.removeprefix("REPLY "))
+                assert "error" not in answer, answer["error"]
+                return answer
+        raise AssertionError(f"the Spark worker ended: {self.log.read_text(errors='replace')[-3000:]}")
+
+    def read(self, table, engine, columns):
+        rows = self.request(op="read", table=table, engine=engine, columns=columns)["rows"]
+        return sorted(map(tuple, rows))
+
+    def append(self, table, rows, schema):
+        return self.request(op="append", table=table, rows=rows, schema=schema)
+
+    def release_leases(self, capsys, table=None):
+        """Release the reader leases the reads took (what their TTL does after ``lease_ttl``)."""
+        leases = _run(capsys, ["lease", "list", *([table] if table else []), *self.store])
+        for lease in leases:
+            capsys.readouterr()
+            if acidflow(["lease", "release", str(lease["lease_id"]), *self.store]) != 0:
+                # listed, then gone: its TTL ran out in between (what release would have done)
+                assert "No such reader lease" in capsys.readouterr().err
+        return leases
+
+
+@pytest.fixture(scope="module")
+def spark_worker(trino, s3a_jars, tmp_path_factory):
+    """The module's one Spark session, ``format("hiveacid")`` in HMS mode (``metastore`` =
+    the Trino HMS's ``thrift://``; ``warehouse`` a local directory: acidflow's lock store for the
+    appends' locks) on the tests' S3 server: the JVM reader through S3A, the Python source through
+    pyarrow, both from the AWS variables."""
+    directory = tmp_path_factory.mktemp("trino-spark")
+    (directory / "warehouse").mkdir()
+    (directory / "local").mkdir()
+    script = directory / "worker.py"
+    script.write_text(_SPARK_WORKER)
+    log = directory / "spark.log"
+    env = {
+        **os.environ,
+        **trino.s3.environment(),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
+    }
+    arguments = [trino.metastore.uri, str(directory / "warehouse"), os.pathsep.join(s3a_jars)]
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(script), *arguments, str(directory / "local")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            cwd=directory,
+        )
+    worker = _SparkWorker(process, log, trino.metastore.uri, str(directory / "warehouse"))
+    try:
+        worker.request()  # ready
+        yield worker
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+@pytest.fixture
+def spark(spark_worker, capsys):
+    """The module's Spark worker; the leases of a test's reads are released after it, so that no
+    reader of one test holds back the cleaner of another."""
+    yield spark_worker
+    spark_worker.release_leases(capsys)
+
+
+@pytest.mark.integration("spark")
+@pytest.mark.integration("s3")
+def test_hiveacid_spark_source_reads_a_trino_table_like_trino_before_and_after_acidflow_compaction(
+    trino, hms_env, capsys, spark
+):
+    """Trino's INSERT, UPDATE, DELETE and MERGE (a partitioned table on S3) read through
+    ``format("hiveacid")`` with the table's metastore the HMS: the JVM reader (``s3a://``) and the
+    Python source return Trino's rows, and again after acidflow's major compaction and clean.
+    Each Spark read's snapshot is a reader lease (an HMS transaction with a SHARED_READ lock, until
+    its ``lease_ttl``): the cleaner waits for them, and cleans once they are released."""
+    table = "spark_reads_p"
+    expected = _trino_writes(trino, table, partitioned=True)
+    depts = {2: "a", 3: "b", 4: "b", 5: "a"}
+    expected = [(*row, depts[row[0]]) for row in expected]
+    columns = ["id", "name", "salary", "dept"]
+    name = f"{SCHEMA}.{table}"
+    assert _trino_rows(trino, table, "id, name, salary, dept") == expected
+    assert spark.read(name, "jvm", columns) == expected
+    assert spark.read(name, "python", columns) == expected
+
+    for partition in ("dept=a", "dept=b"):
+        target = ["--table", name, "--partition", partition, "--type", "major", "--executor", "embedded"]
+        assert [o["status"] for o in _run(capsys, ["compact", *hms_env, *target])] == ["compacted"]
+    cleaned = _run(capsys, ["clean", *hms_env])
+    assert not [c for c in cleaned if f"/{table}/" in json.dumps(c)], cleaned  # the reads' leases
+    assert len(_directories(trino, table)) > 2
+    assert spark.release_leases(capsys, name)
+    cleaned = _run(capsys, ["clean", *hms_env])
+    assert [c["status"] for c in cleaned if f"/{table}/" in json.dumps(c)] == ["cleaned"] * 2, cleaned
+    leaves = [directory.rsplit("/", 1)[-1] for directory in _directories(trino, table)]
+    assert len(leaves) == 2, leaves
+    assert all(leaf.startswith("base_") for leaf in leaves), leaves
+    assert _trino_rows(trino, table, "id, name, salary, dept") == expected
+    assert spark.read(name, "jvm", columns) == expected
+    assert spark.read(name, "python", columns) == expected
+
+
+@pytest.mark.integration("spark")
+@pytest.mark.integration("s3")
+def test_hiveacid_spark_append_into_a_trino_table_reads_back_in_trino(trino, hms_env, capsys, spark):
+    """A ``format("hiveacid")`` append in HMS mode (the HMS's transaction and write ID) into a
+    Trino table, one existing partition and a new one: Trino's SELECT returns the rows, and
+    Trino's DELETE of a Spark row reads back in Spark."""
+    table = "spark_appends_p"
+    trino.query(
+        f"CREATE TABLE {SCHEMA}.{table} (id int, name varchar, salary int, dept varchar) "
+        f"WITH (transactional = true, partitioned_by = ARRAY['dept'], {NAMES_V})"
+    )
+    trino.query(f"INSERT INTO {SCHEMA}.{table} VALUES (1, 'ann', 10, 'a')")
+    rows = [[2, "bob", 20, "a"], [3, "cid", 30, "c"]]
+    schema = "id int, name string, salary int, dept string"
+    assert spark.append(f"{SCHEMA}.{table}", rows, schema)["appended"] == 2
+    expected = [(1, "ann", 10, "a"), (2, "bob", 20, "a"), (3, "cid", 30, "c")]
+    assert _trino_rows(trino, table, "id, name, salary, dept") == expected
+    assert _acidflow_rows(capsys, hms_env, table, partitions=("dept=a", "dept=c")) == expected
+
+    trino.query(f"DELETE FROM {SCHEMA}.{table} WHERE id = 3")
+    columns = ["id", "name", "salary", "dept"]
+    assert spark.read(f"{SCHEMA}.{table}", "jvm", columns) == expected[:2]
