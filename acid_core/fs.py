@@ -15,6 +15,8 @@
     resolve_warehouse("wh", source="default")                  -> "/current/dir/wh"
     resolve_warehouse("bogus://x/y" | "" | "s3:///wh", ...)     -> InvalidWarehouseError
     file_io_for("s3://bucket/warehouse/db/t")  -> (PyArrowFileIO(S3FileSystem), "bucket/warehouse/db/t")
+    file_io_for("s3a://bucket/warehouse/db/t") -> the same FileIO and path (s3a and s3n are Hadoop's
+                                               names for S3: the LOCATIONs Hive, Spark, Trino write)
     file_io_for("hdfs://nn:8020/warehouse/t")  -> (HdfsFileIO(hdfs://nn:8020), "/warehouse/t")
     file_io_for("/data/warehouse/db/t")        -> (LocalFileIO(), "/data/warehouse/db/t")
     PrelistedFileIO(io, "/data/warehouse/db/t") one recursive listing of a table answers every
@@ -74,6 +76,7 @@ from acid_core.errors import (
     StorageError,
     UnsafeFileOperationError,
 )
+from acid_core.locations import SCHEME_ALIASES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -98,7 +101,9 @@ __all__ = [
     "store_key",
 ]
 
-SUPPORTED_SCHEMES: frozenset[str] = frozenset({"file", "hdfs", "viewfs", "s3", "gs", "gcs", "abfs", "abfss"})
+SUPPORTED_SCHEMES: frozenset[str] = frozenset(
+    {"file", "hdfs", "viewfs", "s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss"}
+)
 """The URI schemes ``file_io_for`` serves (pyarrow's filesystems); any other LOCATION is refused."""
 
 _OBJECT_STORES: frozenset[str] = frozenset({"s3", "gcs"})
@@ -818,6 +823,8 @@ def _file_io_for(location: str) -> tuple[FileIO, str]:
         return _local_file_io(), location[len("file://") :]
     scheme, _, rest = location.partition("://")
     scheme = scheme.lower()
+    # s3a:// and s3n:// are the same objects as s3://: one pyarrow S3FileSystem (and cache entry).
+    scheme = SCHEME_ALIASES.get(scheme, scheme) if scheme in _S3_ALIASES else scheme
     authority, _, key = rest.partition("/")
     if scheme not in _PATH_STYLES:
         import pyarrow.fs as pa_fs
@@ -833,8 +840,19 @@ def _file_io_for(location: str) -> tuple[FileIO, str]:
     return file_io, path.rstrip("/") or "/"
 
 
-_PATH_STYLES: Final = {"s3": "bucket", "gs": "bucket", "gcs": "bucket", "hdfs": "root", "viewfs": "root"}
+_PATH_STYLES: Final = {
+    "s3": "bucket",
+    "s3a": "bucket",
+    "s3n": "bucket",
+    "gs": "bucket",
+    "gcs": "bucket",
+    "hdfs": "root",
+    "viewfs": "root",
+}
 """How pyarrow spells a URI's path on each store: ``bucket/key`` or ``/path`` (as ``from_uri`` does)."""
+
+_S3_ALIASES: Final = frozenset({"s3a", "s3n"})
+"""Hadoop's S3 schemes: pyarrow knows only ``s3``, so they are opened as ``s3`` (``SCHEME_ALIASES``)."""
 
 _STORE_ENV_PREFIXES = ("AWS_", "GOOGLE_", "GCS_", "HADOOP_", "ARROW_", "LIBHDFS_")
 
@@ -878,15 +896,16 @@ def store_key(location: str) -> str:
     ``hdfs://nn2`` are different directories with the same path, so a path check alone cannot
     tell them apart. A name node spelled two ways (``nn`` and ``nn:8020``) counts as two stores.
 
-    >>> store_key("/data/wh/t"), store_key("s3://b/wh/t"), store_key("hdfs://NN:8020/wh/t")
+    >>> store_key("/data/wh/t"), store_key("s3a://b/wh/t"), store_key("hdfs://NN:8020/wh/t")
     ('file', 's3', 'hdfs://nn:8020')
     """
     if is_local_location(location):
         return "file"
     scheme, _, rest = location.partition("://")
     scheme = scheme.lower()
+    scheme = SCHEME_ALIASES.get(scheme, scheme)
     if _PATH_STYLES.get(scheme) == "bucket":
-        return "gs" if scheme == "gcs" else scheme
+        return scheme
     return f"{scheme}://{rest.partition('/')[0].lower()}"
 
 
@@ -944,7 +963,7 @@ def resolve_warehouse(value: str | None, *, source: str) -> str:
             raise refuse(f"file: URIs name the local disk, not host {authority!r}")
         return normal
     if not authority:
-        raise refuse(f"it names no {'bucket' if scheme in ('s3', 'gs', 'gcs') else 'host'}")
+        raise refuse(f"it names no {'bucket' if _PATH_STYLES.get(scheme) == 'bucket' else 'host'}")
     return f"{scheme}://{authority}{'' if normal == '/' else normal}"
 
 

@@ -18,6 +18,12 @@ r"""Where a table may live and what acidflow may delete: pure rules over locatio
         "data/t"                                 a relative path (with ``allow_relative=False``)
 
     is_inside_path("/wh/t/_acidflow_trash/c1/x", "/wh/t/_acidflow_trash")  -> True (strictly below)
+    is_same_location(parse_location("s3a://b/t"), parse_location("s3://b/t"))  -> True (one store, see below)
+
+``s3a://`` and ``s3n://`` (Hadoop's names, which Hive, Spark and Trino write into the metastore) name
+the same objects as ``s3://``, and ``gcs://`` the same as ``gs://``: a location keeps the scheme it
+was written with, and every comparison (``is_inside``, ``is_same_location``, ``check_location``)
+treats the aliases as one store, so ``s3a://b/t`` is the table ``s3://b/t`` and ``s3a://b/t2`` is not.
 
 A database location may hold tables (the default layout ``<warehouse>/<db>.db/<table>``); a table
 location may hold its own partitions. Nothing else may nest, because a managed table's DROP deletes
@@ -32,7 +38,7 @@ are refused.
 
 Invariants: ``parse_location(format_location(x)) == x``; ``check_location`` returns the normalised
 location (absolute, no ``.``/``..``/``//``) that callers store; ``is_inside`` is reflexive unless
-``strictly`` and never true across schemes or authorities.
+``strictly`` and never true across stores (schemes other than aliases, or authorities).
 Not here: the filesystem (symlinks are resolved by the shell, ``fs.real_path``), the metastore.
 Errors: ``InvalidLocationError`` (a refused location), ``InvalidObjectNameError`` (a refused name).
 """
@@ -51,12 +57,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOCAL_SCHEME",
+    "SCHEME_ALIASES",
     "Location",
     "Occupant",
     "check_location",
     "format_location",
     "is_inside",
     "is_inside_path",
+    "is_same_location",
     "parse_location",
     "validate_column_name",
     "validate_object_name",
@@ -65,6 +73,10 @@ __all__ = [
 
 LOCAL_SCHEME: Final = "file"
 """The scheme of local paths: ``/wh/t`` and ``file:///wh/t`` are the same location."""
+
+SCHEME_ALIASES: Final = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+"""Schemes that name another scheme's store: Hadoop's S3 connectors (``s3a``, the retired ``s3n``)
+read and write the objects ``s3://`` names; ``gcs`` is pyarrow's other name for ``gs``."""
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(//)?(.*)", re.DOTALL)
 _HIVE_NAME = re.compile(r"[A-Za-z0-9_]+")  # MetaStoreUtils.validateName: Java's [\w_]+ (ASCII)
@@ -205,12 +217,29 @@ def is_inside(path: Location, root: Location, *, strictly: bool = False) -> bool
 
     >>> is_inside(Location("file", "", "/wh/t2"), Location("file", "", "/wh/t"))
     False
+    >>> is_inside(Location("s3a", "b", "/wh/t/p=1"), Location("s3", "b", "/wh/t"))
+    True
     """
-    if (path.scheme, path.authority) != (root.scheme, root.authority):
+    if _store(path) != _store(root):
         return False
     if path.path == root.path:
         return not strictly
     return path.path.startswith(root.path.rstrip("/") + "/")
+
+
+def _store(location: Location) -> tuple[str, str]:
+    return SCHEME_ALIASES.get(location.scheme, location.scheme), location.authority
+
+
+def is_same_location(a: Location, b: Location) -> bool:
+    """Whether two locations name the same directory (``s3a://b/t`` is ``s3://b/t``: ``SCHEME_ALIASES``).
+
+    >>> is_same_location(Location("s3a", "b", "/wh/t"), Location("s3", "b", "/wh/t"))
+    True
+    >>> is_same_location(Location("s3a", "b", "/wh/t2"), Location("s3", "b", "/wh/t"))
+    False
+    """
+    return _store(a) == _store(b) and a.path == b.path
 
 
 def is_inside_path(path: str, root: str, *, strictly: bool = True) -> bool:
@@ -270,7 +299,7 @@ def check_location(
     if location.path == "/":
         raise _refuse(candidate, "it is a filesystem root", expected)
     warehouse = parse_location(warehouse_root, cwd=cwd, supported_schemes=supported_schemes)
-    if location == warehouse:
+    if is_same_location(location, warehouse):
         raise _refuse(candidate, "it is the warehouse root", expected)
     if is_inside(warehouse, location):
         raise _refuse(candidate, f"it is an ancestor of the warehouse root {str(warehouse)!r}", expected)
@@ -280,7 +309,7 @@ def check_location(
         except InvalidLocationError:
             continue  # a stored location no filesystem serves cannot overlap a served one
         owner = f"{occupant.kind} {occupant.name}"
-        if other == location:
+        if is_same_location(other, location):
             raise _refuse(candidate, f"it is the location of {owner}", expected)
         if is_inside(other, location):
             raise _refuse(candidate, f"it contains the location {str(other)!r} of {owner}", expected)

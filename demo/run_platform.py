@@ -2,7 +2,7 @@
 
 ::
 
-    python -m demo.run_platform run [--warehouse DIR | s3://bucket/prefix]
+    python -m demo.run_platform run [--warehouse DIR | s3://bucket/prefix | hdfs://namenode:port/dir]
         1. build the demo warehouse (acid_core.sql): default.employee (the seed story: INSERT,
            UPDATE, MERGE) and default.web_events (3 partitions, dozens of deltas, deletes, an update)
         2. print the directory trees and the backlog (the initiator's decisions), and the rows
@@ -15,9 +15,10 @@
         the same demo warehouse, then ``airflow standalone`` with the DAGs and the plugin
 
 This module never imports airflow: it runs the ``airflow`` command next to this interpreter.
-Embedded defaults: SQLite metastore in the warehouse, SQL locks, Spark ``local[2]``. With an S3 (or
-HDFS) warehouse (``run`` only), the metastore is ``$ACIDFLOW_METASTORE`` or a SQLite file on the local
-disk, ``./.acidflow-demo/metastore.sqlite``, and the store is reached with the AWS variables.
+Embedded defaults: SQLite metastore in the warehouse, SQL locks, Spark ``local[2]``. With an S3 or
+HDFS warehouse (``run`` only), the metastore is ``$ACIDFLOW_METASTORE`` or a SQLite file on the local
+disk, ``./.acidflow-demo/metastore.sqlite``; S3 is reached with the AWS variables, HDFS with the
+URI's name node (and ``HADOOP_CONF_DIR``, as Hadoop's own clients).
 Errors: a failing step prints its command and output tail and exits 1.
 """
 
@@ -36,7 +37,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acid_core.fs import file_io_for, is_local_location, resolve_warehouse
+from acid_core.fs import file_io_for, is_local_location, resolve_warehouse, store_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -135,16 +136,21 @@ def refuse_to_reset(warehouse: str) -> str | None:
 
 
 def _refuse_to_reset_remote(warehouse: str) -> str | None:
-    # On S3 a "directory" is a key prefix: absent or empty, or marked as a demo warehouse.
+    # On S3 a "directory" is a key prefix; on HDFS a directory: absent or empty, or marked as a demo.
     file_io, path = file_io_for(warehouse)
     if file_io.info(path) is None or not file_io.list_dir(path):
         return None
     if file_io.info(posixpath.join(path, DEMO_MARKER)) is not None:
         return None
+    scheme, _, rest = warehouse.partition("://")
+    if store_key(warehouse).startswith(("hdfs://", "viewfs://")):
+        what, hint = "directory", f"{scheme}://{rest.partition('/')[0]}/<new directory>"
+    else:
+        what, hint = "prefix", f"{scheme}://<bucket>/<new prefix>"
     return (
         f"Refusing to rebuild the demo warehouse in {warehouse!r}: it exists and is not a demo warehouse "
-        f"built by acidflow (no {DEMO_MARKER}); expected a new, empty or demo prefix; "
-        "hint: make run WAREHOUSE=s3://<bucket>/<new prefix>"
+        f"built by acidflow (no {DEMO_MARKER}); expected a new, empty or demo {what}; "
+        f"hint: make run WAREHOUSE={hint}"
     )
 
 
@@ -153,15 +159,15 @@ def _reset(warehouse: str) -> None:
         shutil.rmtree(warehouse, ignore_errors=True)
         return
     file_io, path = file_io_for(warehouse)
-    file_io.delete_dir(path)  # per object; never a bucket root (UnsafeFileOperationError)
+    file_io.delete_dir(path)  # S3: per object; never a bucket or HDFS root (UnsafeFileOperationError)
 
 
 def demo_metastore_url(warehouse: str) -> str | None:
     """The demo's metastore URL: None (the embedded SQLite file) for a local warehouse.
 
     For S3 or HDFS: ``$ACIDFLOW_METASTORE``, else a SQLite file on the local disk,
-    ``./.acidflow-demo/metastore.sqlite`` (SQLite cannot live on an object store; a demo needs no
-    database server).
+    ``./.acidflow-demo/metastore.sqlite`` (SQLite cannot live on an object store or HDFS; a demo
+    needs no database server).
     """
     if is_local_location(warehouse):
         return None
@@ -383,7 +389,7 @@ def up(warehouse: str, port: int) -> int:
     if not is_local_location(warehouse):
         print(
             f"acidflow: error: make up needs a local warehouse directory, not {warehouse!r}; "
-            "hint: make run WAREHOUSE=s3://... runs the DAGs on S3",
+            "hint: make run WAREHOUSE=s3://... or hdfs://... runs the DAGs on S3 or HDFS",
             file=sys.stderr,
         )
         return 2

@@ -62,6 +62,7 @@ from acid_core.locations import (
     check_location,
     format_location,
     is_inside,
+    is_same_location,
     parse_location,
     validate_object_name,
     validate_partition_value,
@@ -668,8 +669,8 @@ def _check_not_another_partitions_default(table: Table, candidate: str, checked:
     cwd = os.getcwd()
     here = parse_location(checked, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
     root = parse_location(table.location, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
-    if is_inside(here, root, strictly=True) and here != parse_location(
-        default, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES
+    if is_inside(here, root, strictly=True) and not is_same_location(
+        here, parse_location(default, cwd=cwd, supported_schemes=SUPPORTED_SCHEMES)
     ):
         raise InvalidLocationError(
             candidate,

@@ -2,8 +2,10 @@
 
 ``LocalFileIO`` (os.scandir listings), ``PyArrowFileIO`` over ``pyarrow.fs.LocalFileSystem`` and
 over pyarrow's in-memory ``_MockFileSystem`` (the stand-in for an object store: no real
-directories, no atomic rename guarantees, paths without a leading ``/``), and ``HdfsFileIO`` on a
-real MiniDFSCluster (``tests/fixtures/hdfs.py``).
+directories, no atomic rename guarantees, paths without a leading ``/``), ``HdfsFileIO`` on a
+real MiniDFSCluster (``tests/fixtures/hdfs.py``), and ``PyArrowFileIO`` over pyarrow's S3 client on
+an S3-protocol server (moto, ``tests/fixtures/s3.py``) opened through an ``s3a://`` URI, the scheme
+Hive, Spark and Trino write into the metastore.
 """
 
 from __future__ import annotations
@@ -62,15 +64,33 @@ def _hdfs(request: pytest.FixtureRequest) -> Store:
     return Store(file_io, root)
 
 
+def _s3a(request: pytest.FixtureRequest) -> Store:
+    env = request.getfixturevalue("s3_env")
+    file_io, root = file_io_for(f"s3a://{env.bucket}/warehouse/db/t")
+    assert isinstance(file_io, PyArrowFileIO)
+    assert file_io.filesystem.type_name == "s3"
+    assert root == f"{env.bucket}/warehouse/db/t"
+    return Store(file_io, root)
+
+
+_REMOTE_FACTORIES = {"hdfs": _hdfs, "s3a": _s3a}
+
 _FILE_IO_FACTORIES = {"local": _local, "pyarrow-local": _pyarrow_local, "pyarrow-mock": _pyarrow_mock}
 
 
 @pytest.fixture(
-    params=[*_FILE_IO_FACTORIES, pytest.param("hdfs", marks=pytest.mark.integration("hdfs"))],
-    ids=[*_FILE_IO_FACTORIES, "hdfs"],
+    params=[
+        *_FILE_IO_FACTORIES,
+        pytest.param("hdfs", marks=pytest.mark.integration("hdfs")),
+        pytest.param("s3a", marks=pytest.mark.integration("s3")),
+    ],
+    ids=[*_FILE_IO_FACTORIES, "hdfs", "s3a"],
 )
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    made = _hdfs(request) if request.param == "hdfs" else _FILE_IO_FACTORIES[request.param](tmp_path)
+    if request.param in _REMOTE_FACTORIES:
+        made = _REMOTE_FACTORIES[request.param](request)
+    else:
+        made = _FILE_IO_FACTORIES[request.param](tmp_path)
     made.file_io.mkdirs(made.root)
     return made
 

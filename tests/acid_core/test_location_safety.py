@@ -72,7 +72,7 @@ REFUSED = [
     ("/srv/wh/new/../../../etc", "it has a '..' component"),
     ("hdfs://nn:8020/wh/../x", "it has a '..' component"),
     ("foo://x/y", "the filesystem layer does not serve scheme 'foo'"),
-    ("s3a://bucket/x", "the filesystem layer does not serve scheme 's3a'"),
+    ("wasb://bucket/x", "the filesystem layer does not serve scheme 'wasb'"),
     ("hdfs:/wh/x", "a 'hdfs' URI without '//'"),
     ("file://otherhost/x", "a file URI with host 'otherhost'"),
     ("file:relative", "a relative file: URI"),

@@ -5,6 +5,8 @@ root and another table's prefix are refused by the LOCATION rules (``check_locat
 cleaner's ledger check (``cleaner._inside``, store-local paths ``bucket/key``) and the filesystem's
 last guard (``fs._refuse_unsafe_target``). Store-local paths drop an HDFS name node, so a partition
 on another name node than its table is refused before any path is compared (``store_key``).
+``s3a://`` and ``s3n://`` (the LOCATIONs Hive, Spark and Trino write) are the store ``s3://`` names:
+``s3a://b/t`` is the table ``s3://b/t``, ``s3a://b/t2`` is not inside it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ import pytest
 from acid_core.compaction.cleaner import _check_same_store, _inside
 from acid_core.errors import InvalidLocationError, UnsafeCleanError, UnsafeFileOperationError
 from acid_core.fs import SUPPORTED_SCHEMES, LocalFileIO, _refuse_unsafe_target, store_key
-from acid_core.locations import Occupant, check_location, format_location, is_inside_path
+from acid_core.locations import (
+    Occupant,
+    check_location,
+    format_location,
+    is_inside,
+    is_inside_path,
+    is_same_location,
+    parse_location,
+)
 
 _OCCUPANTS = [
     Occupant("database", "default", "s3://b/wh", True),
@@ -36,7 +46,13 @@ _OCCUPANTS = [
         ("s3://b/wh/../x", "'..'"),
         ("hdfs://nn:8020/", "it is a filesystem root"),
         ("hdfs://nn:8020/wh/t/p=1", "inside the location 'hdfs://nn:8020/wh/t' of table h.t"),
-        ("s3a://b/wh/t3", "scheme"),
+        ("s3x://b/wh/t3", "scheme 's3x'"),
+        # Hadoop's names for the same objects: the same locations as s3://
+        ("s3a://b/wh/t", "it is the location of table default.t"),
+        ("S3N://b/wh/t", "it is the location of table default.t"),
+        ("s3a://b/wh/t/x", "inside the location 's3://b/wh/t' of table default.t"),
+        ("s3a://b/wh", "it is the warehouse root"),
+        ("s3n://b", "it is a filesystem root"),
     ],
 )
 def test_check_location_s3_and_hdfs_unsafe_refused(candidate, problem):
@@ -52,6 +68,7 @@ def test_check_location_s3_and_hdfs_unsafe_refused(candidate, problem):
         ("s3://b/wh/t2", "s3://b/wh/t2"),  # shares the prefix "t" with default.t, not its directory
         ("s3://other/wh/t", "s3://other/wh/t"),  # an external location in another bucket: Hive allows it
         ("hdfs://nn:8020/wh/t2", "hdfs://nn:8020/wh/t2"),
+        ("s3a://b/wh/t2", "s3a://b/wh/t2"),  # the scheme is kept as written (the JVM reader's)
     ],
 )
 def test_check_location_s3_sibling_prefix_allowed(candidate, stored):
@@ -103,6 +120,9 @@ def test_cleaner_inside_refuses_outside_the_table(table_root, root, name):
         ("HDFS://NN:8020/wh/t", "hdfs://nn:8020"),
         ("hdfs://nn2:8020/wh/t", "hdfs://nn2:8020"),  # same path, another name node
         ("viewfs://cluster/wh/t", "viewfs://cluster"),
+        ("s3a://b/wh/t", "s3"),  # Hadoop's S3 schemes are the same store
+        ("S3N://b/wh/t", "s3"),
+        ("gcs://b/wh/t", "gs"),
     ],
 )
 def test_store_key_tells_namenodes_apart(location, key):
@@ -128,10 +148,36 @@ def test_cleaner_refuses_a_partition_on_another_store(partition, table):
         ("hdfs://nn:8020/ext/p=1", "hdfs://nn:8020/wh/t"),
         ("s3://other/p=1", "s3://b/wh/t"),
         ("/x/p=1", "/wh/t"),
+        ("s3a://b/wh/t/p=1", "s3://b/wh/t"),  # a partition Spark added with its s3a:// URI
+        ("s3://b/wh/t/p=1", "s3n://b/wh/t"),
     ],
 )
 def test_cleaner_accepts_a_partition_on_the_table_store(partition, table):
     _check_same_store(partition, table)  # the path checks (_inside) decide from here
+
+
+@pytest.mark.parametrize(
+    ("path", "table", "inside", "same"),
+    [
+        ("s3a://b/wh/t", "s3://b/wh/t", True, True),
+        ("s3://b/wh/t", "s3n://b/wh/t", True, True),
+        ("s3a://b/wh/t/p=1", "s3://b/wh/t", True, False),
+        ("s3a://b/wh/t2", "s3://b/wh/t", False, False),  # the prefix, not the directory
+        ("s3a://b/wh/t2/p=1", "s3://b/wh/t", False, False),
+        ("s3a://other/wh/t", "s3://b/wh/t", False, False),  # another bucket
+        ("hdfs://b/wh/t", "s3://b/wh/t", False, False),  # another store with the same path
+        ("s3x://b/wh/t", "s3://b/wh/t", False, False),  # not an alias
+    ],
+)
+def test_s3_scheme_aliases_are_one_store_for_the_inside_checks(path, table, inside, same):
+    schemes = {*SUPPORTED_SCHEMES, "s3x"}
+    here, root = (
+        parse_location(path, supported_schemes=schemes),
+        parse_location(table, supported_schemes=schemes),
+    )
+    assert is_inside(here, root) is inside
+    assert is_same_location(here, root) is same
+    assert is_same_location(root, here) is same
 
 
 def test_cleaner_inside_sibling_prefix_partition_owns_only_itself():

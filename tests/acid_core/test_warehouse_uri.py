@@ -12,7 +12,7 @@ from acid_core.metastore.factory import default_metastore_url, open_metastore
 
 _EXPECTED = (
     "expected a local directory, file:///dir, hdfs://namenode:8020/warehouse or s3://bucket/warehouse "
-    "(schemes: abfs, abfss, file, gcs, gs, hdfs, s3, viewfs); nothing was created"
+    "(schemes: abfs, abfss, file, gcs, gs, hdfs, s3, s3a, s3n, viewfs); nothing was created"
 )
 
 
@@ -23,6 +23,7 @@ _EXPECTED = (
         ("S3://bucket/wh//x/./y/", "s3://bucket/wh/x/y"),
         ("s3://bucket", "s3://bucket"),
         ("s3://bucket/", "s3://bucket"),
+        ("s3a://bucket/wh/", "s3a://bucket/wh"),  # Hadoop's name, kept as written
         ("hdfs://nn:8020/user/hive/warehouse", "hdfs://nn:8020/user/hive/warehouse"),
         ("file:///data/wh/", "/data/wh"),
         ("file://localhost/data/wh", "/data/wh"),
@@ -34,6 +35,7 @@ _EXPECTED = (
         "s3-normalised",
         "bucket-root",
         "bucket-root-slash",
+        "s3a",
         "hdfs",
         "file",
         "file-localhost",
@@ -56,9 +58,10 @@ def test_resolve_warehouse_relative_is_absolute_from_cwd(tmp_path, monkeypatch):
         ("", "it is empty (an unset variable?); hint: unset it for the default ./warehouse"),
         ("   ", "it is empty (an unset variable?); hint: unset it for the default ./warehouse"),
         ("bogus://x/y", "scheme 'bogus' is not supported"),
-        ("s3a://bucket/wh", "scheme 's3a' is not supported"),
+        ("wasb://bucket/wh", "scheme 'wasb' is not supported"),
         ("s3:/bucket/wh", "a s3: URI must be s3://<authority>/<path>"),
         ("s3:///wh", "it names no bucket"),
+        ("s3a:///wh", "it names no bucket"),
         ("hdfs:///wh", "it names no host"),
         ("s3://bucket/wh/../other", "it has a '..' component"),
         ("file://otherhost/wh", "file: URIs name the local disk, not host 'otherhost'"),
@@ -68,9 +71,10 @@ def test_resolve_warehouse_relative_is_absolute_from_cwd(tmp_path, monkeypatch):
         "empty",
         "blank",
         "unknown-scheme",
-        "s3a",
+        "wasb",
         "one-slash",
         "no-bucket",
+        "s3a-no-bucket",
         "no-namenode",
         "dotdot",
         "file-host",
@@ -101,6 +105,7 @@ def test_file_io_for_s3_path_is_bucket_and_key_without_a_request():
     try:
         file_io, path = file_io_for("s3://bucket/wh/db.db/t/p=a%20b")
         again, _ = file_io_for("s3://bucket/wh/other")
+        hadoop = {scheme: file_io_for(f"{scheme}://bucket/wh/db.db/t") for scheme in ("s3a", "S3N")}
     finally:
         for key, value in saved.items():
             if value is None:
@@ -109,6 +114,8 @@ def test_file_io_for_s3_path_is_bucket_and_key_without_a_request():
                 os.environ[key] = value
     assert path == "bucket/wh/db.db/t/p=a%20b"  # Hive's escaped partition name is the key itself
     assert again is file_io  # one filesystem per bucket and settings
+    # Hadoop's S3 schemes (the LOCATIONs Hive, Spark and Trino write) open the same store and keys.
+    assert hadoop == {"s3a": (file_io, "bucket/wh/db.db/t"), "S3N": (file_io, "bucket/wh/db.db/t")}
 
 
 @pytest.mark.parametrize("warehouse", ["s3://bucket/wh", "hdfs://nn:8020/wh"])

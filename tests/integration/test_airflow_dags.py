@@ -1,6 +1,9 @@
 """The sensor, compaction (embedded and Spark) and cleaner DAGs through real Airflow (``airflow dags test``).
 
 The Spark connection points at a real standalone cluster (``spark_cluster``).
+``make run WAREHOUSE=hdfs://...`` is proven by its parts on a MiniDFSCluster (``hdfs_env``): the demo
+warehouse built on HDFS, the compaction DAG (embedded executor, the initiator's choice) and the
+cleaner DAG, the demo reset rules; the Spark executor on HDFS is ``test_spark_compaction_on_hdfs``'s.
 
 The warehouse is built through ``acid_core.sql`` with the PostgreSQL metastore and ZooKeeper
 locks; Airflow runs on SQLite in the session's AIRFLOW_HOME. Expected facts come from the
@@ -10,6 +13,7 @@ one ``base_N_vT`` per partition; the cleaner removes every input directory).
 
 from __future__ import annotations
 
+import ast
 import http.server
 import json
 import re
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from demo.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows
+from demo.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows, refuse_to_reset
 from tests.fixtures.airflow import run_airflow
 
 pytestmark = [pytest.mark.integration("airflow"), pytest.mark.slow]
@@ -182,3 +186,56 @@ def test_compaction_dag_unknown_table_or_other_statement_fails_clearly_and_touch
 
     with open_metastore(None, str(warehouse)) as metastore:
         assert metastore.show_compactions() == []
+
+
+@pytest.mark.integration("hdfs")
+@pytest.mark.timeout(600)
+def test_compaction_and_cleaner_dags_on_an_hdfs_warehouse(tmp_path, airflow_env, hdfs_env):
+    """The DAGs of ``make run WAREHOUSE=hdfs://nn:port/dir`` on HDFS, the metastore a local SQLite file.
+
+    The compaction DAG with an empty form compacts what the initiator finds due (web_events' three
+    partitions, 15 deltas each) in the embedded worker; the cleaner DAG removes the inputs. The
+    NameNode's own listing shows one ``base_N_vT`` per partition after; every table reads the same rows.
+    """
+    warehouse = hdfs_env.warehouse
+    metastore = f"sqlite:///{tmp_path / 'metastore.sqlite'}"
+    assert refuse_to_reset(warehouse) is None  # absent: make run may build it
+    build_demo_warehouse(warehouse, metastore)
+    assert refuse_to_reset(warehouse) is None  # marked as a demo warehouse: make run may rebuild it
+    assert f"{hdfs_env.root[1:]}/warehouse/.acidflow/demo-warehouse" in {
+        f"{hdfs_env.root[1:]}/{p}" for p in hdfs_env.paths()
+    }
+    before = {table: read_rows(warehouse, table, metastore) for table in DEMO_TABLES}
+    assert len(before["default.web_events"]) > 90
+
+    def partition_dirs(ds: str) -> list[str]:
+        prefix = f"warehouse/web_events/ds={ds}/"
+        return sorted({p[len(prefix) :].split("/")[0] for p in hdfs_env.paths() if p.startswith(prefix)})
+
+    partitions = ("2024-01-01", "2024-01-02", "2024-01-03")
+    assert all(len(partition_dirs(ds)) == 15 for ds in partitions)
+    env = airflow_env(warehouse, metastore, AIRFLOW__LOGGING__LOGGING_LEVEL="INFO")
+    compaction = run_airflow(
+        env, "dags", "test", "acidflow_compaction", "-c", json.dumps({"executor": "embedded"})
+    )
+    output = compaction.stdout + compaction.stderr
+    # The check task's outcome: three compactions (web_events' partitions) by the embedded worker.
+    checked = re.search(r"Returned value was: (\{'\d+': '\w+'(?:, '\d+': '\w+')*\})", output)
+    assert checked is not None, output[-4000:]
+    assert sorted(ast.literal_eval(checked.group(1)).values()) == ["ready_for_cleaning"] * 3
+    run_airflow(env, "dags", "test", "acidflow_cleaner")
+
+    assert {table: read_rows(warehouse, table, metastore) for table in DEMO_TABLES} == before
+    for ds in partitions:
+        names = partition_dirs(ds)
+        assert len(names) == 1, names
+        assert names[0].startswith("base_0000038_v"), names
+
+    # A directory that is not a demo warehouse is never wiped by make run: refused in one line.
+    hdfs_env.cluster.client().mkdirs(f"{hdfs_env.root}/data/keep", 0o755, True)
+    other = f"{hdfs_env.cluster.uri}{hdfs_env.root}/data"
+    assert refuse_to_reset(other) == (
+        f"Refusing to rebuild the demo warehouse in {other!r}: it exists and is not a demo warehouse "
+        "built by acidflow (no .acidflow/demo-warehouse); expected a new, empty or demo directory; "
+        f"hint: make run WAREHOUSE={hdfs_env.cluster.uri}/<new directory>"
+    )

@@ -148,3 +148,70 @@ def test_flow_sql_streaming_compaction_clean_lease_read(warehouse, capsys):
 
     read = _run(capsys, "read", table)
     assert sorted((r["id"], r["name"]) for r in read) == expected
+
+
+@pytest.mark.integration("s3")
+def test_flow_on_a_table_located_at_an_s3a_uri(s3_env, tmp_path, monkeypatch, capsys):
+    """A table whose LOCATION is ``s3a://`` (as Hive, Spark and Trino write it) in an ``s3://`` warehouse.
+
+    The writes, ``state``, a major compaction, the cleaner and ``read`` reach the same bucket through
+    pyarrow's S3 client; the LOCATION keeps its ``s3a://`` (the JVM reader's scheme); the location rules
+    take ``s3://b/warehouse/e`` for the same table and refuse it, and the cleaner of ``e`` leaves the
+    table ``e2`` (whose prefix starts like ``e``'s) untouched.
+    """
+    for name in ("ACIDFLOW_LOCK_MANAGER", "ACIDFLOW_ZOOKEEPER"):
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    metastore = f"sqlite:///{tmp_path / 'metastore.sqlite'}"
+    monkeypatch.setenv("ACIDFLOW_METASTORE", metastore)
+    monkeypatch.setenv("ACIDFLOW_WAREHOUSE", s3_env.warehouse)
+    table = f"s3a://{s3_env.bucket}/warehouse/e"
+    acid = "STORED AS ORC TBLPROPERTIES ('transactional'='true')"
+    _sql(
+        capsys,
+        f"CREATE TABLE e (id int, name string) {acid} LOCATION '{table}'",
+        "INSERT INTO e VALUES (1,'a'),(2,'b')",
+        "INSERT INTO e VALUES (3,'c')",
+        "DELETE FROM e WHERE id = 1",
+        f"CREATE TABLE e2 (id int) {acid}",
+        "INSERT INTO e2 VALUES (9)",
+    )
+    with Warehouse.open(s3_env.warehouse, metastore, heartbeat_seconds=None) as wh:
+        assert wh.metastore.get_table("default.e").location == table
+        assert wh.metastore.get_table("default.e2").location == f"{s3_env.warehouse}/e2"
+    e2_keys = s3_env.object_keys("warehouse/e2/")
+    assert e2_keys
+    assert _dirs(s3_env.warehouse, s3_env) == [
+        "delete_delta_0000003_0000003_0000",
+        "delta_0000001_0000001_0000",
+        "delta_0000002_0000002_0000",
+    ]
+
+    # s3://<bucket>/warehouse/e is the same directory as the s3a:// LOCATION: refused, nothing created.
+    for statement in (
+        f"CREATE TABLE x (id int) {acid} LOCATION 's3://{s3_env.bucket}/warehouse/e'",
+        f"CREATE TABLE x (id int) {acid} LOCATION 's3n://{s3_env.bucket}/warehouse/e/sub'",
+    ):
+        assert acidflow(["sql", statement]) != 0
+        err = capsys.readouterr().err
+        assert "default.e" in err, err
+        assert len(err.strip().splitlines()) == 1, err
+
+    state = _run(capsys, "state", table)[0]
+    assert state["deltas"] == [
+        "delta_0000001_0000001_0000",
+        "delta_0000002_0000002_0000",
+        "delete_delta_0000003_0000003_0000",
+    ], state
+    _sql(capsys, "ALTER TABLE e COMPACT 'major'")
+    assert [o["status"] for o in _run(capsys, "compact", "--executor", "embedded")] == ["compacted"]
+    assert [r["status"] for r in _run(capsys, "clean")] == ["cleaned"]
+    visible = _dirs(s3_env.warehouse, s3_env)
+    assert len(visible) == 1, visible
+    assert visible[0].startswith("base_0000003_v"), visible
+    assert s3_env.object_keys("warehouse/e2/") == e2_keys
+    assert sorted((r["id"], r["name"]) for r in _run(capsys, "read", table)) == [(2, "b"), (3, "c")]
+    assert _sql(capsys, "SELECT id FROM e2") == [{"id": 9}]
+    assert os.listdir(work) == []

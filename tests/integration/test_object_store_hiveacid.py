@@ -5,6 +5,8 @@ application (its own process: the JVM needs hadoop-aws on ``spark.jars`` from th
 ``hiveacid_session()`` with hadoop-aws and its AWS SDK bundle on the class path appends rows through the Python
 source and reads the table back with ``engine='jvm'``: the JVM opens ``s3a://`` URIs
 (``planner.jvm_path``) with ``s3a_settings()`` from the same ``AWS_*`` variables and nothing else.
+Then, in the same application, an overwrite (a ``base_w``), another append, a major compaction and
+the cleaner (``acidflow`` in the driver), each read back by the JVM reader; ``acidflow read`` after.
 """
 
 from __future__ import annotations
@@ -47,8 +49,32 @@ _SCRIPT = textwrap.dedent(
     writer = new.write.format("hiveacid").option("warehouse", warehouse).option("metastore", metastore)
     writer.mode("append").save("default.e")
     read = spark.read.format("hiveacid").option("warehouse", warehouse).option("metastore", metastore)
-    rows = read.option("engine", "jvm").load("default.e").collect()
-    print("ROWS", json.dumps(sorted([r["id"], r["name"]] for r in rows)))
+
+    def jvm_rows():
+        rows = read.option("engine", "jvm").load("default.e").collect()
+        return sorted([r["id"], r["name"]] for r in rows)
+
+    print("ROWS", json.dumps(jvm_rows()))
+    overwrite = spark.createDataFrame([(7, "g"), (8, "h")], "id int, name string").coalesce(1)
+    overwrite.write.format("hiveacid").option("warehouse", warehouse).option("metastore", metastore).mode(
+        "overwrite"
+    ).save("default.e")
+    print("OVERWRITTEN", json.dumps(jvm_rows()))
+    spark.createDataFrame([(9, "i")], "id int, name string").write.format("hiveacid").option(
+        "warehouse", warehouse
+    ).option("metastore", metastore).mode("append").save("default.e")
+    import contextlib
+    from acid_core.cli import main as acidflow
+
+    os.environ["ACIDFLOW_METASTORE"] = metastore
+    os.environ["ACIDFLOW_WAREHOUSE"] = warehouse
+    with contextlib.redirect_stdout(sys.stderr):  # stdout carries this script's lines only
+        codes = [
+            acidflow(["sql", "ALTER TABLE e COMPACT 'major'"]),
+            acidflow(["compact", "--executor", "embedded"]),
+            acidflow(["clean"]),
+        ]
+    print("COMPACTED", json.dumps([codes, jvm_rows()]))
     print("SECONDS", json.dumps(round(time.monotonic() - started, 1)))
     spark.stop()
     """
@@ -95,6 +121,15 @@ def test_hiveacid_writes_and_jvm_reads_an_s3_table(s3_env, s3a_jars, tmp_path, m
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
     }.items() <= lines["S3A"].items()
     assert lines["ROWS"] == [[1, "a"], [2, "B"], [3, "c"], [5, "e"], [6, "f"]]
+    assert lines["OVERWRITTEN"] == [[7, "g"], [8, "h"]]
+    assert lines["COMPACTED"] == [[0, 0, 0], [[7, "g"], [8, "h"], [9, "i"]]]
+    # One base in the bucket after the major compaction and the cleaner; acidflow reads what the JVM read.
+    names = {k.split("/")[2] for k in s3_env.object_keys("warehouse/e/")}
+    assert [n[:15] for n in sorted(n for n in names if not n.startswith(("_", ".")))] == ["base_0000005_v0"]
+    capsys.readouterr()
+    assert acidflow(["read", f"{s3_env.warehouse}/e", "--format", "jsonl"]) == 0
+    read_back = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert sorted((r["id"], r["name"]) for r in read_back) == [(7, "g"), (8, "h"), (9, "i")]
     requests = s3_env.server.requests(since=mark)
     # The append's files went to the bucket; the JVM's S3A client read the event files (ranged GETs).
     assert any(m == "PUT" and "/warehouse/e/delta_" in p and "/bucket_" in p for m, p, _ in requests)

@@ -14,6 +14,7 @@ Real Spark (local[1], the session fixture; the source is found by Spark's own lo
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -827,4 +828,79 @@ def test_read_a_table_on_hdfs_at_every_stage(spark, tmp_path, hdfs_env, engine):
     _compact(wh, CompactionType.MAJOR)
     run_cleaner(wh.metastore)
     assert read() == expected
+    wh.close()
+
+
+@pytest.mark.integration("hdfs")
+def test_write_append_and_overwrite_a_table_on_hdfs_read_back_and_compacted(
+    spark, tmp_path, hdfs_env, capsys
+):
+    """``format("hiveacid")`` appends to and overwrites a partitioned, bucketed table on ``hdfs://``.
+
+    The Python writers open the table through hdfs-native in Spark's Python workers; each job is one
+    transaction whose deltas the NameNode lists; the JVM reader (Hadoop's HDFS client) and
+    ``acidflow read`` see the same rows after each write, and after a major compaction and the cleaner.
+    """
+    from acid_core.cli import main as acidflow
+
+    metastore = f"sqlite:///{tmp_path / 'metastore.sqlite'}"
+    wh = Warehouse.open(hdfs_env.warehouse, metastore, heartbeat_seconds=None)
+    create_table(wh, "default.t", partitioned=True, buckets=2)
+
+    def write(rows, mode):
+        # An overwrite of a bucketed table is one write task (each bucket is one file of base_w).
+        df = spark.createDataFrame(rows, "id int, v string, p string").repartition(
+            2 if mode == "append" else 1
+        )
+        writer = df.write.format("hiveacid").option("warehouse", hdfs_env.warehouse)
+        writer.option("metastore", metastore).mode(mode).save("default.t")
+
+    def jvm_rows():
+        reader = spark.read.format("hiveacid").option("warehouse", hdfs_env.warehouse)
+        reader = reader.option("metastore", metastore).option("engine", "jvm")
+        return sorted((r.id, r.v, r.p) for r in reader.load("default.t").collect())
+
+    def cli_rows():
+        rows = []
+        for partition in ("p=a", "p=b"):
+            location = f"{hdfs_env.warehouse}/t/{partition}"
+            assert acidflow(["read", location, "--metastore", metastore, "--format", "jsonl"]) == 0
+            out = capsys.readouterr().out
+            rows += [(r["id"], r["v"], partition[2:]) for r in map(json.loads, out.splitlines())]
+        return sorted(rows)
+
+    def acid_dirs():
+        # From the NameNode's own listing: warehouse/t/p=x/<dir>/bucket_N (not the cleaner's _acidflow_*)
+        paths = [p for p in hdfs_env.paths("warehouse/t") if p.count("/") >= 4 and "/_" not in p]
+        return sorted({"/".join(p.split("/")[2:4]) for p in paths})
+
+    first = [(i, f"one-{i}", "ab"[i % 2]) for i in range(12)]
+    write(first, "append")
+    second = [(i, f"two-{i}", "ab"[i % 2]) for i in range(12, 16)]
+    write(second, "append")
+    # One transaction per job: write IDs 1 and 2, a delta per write task (delta_w_w_<task>) and partition.
+    assert {(d.split("/")[0], d.split("/")[1][:22]) for d in acid_dirs()} == {
+        (p, f"delta_000000{w}_000000{w}_") for p in ("p=a", "p=b") for w in (1, 2)
+    }
+    expected = sorted(first + second)
+    assert jvm_rows() == expected
+    assert cli_rows() == expected
+
+    third = [(100, "three-a", "a"), (101, "three-b", "b")]
+    write(third, "overwrite")
+    assert jvm_rows() == sorted(third)
+    assert cli_rows() == sorted(third)
+    fourth = [(200, "four-a", "a"), (201, "four-b", "b")]
+    write(fourth, "append")
+    expected = sorted(third + fourth)
+    # The overwrite is a base_3 in each partition; the deltas it hides stay until the cleaner runs.
+    assert [d for d in acid_dirs() if "/base_" in d] == ["p=a/base_0000003", "p=b/base_0000003"]
+
+    _compact(wh, CompactionType.MAJOR)
+    run_cleaner(wh.metastore)
+    after = acid_dirs()
+    assert len(after) == 2, after
+    assert [d[:20] for d in after] == ["p=a/base_0000004_v00", "p=b/base_0000004_v00"], after
+    assert jvm_rows() == expected
+    assert cli_rows() == expected
     wh.close()
