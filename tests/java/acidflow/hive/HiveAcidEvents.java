@@ -178,11 +178,11 @@ public final class HiveAcidEvents {
       }
       Path file = AcidUtils.createFilename(root, probe.clone().writingDeleteDelta(deleteDelta));
       if (fs.exists(file)) {
-        written.add(HiveAcidOracle.relative(root.toUri().getPath(), file));
+        written.add(OracleJson.relative(root.toUri().getPath(), file));
       }
     }
     StringBuilder out = new StringBuilder();
-    HiveAcidOracle.appendList(out, written);
+    OracleJson.appendList(out, written);
     return out.toString();
   }
 
@@ -284,7 +284,7 @@ public final class HiveAcidEvents {
         }
         row.append(',').append(intJson(inspector.getStructFieldData(value, fields.get(0))));
         Object name = inspector.getStructFieldData(value, fields.get(1));
-        row.append(',').append(name == null ? "null" : HiveAcidOracle.quote(name.toString()));
+        row.append(',').append(name == null ? "null" : OracleJson.quote(name.toString()));
         row.append(',').append(intJson(inspector.getStructFieldData(value, fields.get(2)))).append(']');
         rows.add(row.toString());
       }
@@ -350,6 +350,6 @@ public final class HiveAcidEvents {
     BytesColumnVector bytes = (BytesColumnVector) column;
     Text text = new Text();
     text.set(bytes.vector[at], bytes.start[at], bytes.length[at]);
-    return HiveAcidOracle.quote(text.toString());
+    return OracleJson.quote(text.toString());
   }
 }

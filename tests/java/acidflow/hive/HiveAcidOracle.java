@@ -11,6 +11,10 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
+import static acidflow.hive.OracleJson.appendList;
+import static acidflow.hive.OracleJson.quote;
+import static acidflow.hive.OracleJson.relative;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -95,43 +99,5 @@ public final class HiveAcidOracle {
     } catch (IOException | RuntimeException e) {
       out.append("{\"error\":").append(quote(e.getClass().getName() + ": " + e.getMessage())).append('}');
     }
-  }
-
-  static String relative(String root, Path path) {
-    String full = path.toUri().getPath();
-    String prefix = root.endsWith("/") ? root : root + "/";
-    if (!full.startsWith(prefix)) {
-      throw new IllegalStateException(full + " is not below " + root);
-    }
-    return full.substring(prefix.length());
-  }
-
-  static void appendList(StringBuilder out, List<String> values) {
-    out.append('[');
-    for (int i = 0; i < values.size(); i++) {
-      if (i > 0) {
-        out.append(',');
-      }
-      out.append(quote(values.get(i)));
-    }
-    out.append(']');
-  }
-
-  static String quote(String value) {
-    StringBuilder out = new StringBuilder("\"");
-    if (value == null) {
-      return "null";
-    }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (c == '"' || c == '\\') {
-        out.append('\\').append(c);
-      } else if (c < 0x20) {
-        out.append(String.format("\\u%04x", (int) c));
-      } else {
-        out.append(c);
-      }
-    }
-    return out.append('"').toString();
   }
 }
