@@ -35,6 +35,7 @@ from tests.integration.test_hive_metastore import (
     _make_table,
     _open_store,
     _without_v,
+    server_hive_for,
 )
 
 pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.timeout(600)]
@@ -77,6 +78,12 @@ def server(hive_metastore_servers):
 
 
 @pytest.fixture(scope="module")
+def server_hive(server, request):
+    """That server's Hive: its writer, and its readers that check the rows."""
+    return server_hive_for(server, request)
+
+
+@pytest.fixture(scope="module")
 def hms(server, tmp_path_factory):
     store = _open_store(server, tmp_path_factory)
     yield store
@@ -89,12 +96,12 @@ def _visible(root):
 
 @pytest.mark.parametrize("kill_at", ["writing-mid", "renamed", "marking"])
 def test_kill_9_of_a_compaction_on_the_hms_is_recovered(
-    hms, hive, server, capsys, monkeypatch, tmp_path, kill_at
+    hms, server_hive, server, capsys, monkeypatch, tmp_path, kill_at
 ):
     name = f"kill_{kill_at.replace('-', '_')}_t"
     table = _make_table(hms, name)
     for i in range(3):
-        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+        _hive_write(hms, server_hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
     expected = [(i, f"n{i}", i) for i in range(3)]
     root = Path(table.location.removeprefix("file://"))
     before = _visible(root)
@@ -112,7 +119,7 @@ def test_kill_9_of_a_compaction_on_the_hms_is_recovered(
     [killed] = [c for c in hms.show_compactions(table.full_name) if c.id == compaction_id]
     assert killed.state is CompactionState.WORKING
     assert killed.txn_id is not None  # named on the entry: recovery can abort or finish it
-    assert _hive_rows(hive, hms, table, tmp_path) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
     if kill_at == "writing-mid":
         assert _visible(root) == before
@@ -129,7 +136,7 @@ def test_kill_9_of_a_compaction_on_the_hms_is_recovered(
     assert base.startswith("base_"), base
     if not server.version.startswith("2."):  # the table's own write IDs 1..3
         assert _without_v(base) == "base_0000003", base
-    assert _hive_rows(hive, hms, table, tmp_path) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
     states = [c.state for c in hms.show_compactions(table.full_name)]
     assert states.count(CompactionState.SUCCEEDED) == 1, states

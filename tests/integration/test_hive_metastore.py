@@ -3,12 +3,16 @@
 Each test that proves something per version runs once per server (``hive_metastore_servers``, ids
 ``hive-2.3.10`` / ``hive-3.1.3`` / ``hive-3.1.3-mariadb`` / ``hive-4.0.1``): on 2.3 write IDs are
 txn IDs; on 3.1+ every write allocates the table's write ID (``allocate_table_write_ids``) and the
-directories are named by it. The files are written and read by Hive 2.3.10's own
-``OrcRecordUpdater`` / ``OrcInputFormat`` (the ``hive`` oracle, given the table's write-ID list),
-the ORC layout every release reads. On Hive 4 the compactor names its outputs ``_v<txn>``, which
-2.3's reader cannot parse: it reads them from a copy with the suffixes of committed compactions
-dropped (``_hive_rows``), and Spark's Hive 2.3 client is not asked. On Hive 4 acidflow drives the
-queue with Hive 4's own calls (``find_next_compact2``, ``update_compactor_state``,
+directories are named by it. Each server's files are written and read by the Hive of its own
+version (``ServerHive``, one oracle JVM per version for the session): 2.3.10's ``OrcRecordUpdater``
+and readers (the ``hive`` oracle) on 2.3, 3.1.3's on the 3.1.3 servers (``hive31``: ROW__ID
+buckets encoded by ``BucketCodec.V1``), 4.0.1's on 4.0.1 (``hive4``: it reads the compactor's
+``_v<txn>`` names itself). The row-mode reader (``OrcInputFormat.getRecordReader``) and the
+vectorized ``VectorizedOrcAcidRowBatchReader`` must agree, ROW__IDs included. Their snapshot is
+built as that version's driver builds it, from the server's own answers to a plain Thrift client:
+``get_open_txns`` (2.3: ``get_open_txns_info``) and, on 3.1+, ``get_valid_write_ids``
+(``_server_snapshot``). Spark's Hive 2.3 client is not asked on Hive 4. On Hive 4 acidflow drives
+the queue with Hive 4's own calls (``find_next_compact2``, ``update_compactor_state``,
 ``mark_compacted``, ``mark_cleaned``, ``mark_failed``); before it, by SQL on the backend database.
 
 The story (one HMS for the module, one table per test where state matters)::
@@ -19,10 +23,10 @@ The story (one HMS for the module, one table per test where state matters)::
                o  open         (highest; its delta is on disk; nobody may see it yet)
 
 acidflow reads the table by name (``acidflow read acid_it.t --metastore thrift://...``) at the
-HMS's snapshot and must see what Hive 2.3's own reader sees; compacts it (major, as a transaction
+HMS's snapshot and must see what that version's own readers see; compacts it (major, as a transaction
 of the HMS, queued with ``compact2`` and claimed by SQL on COMPACTION_QUEUE as Hive's TxnHandler
 does); ``show_compact`` from a plain Thrift client lists it; the cleaner waits while the open
-transaction could still read the compacted deltas, then deletes them; Hive's reader reads the same
+transaction could still read the compacted deltas, then deletes them; Hive's readers read the same
 rows after compaction and after cleaning, and so does Spark (``enableHiveSupport`` with
 ``hive.metastore.uris`` pointing at the same server, ``spark_read_hive_table.py``).
 """
@@ -44,7 +48,8 @@ from acid_core.errors import InvalidTablePropertyError, NoSuchTableError
 from acid_core.metastore import Column, TableDefinition, WriteOperation
 from acid_core.metastore.factory import open_metastore
 from acid_core.metastore.hive.metastore import HiveMetastore
-from tests.fixtures.hive import Delete, Insert, hive_txn_list
+from tests.fixtures.hive import LONG_MAX, Delete, Insert, hive_txn_list
+from tests.fixtures.hive_oracles import HIVE_ORACLE_VERSIONS
 from tests.fixtures.hms import HIVE_METASTORE_VERSIONS
 
 # The first call of a fresh HMS creates its DataNucleus tables (slow on 2 shared cores).
@@ -52,6 +57,7 @@ pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.tim
 
 DB = "acid_it"
 COLUMNS = (Column("id", "int"), Column("name", "string"), Column("salary", "int"))
+BUCKET0_V1 = 536870912  # BucketCodec.V1.encode(bucket 0, statement 0): Hive 3+'s ROW__ID.bucketid
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +155,7 @@ def _story(hms, hive, name, internal_names=False):
 
     w1 = write(lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))])
     w2 = write(lambda w: [Insert(w, (3, "cid", 30))])
-    w3 = write(lambda w: [Delete(w, (w1.write_id, 0, 1))])  # bob leaves
+    w3 = write(lambda w: [Delete(w, (w1.write_id, hive.bucket0, 1))])  # bob leaves
     aborted = write(lambda w: [Insert(w, (99, "ghost", 0))], outcome="abort")
     w4 = write(lambda w: [Insert(w, (4, "dee", 40))])
     open_write = write(lambda w: [Insert(w, (5, "eve", 50))], outcome="open")
@@ -172,30 +178,145 @@ def _without_v(name):
     return re.sub(r"_v\d+$", "", name)
 
 
-def _hive_rows(hive, hms, table, tmp_path=None):
-    """Hive 2.3's own reader at the table's current snapshot, rows only, sorted.
+def _open_txns_of_server(server):
+    """The server's own answer for a reader's ``ValidTxnList``: ``(hwm, min open, open, aborted)``.
 
-    Hive 2.3 cannot parse Hive 4's ``_vT`` names: a table that has them is read from a copy where
-    a directory whose visibility txn T is committed loses its suffix and one whose T is not is left
-    out (Hive 4's rule, ``AcidUtils.isDirUsable``), the same files otherwise.
+    Hive 3+: ``get_open_txns`` (open and aborted txns, ``abortedBits`` a ``java.util.BitSet`` over
+    them), as ``TxnCommonUtils.createValidReadTxnList`` reads it. Hive 2.3: ``get_open_txns_info``
+    (each txn with its state; 2.3's ``get_open_txns`` answers a ``set<i64>`` that the Hive 3/4 IDL
+    of the Python client cannot decode), what 2.3's ``getOpenTxns`` computes from the same rows.
     """
-    text = _hive_snapshot(hms, table)
-    location = Path(table.location.removeprefix("file://"))
-    if any(re.search(r"_v\d+$", p.name) for p in location.iterdir()):
-        import shutil
-        import tempfile
+    from hive_metastore import ttypes
 
-        valid = hms.get_valid_txns()
-        copy = Path(tempfile.mkdtemp(prefix="hive4-view-", dir=tmp_path)) / location.name
-        copy.mkdir()
-        for path in location.iterdir():
-            match = re.search(r"_v(\d+)$", path.name)
-            if match and not valid.is_txn_valid(int(match.group(1))):
-                continue
-            target = copy / _without_v(path.name)
-            (shutil.copytree if path.is_dir() else shutil.copy2)(path, target)
-        location = copy
-    return sorted((r[1], r[2], r[3]) for r in hive.read_rows(str(location), text))
+    client, transport = _thrift_client(server.port)
+    try:
+        if server.version.startswith("2."):
+            info = client.get_open_txns_info()
+            opened = sorted(t.id for t in info.open_txns if t.state == ttypes.TxnState.OPEN)
+            aborted = sorted(t.id for t in info.open_txns if t.state == ttypes.TxnState.ABORTED)
+            return info.txn_high_water_mark, (opened[0] if opened else None), opened, aborted
+        response = client.get_open_txns()
+    finally:
+        transport.close()
+    opened, aborted = _split_by_aborted_bits(response.open_txns, response.abortedBits)
+    return response.txn_high_water_mark, response.min_open_txn, opened, aborted
+
+
+def _split_by_aborted_bits(ids, aborted_bits):
+    """Hive's ``(ids, BitSet.toByteArray())`` pair as ``(open, aborted)``: bit i set = ids[i] aborted."""
+    bits = aborted_bits or b""
+    aborted = [i for n, i in enumerate(ids or []) if n // 8 < len(bits) and bits[n // 8] >> (n % 8) & 1]
+    return [i for i in ids or [] if i not in aborted], aborted
+
+
+def _hive_list(table, high_watermark, min_open, opened, aborted):
+    """Hive 3+'s ``writeToString`` of a ``ValidReadTxnList`` (``table`` None) or ``ValidReaderWriteIdList``."""
+    fields = [str(high_watermark), str(LONG_MAX if min_open is None else min_open)]
+    text = ":".join([*fields, ",".join(map(str, opened)), ",".join(map(str, aborted))])
+    return text if table is None else f"{table}:{text}"
+
+
+def _server_snapshot(server, table_name):
+    """What that server's Hive passes its readers, from the server's own answers (a plain Thrift client).
+
+    Returns:
+        ``(write_ids, valid_txns)``: Hive 3+'s ``ValidReaderWriteIdList`` of the table
+        (``get_valid_write_ids`` given the ``ValidTxnList``, as ``TxnCommonUtils.
+        createValidReaderWriteIdList`` reads it) and the ``ValidTxnList``; on 2.3, ``None`` and
+        2.3's ``ValidReadTxnList`` (write IDs are txn IDs there).
+    """
+    from hive_metastore import ttypes
+
+    high_watermark, min_open, opened, aborted = _open_txns_of_server(server)
+    if server.version.startswith("2."):
+        return None, hive_txn_list(high_watermark, [*opened, *aborted], min_open)
+    valid_txns = _hive_list(None, high_watermark, min_open, opened, aborted)
+    client, transport = _thrift_client(server.port)
+    try:
+        request = ttypes.GetValidWriteIdsRequest(fullTableNames=[table_name], validTxnList=valid_txns)
+        [ids] = client.get_valid_write_ids(request).tblValidWriteIds
+    finally:
+        transport.close()
+    open_ids, aborted_ids = _split_by_aborted_bits(ids.invalidWriteIds, ids.abortedBits)
+    write_ids = _hive_list(
+        ids.fullTableName, ids.writeIdHighWaterMark, ids.minOpenWriteId, open_ids, aborted_ids
+    )
+    return write_ids, valid_txns
+
+
+def _has_original_files(location):
+    return any(p.is_file() and not p.name.startswith(("_", ".")) for p in Path(location).iterdir())
+
+
+class ServerHive:
+    """The Hive of one HMS server's version: its own ``OrcRecordUpdater`` and its own readers.
+
+    2.3.10: the ``hive`` oracle (pyspark's Hive 2.3.10 jars); 3.1.3 and 4.0.1: the ``hive31`` /
+    ``hive4`` oracles (hive-exec of that version from Maven Central). One JVM per version for the
+    session (the oracle fixtures are session-scoped). Hive 4 reads its compactor's ``_v<txn>`` names
+    itself, with the ``ValidTxnList`` of the server: no renamed copy anywhere.
+    """
+
+    def __init__(self, server, oracle, hive23):
+        self.server, self.oracle, self._hive23 = server, oracle, hive23
+        self.is_hive2 = server.version.startswith("2.")
+        # ROW__ID.bucketid of bucket 0: Hive 2.x writes the bucket number, Hive 3+ BucketCodec.V1.
+        self.bucket0 = 0 if self.is_hive2 else BUCKET0_V1
+
+    def write_events(self, location, events, internal_names=False):
+        """One delta (``delta_w_w_0000``, and its ``delete_delta`` on 3+) written by this Hive's writer."""
+        if self.is_hive2:
+            return self.oracle.write_events(location, events, internal_names=internal_names)
+        if internal_names:
+            raise ValueError(f"Hive {self.server.version} INSERTs write the real column names, not _col0..")
+        return self.oracle.write_events(location, events)
+
+    def write_original_file(self, path, rows):
+        """A pre-ACID file (plain ORC, ``000000_0``): no ACID writer involved, 2.3's ORC writer writes it."""
+        self._hive23.write_original_file(path, rows)
+
+    def read(self, location, write_ids, valid_txns, vectorized):
+        if self.is_hive2:
+            return self.oracle.read_rows(str(location), valid_txns, vectorized=vectorized)
+        return self.oracle.read_rows(str(location), write_ids, valid_txns, vectorized=vectorized)
+
+    def rows(self, table):
+        """The table's rows at the server's current snapshot, by this Hive's row-mode and vectorized
+        readers (which must agree, ROW__IDs included), sorted, without ROW__ID."""
+        location = Path(table.location.removeprefix("file://"))
+        write_ids, valid_txns = _server_snapshot(self.server, table.full_name)
+        row_mode = sorted(self.read(location, write_ids, valid_txns, vectorized=False))
+        # Hive 2.3's vectorized ACID reader cannot read original files (2.3 falls back to row mode).
+        if not (self.is_hive2 and _has_original_files(location)):
+            vectorized = sorted(self.read(location, write_ids, valid_txns, vectorized=True))
+            assert vectorized == row_mode, f"Hive {self.server.version}: vectorized {vectorized} != row mode"
+        return sorted((r[1], r[2], r[3]) for r in row_mode)
+
+
+def server_hive_for(server, request):
+    """The ``ServerHive`` of ``server`` (a module fixture's body; see ``server_hive``)."""
+    hive23 = request.getfixturevalue("hive")
+    if server.version.startswith("2."):
+        return ServerHive(server, hive23, hive23)
+    name = HIVE_ORACLE_VERSIONS[server.version]
+    return ServerHive(server, request.getfixturevalue(name), hive23)
+
+
+@pytest.fixture(scope="module")
+def server_hive(server, request):
+    """The Hive (writer and readers) of this run's server."""
+    return server_hive_for(server, request)
+
+
+@pytest.fixture(scope="module")
+def hive23(hive_metastore_server, request):
+    """Hive 2.3.10's writer and readers with the 2.3.10 server (the ``hms23`` tests)."""
+    return server_hive_for(hive_metastore_server, request)
+
+
+def _hive_rows(hive, table):
+    """That server's Hive's own readers at the server's current snapshot: rows only, sorted."""
+    return hive.rows(table)
 
 
 def _acidflow_rows(capsys, uri, table_name, env_db=None):
@@ -286,8 +407,8 @@ def test_hive_metastore_capabilities_of_each_version_are_detected(hms, server):
     assert schema.version in versions, schema
 
 
-def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive, server):
-    table, txns = _story(hms, hive, "snap_t")
+def test_hive_metastore_snapshot_tells_open_from_aborted(hms, server_hive, server):
+    table, txns = _story(hms, server_hive, "snap_t")
 
     snapshot = hms.get_valid_txns()
     assert txns["aborted"].txn in snapshot.aborted_ids
@@ -305,11 +426,11 @@ def test_hive_metastore_snapshot_tells_open_from_aborted(hms, hive, server):
     hms.abort_txn(txns["open"].txn)
 
 
-def test_acidflow_read_by_name_sees_what_hive_reads(hms, hive, server, capsys):
-    table, txns = _story(hms, hive, "read_t")
+def test_acidflow_read_by_name_sees_what_hive_reads(hms, server_hive, server, capsys):
+    table, txns = _story(hms, server_hive, "read_t")
 
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
 
     assert acidflow(["state", table.full_name, "--metastore", server.uri, "--json"]) == 0
@@ -333,17 +454,17 @@ def _row_names_in_files(table):
 
 
 def test_acidflow_read_and_select_name_hive2_col_columns_from_the_hms(
-    hms23, hive, hive_metastore_server, capsys, tmp_path
+    hms23, hive23, hive_metastore_server, capsys, tmp_path
 ):
     """Hive 2.x INSERTs write the row columns as ``_col0, _col1, ..`` (FileSinkOperator's internal
     names); Hive names them from the metastore's schema, by position. So do ``acidflow read db.t``
     (``--columns`` takes the metastore's names) and ``acidflow sql SELECT``. (Hive 2.3 only: the
     files of Hive 3+ INSERTs carry the real names.)"""
     hms = hms23
-    table, txns = _story(hms, hive, "colnames_t", internal_names=True)
+    table, txns = _story(hms, hive23, "colnames_t", internal_names=True)
     assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(hive23, table) == expected
     uri = hive_metastore_server.uri
 
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
@@ -367,8 +488,10 @@ def test_acidflow_read_and_select_name_hive2_col_columns_from_the_hms(
 
 @pytest.mark.integration("spark")
 @pytest.mark.timeout(900)
-def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, server, capsys, monkeypatch):
-    table, txns = _story(hms, hive, "compact_t")
+def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
+    hms, server_hive, server, capsys, monkeypatch
+):
+    table, txns = _story(hms, server_hive, "compact_t")
     uri = server.uri
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
@@ -397,7 +520,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, se
         transport.close()
 
     # Hive's reader, right after the compaction: same rows, from the base.
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
 
     # The open txn (started before the compaction committed) could still read the deltas.
@@ -416,7 +539,7 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(hms, hive, se
     open_delta = f"delta_{txns['open'].write_id:07d}_{txns['open'].write_id:07d}_0000"
     assert after == [output, open_delta]
 
-    assert _hive_rows(hive, hms, table) == expected_after
+    assert _hive_rows(server_hive, table) == expected_after
     assert _acidflow_rows(capsys, uri, table.full_name) == expected_after
     # Spark's Hive 2.3.10 client cannot parse Hive 4's base_N_vT; it reads through Thrift, so the
     # backend database changes nothing for it (one run on 3.1.3 is enough: a Spark job costs ~1 min).
@@ -449,10 +572,10 @@ def test_thrift_connection_fails_over_to_the_next_uri(hive_metastore_server):
         connection.close()
 
 
-def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, server, capsys):
+def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, server_hive, server, capsys):
     table = _make_table(hms, "initiate_t")
     for i in range(11):  # more than hive.compactor.delta.num.threshold (10) deltas, no base
-        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+        _hive_write(hms, server_hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
     uri = server.uri
     warehouse = str(server.warehouse)
 
@@ -481,14 +604,16 @@ def test_acidflow_initiate_queues_a_hive_table_through_compact2(hms, hive, serve
 
 
 def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction(
-    hms, hive, server, capsys, monkeypatch
+    hms, server_hive, server, capsys, monkeypatch
 ):
     """A Hive 2.x query holds a SHARED_READ lock on the table while it reads (DbTxnManager): the
     cleaner must not delete the deltas it may still open, as Hive 2.3's Cleaner waits for locks."""
     from hive_metastore import ttypes
 
     table = _make_table(hms, "lock_t")
-    writes = [_hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))]) for i in range(3)]
+    writes = [
+        _hive_write(hms, server_hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))]) for i in range(3)
+    ]
     uri, warehouse = server.uri, str(server.warehouse)
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     client, transport = _thrift_client(server.port)
@@ -523,9 +648,9 @@ def test_acidflow_cleaner_waits_for_a_hive_read_lock_taken_before_the_compaction
 
 
 def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
-    hms, hive, server, capsys, monkeypatch
+    hms, server_hive, server, capsys, monkeypatch
 ):
-    table, txns = _story(hms, hive, "minor_t")
+    table, txns = _story(hms, server_hive, "minor_t")
     uri, warehouse = server.uri, str(server.warehouse)
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
@@ -541,23 +666,26 @@ def test_acidflow_minor_compaction_of_a_hive_table_reads_the_same_in_hive(
         f"delete_delta_{first:07d}_{last:07d}",
         f"delta_{first:07d}_{last:07d}",
     ]
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
     hms.abort_txn(txns["open"].txn)
 
 
-def test_acidflow_adopts_a_converted_hive_table_with_original_files(hms, hive, server, capsys, monkeypatch):
+def test_acidflow_adopts_a_converted_hive_table_with_original_files(
+    hms, server_hive, server, capsys, monkeypatch
+):
     """A table converted to ACID keeps its pre-ACID files (``000000_0``): a major compaction through
     the HMS folds them into the base with the deltas, and Hive reads the same rows before and after."""
     table = _make_table(hms, "original_t")
     location = table.location.removeprefix("file://")
-    hive.write_original_file(f"{location}/000000_0", [(1, "old", 1), (2, "older", 2)])
-    t1 = _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "new", 3))])
-    _hive_write(hms, hive, table, lambda t: [Delete(t, (0, 0, 1))])  # the second original row
+    server_hive.write_original_file(f"{location}/000000_0", [(1, "old", 1), (2, "older", 2)])
+    t1 = _hive_write(hms, server_hive, table, lambda t: [Insert(t, (3, "new", 3))])
+    second_original = (0, server_hive.bucket0, 1)  # Hive 3+: V1-encoded bucket of the synthetic ROW__ID
+    _hive_write(hms, server_hive, table, lambda t: [Delete(t, second_original)])
     uri, warehouse = server.uri, str(server.warehouse)
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     expected = [(1, "old", 1), (3, "new", 3)]
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
 
     assert acidflow(["compact", "--metastore", uri, "--warehouse", warehouse, "--table", table.full_name,
@@ -566,12 +694,12 @@ def test_acidflow_adopts_a_converted_hive_table_with_original_files(hms, hive, s
     assert outcome["status"] == "compacted", outcome
     assert outcome["outputs"][0].startswith("base_")
     assert t1.write_id < int(_without_v(outcome["outputs"][0]).removeprefix("base_"))
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(server_hive, table) == expected
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
 
 
 def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
-    hms, hive, server, capsys, monkeypatch, tmp_path
+    hms, server_hive, server, capsys, monkeypatch, tmp_path
 ):
     """A lease is an open HMS transaction holding a SHARED_READ lock, its snapshot in the side store:
     the compaction runs, the cleaner (acidflow's, and Hive's by the same rules) keeps what the lease
@@ -579,8 +707,8 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     from hive_metastore import ttypes
 
     table = _make_table(hms, "lease_t")
-    _hive_write(hms, hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
-    _hive_write(hms, hive, table, lambda t: [Insert(t, (3, "cid", 30))])
+    _hive_write(hms, server_hive, table, lambda t: [Insert(t, (1, "ann", 10)), Insert(t, (2, "bob", 20))])
+    _hive_write(hms, server_hive, table, lambda t: [Insert(t, (3, "cid", 30))])
     uri, warehouse = server.uri, str(server.warehouse)
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
     monkeypatch.setenv("ACIDFLOW_LEASE_STORE", f"sqlite:///{tmp_path / 'side.sqlite'}")
@@ -601,7 +729,7 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     finally:
         transport.close()
 
-    _hive_write(hms, hive, table, lambda t: [Insert(t, (4, "dee", 40))])  # after the lease
+    _hive_write(hms, server_hive, table, lambda t: [Insert(t, (4, "dee", 40))])  # after the lease
     at_lease = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
     location = Path(table.location.removeprefix("file://"))
     assert acidflow(["compact", *common, "--table", table.full_name, "--type", "major",
@@ -632,7 +760,7 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     assert f"No such reader lease {lease_id}" in capsys.readouterr().err
 
 
-def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(hms, hive, server, capsys):
+def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(hms, server_hive, server, capsys):
     """TBLPROPERTIES set in the HMS steer the initiator as they steer Hive's: NO_AUTO_COMPACTION (any
     case) and ``compactorthreshold.*`` overrides; aborted transactions are the HMS's own."""
     noauto = _make_table(hms, "noauto_t", properties={"NO_AUTO_COMPACTION": "TRUE"})
@@ -644,13 +772,15 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(hms, h
         hms, "aborts_t", properties={"compactorthreshold.hive.compactor.abortedtxn.threshold": "1"}
     )
     for i in range(11):
-        _hive_write(hms, hive, noauto, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+        _hive_write(hms, server_hive, noauto, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
     for table in (override, plain):
         for i in range(3):
-            _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
-    _hive_write(hms, hive, aborts, lambda t: [Insert(t, (1, "kept", 1))])
+            _hive_write(hms, server_hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+    _hive_write(hms, server_hive, aborts, lambda t: [Insert(t, (1, "kept", 1))])
     for i in range(2):  # aborted in the HMS: TXNS state 'a', their deltas stay on disk
-        _hive_write(hms, hive, aborts, lambda t, i=i: [Insert(t, (9 + i, "ghost", 0))], outcome="abort")
+        _hive_write(
+            hms, server_hive, aborts, lambda t, i=i: [Insert(t, (9 + i, "ghost", 0))], outcome="abort"
+        )
     uri, warehouse = server.uri, str(server.warehouse)
     tables = [noauto, override, plain, aborts]
     argv = ["initiate", "--metastore", uri, "--warehouse", warehouse, "--json"]
@@ -676,7 +806,7 @@ def test_acidflow_initiate_honours_hms_tblproperties_and_hms_aborted_txns(hms, h
 @pytest.mark.parametrize("engine", ["jvm", "python"])
 @pytest.mark.parametrize("internal_names", [False, True], ids=["named", "col_names"])
 def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
-    hms23, hive, hive_metastore_server, spark, engine, internal_names
+    hms23, hive23, hive_metastore_server, spark, engine, internal_names
 ):
     """``spark.read.format("hiveacid")`` on a Hive-written table of the real HMS (option
     ``metastore``): the JVM reader's planner and the Python source both plan through the Thrift
@@ -684,11 +814,11 @@ def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
     metastore's column names also when the files name them ``_col0, ..`` (Hive 2.x INSERTs)."""
     name = f"spark_{engine}_{'col' if internal_names else 'named'}_t"
     hms = hms23
-    table, txns = _story(hms, hive, name, internal_names=internal_names)
+    table, txns = _story(hms, hive23, name, internal_names=internal_names)
     if internal_names:
         assert _row_names_in_files(table) == {("_col0", "_col1", "_col2")}
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
-    assert _hive_rows(hive, hms, table) == expected
+    assert _hive_rows(hive23, table) == expected
     snapshot = hms.get_valid_write_ids(table.full_name, hms.get_valid_txns())
     df = (
         spark.read.format("hiveacid")
@@ -708,7 +838,7 @@ def test_spark_hiveacid_reads_a_hive_table_through_the_hms(
 
 
 def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
-    hms, hive, server, capsys, tmp_path, monkeypatch
+    hms, server_hive, server, capsys, tmp_path, monkeypatch
 ):
     """Issue 24 on the real HMS: ALTER TABLE SET/UNSET TBLPROPERTIES goes through ``alter_table``
     (a plain Thrift client sees the new parameters), is validated first (a refused value changes
@@ -716,7 +846,7 @@ def test_acidflow_sql_alter_table_tblproperties_on_the_hms_steers_the_initiator(
     too, and the initiator follows NO_AUTO_COMPACTION set and unset by ALTER."""
     table = _make_table(hms, "alter_props_t")
     for i in range(3):
-        _hive_write(hms, hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
+        _hive_write(hms, server_hive, table, lambda t, i=i: [Insert(t, (i, f"n{i}", i))])
     uri = server.uri
     monkeypatch.setenv("ACIDFLOW_HMS_DB", server.backend_url)
 
@@ -784,6 +914,12 @@ def hms4(hive_metastore_server_4, tmp_path_factory):
     yield from _store_for_module(hive_metastore_server_4, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def hive4_server_hive(hive_metastore_server_4, request):
+    """Hive 4.0.1's writer and readers with the 4.0.1 server."""
+    return server_hive_for(hive_metastore_server_4, request)
+
+
 def test_hive4_metastore_catalog_and_capabilities(hms4):
     """A real 4.0.1 server: write IDs and the compactor-worker calls; ACID tables are created with
     ``create_table_req`` and read with ``get_table_req`` (it refuses an ACID table from a client that
@@ -797,11 +933,13 @@ def test_hive4_metastore_catalog_and_capabilities(hms4):
 
 
 @pytest.mark.timeout(900)
-def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_metastore_server_4, capsys):
+def test_hive4_acidflow_compacts_through_hive4_compactor_calls(
+    hms4, hive4_server_hive, hive_metastore_server_4, capsys
+):
     """compact2 queues, find_next_compact2 claims, update_compactor_state / mark_compacted record
     the run, show_compact from a plain Thrift client lists it; acidflow reads the same rows."""
     server = hive_metastore_server_4
-    table, txns = _story(hms4, hive, "compact4_t")
+    table, txns = _story(hms4, hive4_server_hive, "compact4_t")
     uri, warehouse = server.uri, str(server.warehouse)
     expected = [(1, "ann", 10), (3, "cid", 30), (4, "dee", 40)]
     assert _acidflow_rows(capsys, uri, table.full_name) == expected
@@ -844,7 +982,9 @@ def test_hive4_acidflow_compacts_through_hive4_compactor_calls(hms4, hive, hive_
     hms4.abort_txn(txns["open"].txn)
 
 
-def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hive_metastore_server_4, capsys):
+def test_hive4_rebalance_through_compact2_and_find_next_compact2(
+    hms4, hive4_server_hive, hive_metastore_server_4, capsys
+):
     """A rebalance goes to Hive 4 as its own REBALANCE type with numberOfBuckets and orderByClause;
     find_next_compact2 hands them back to acidflow's worker, which refuses an explicitly bucketed
     table with Hive's message and rebalances an unbucketed one into 2 bucket files with the rows of
@@ -869,8 +1009,10 @@ def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hiv
             properties={"transactional": "true", "transactional_properties": "default"},
         )
     )
-    _hive_write(hms4, hive, table, lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))])
-    _hive_write(hms4, hive, table, lambda w: [Insert(w, (3, "cid", 30))])
+    _hive_write(
+        hms4, hive4_server_hive, table, lambda w: [Insert(w, (1, "ann", 10)), Insert(w, (2, "bob", 20))]
+    )
+    _hive_write(hms4, hive4_server_hive, table, lambda w: [Insert(w, (3, "cid", 30))])
     expected = [(1, "ann", 10), (2, "bob", 20), (3, "cid", 30)]
     compaction_id = hms4.enqueue_compaction(
         table.full_name, None, CompactionType.REBALANCE, number_of_buckets=2, order_by="ORDER BY id DESC"
@@ -881,6 +1023,8 @@ def test_hive4_rebalance_through_compact2_and_find_next_compact2(hms4, hive, hiv
     location = Path(hms4.get_table(table.full_name).location.removeprefix("file://"))
     assert sorted(p.name for p in (location / output).glob("bucket_*")) == ["bucket_00000", "bucket_00001"]
     assert _acidflow_rows(capsys, server.uri, table.full_name) == expected
+    # Hive 4's own readers (row mode and vectorized) on the rebalanced base_N_vT
+    assert _hive_rows(hive4_server_hive, table) == expected
 
     client, transport = _thrift_client(server.port)
     try:

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.function.UnaryOperator;
 
 import static acidflow.hive.OracleJson.appendList;
@@ -32,6 +33,7 @@ import org.apache.hadoop.hive.common.ValidTxnList;
 import org.apache.hadoop.hive.common.ValidWriteIdList;
 import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.api.hive_metastoreConstants;
+import org.apache.hadoop.hive.ql.exec.Utilities;
 import org.apache.hadoop.hive.ql.exec.vector.BytesColumnVector;
 import org.apache.hadoop.hive.ql.exec.vector.ColumnVector;
 import org.apache.hadoop.hive.ql.exec.vector.LongColumnVector;
@@ -50,6 +52,7 @@ import org.apache.hadoop.hive.ql.io.orc.OrcSplit;
 import org.apache.hadoop.hive.ql.io.orc.OrcStruct;
 import org.apache.hadoop.hive.ql.io.orc.VectorizedOrcAcidRowBatchReader;
 import org.apache.hadoop.hive.ql.metadata.VirtualColumn;
+import org.apache.hadoop.hive.ql.plan.MapWork;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspector;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorFactory;
 import org.apache.hadoop.hive.serde2.objectinspector.StructField;
@@ -290,21 +293,50 @@ public final class Hive3PlusOracle {
   public static String readRows(String tableDir, String writeIds, String validTxns, int bucketCount,
       boolean vectorized) throws IOException {
     JobConf job = readerConf(tableDir, writeIds, validTxns, bucketCount, vectorized);
-    OrcInputFormat format = new OrcInputFormat();
-    InputSplit[] splits = format.getSplits(job, 1);
-    StringBuilder out = new StringBuilder("[");
-    boolean first = true;
-    for (InputSplit split : splits) {
-      List<String> rows = vectorized ? readVectorized((OrcSplit) split, job) : readRowMode(format, split, job);
-      for (String row : rows) {
-        if (!first) {
-          out.append(',');
+    VectorizedRowBatchCtx ctx = vectorized ? rowIdBatchContext() : null;
+    if (vectorized) {
+      // The vectorized scan's MapWork, as Hive's executor registers it before split generation
+      // (Utilities.setMapWork; kept in memory, under a plan path that is only a key): Hive 4's
+      // BISplitStrategy reads its VectorizedRowBatchCtx to see ROW__ID projected and gives an
+      // original file's split the synthetic ROW__ID offset and bucket that the reader needs.
+      MapWork work = new MapWork();
+      work.setVectorMode(true);
+      work.setVectorizedRowBatchCtx(ctx);
+      job.set(HiveConf.ConfVars.PLAN.varname,
+          new Path(System.getProperty("java.io.tmpdir"), "plan-" + UUID.randomUUID()).toString());
+      Utilities.setMapWork(job, work);
+    }
+    try {
+      OrcInputFormat format = new OrcInputFormat();
+      InputSplit[] splits = format.getSplits(job, 1);
+      StringBuilder out = new StringBuilder("[");
+      boolean first = true;
+      for (InputSplit split : splits) {
+        List<String> rows =
+            vectorized ? readVectorized((OrcSplit) split, job, ctx) : readRowMode(format, split, job);
+        for (String row : rows) {
+          if (!first) {
+            out.append(',');
+          }
+          first = false;
+          out.append(row);
         }
-        first = false;
-        out.append(row);
+      }
+      return out.append(']').toString();
+    } finally {
+      if (vectorized) {
+        Utilities.clearWorkMapForConf(job);
       }
     }
-    return out.append(']').toString();
+  }
+
+  /** The batch context of a scan of id, name, salary with ROW__ID projected (as an UPDATE's scan). */
+  private static VectorizedRowBatchCtx rowIdBatchContext() {
+    return new VectorizedRowBatchCtx(
+        new String[] {"id", "name", "salary", VirtualColumn.ROWID.getName()},
+        new TypeInfo[] {TypeInfoFactory.intTypeInfo, TypeInfoFactory.stringTypeInfo, TypeInfoFactory.intTypeInfo,
+            VirtualColumn.ROWID.getTypeInfo()},
+        null, new int[] {0, 1, 2}, 0, 1, new VirtualColumn[] {VirtualColumn.ROWID}, new String[0], null);
   }
 
   private static List<String> readRowMode(OrcInputFormat format, InputSplit split, JobConf job)
@@ -344,13 +376,9 @@ public final class Hive3PlusOracle {
   }
 
   /** The vectorized reader with ROW__ID projected (as an UPDATE's scan asks for it). */
-  private static List<String> readVectorized(OrcSplit split, JobConf job) throws IOException {
+  private static List<String> readVectorized(OrcSplit split, JobConf job, VectorizedRowBatchCtx ctx)
+      throws IOException {
     List<String> rows = new ArrayList<>();
-    VectorizedRowBatchCtx ctx = new VectorizedRowBatchCtx(
-        new String[] {"id", "name", "salary", VirtualColumn.ROWID.getName()},
-        new TypeInfo[] {TypeInfoFactory.intTypeInfo, TypeInfoFactory.stringTypeInfo, TypeInfoFactory.intTypeInfo,
-            VirtualColumn.ROWID.getTypeInfo()},
-        null, new int[] {0, 1, 2}, 0, 1, new VirtualColumn[] {VirtualColumn.ROWID}, new String[0], null);
     VectorizedOrcAcidRowBatchReader reader =
         org.apache.hadoop.hive.ql.io.orc.VectorizedAcidReaders.open(split, job, ctx);
     try {
