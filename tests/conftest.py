@@ -25,6 +25,7 @@ pytest_plugins: list[str] = [
     # after zookeeper: it imports its free_port
     "tests.fixtures.spark_cluster",
     "tests.fixtures.trino",
+    "tests.fixtures.webhook",
 ]
 
 # py4j logs "Closing down clientserver connection" at INFO from an atexit hook, after pytest has

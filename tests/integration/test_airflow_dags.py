@@ -14,10 +14,8 @@ one ``base_N_vT`` per partition; the cleaner removes every input directory).
 from __future__ import annotations
 
 import ast
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,32 +24,6 @@ from demo.run_platform import DEMO_TABLES, build_demo_warehouse, read_rows, refu
 from tests.fixtures.airflow import run_airflow
 
 pytestmark = [pytest.mark.integration("airflow"), pytest.mark.slow]
-
-
-class _Hook(http.server.BaseHTTPRequestHandler):
-    received: list[dict] = []  # noqa: RUF012 - the test server's shared inbox
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        type(self).received.append(json.loads(body))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def webhook():
-    _Hook.received = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/alerts", _Hook.received
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _dirs(path: Path) -> list[str]:
@@ -85,7 +57,7 @@ def test_platform_dags_compact_and_clean_on_postgres_and_zookeeper(
         "backlog: {warning_deltas: 5, critical_deltas: 12}\n"
         "alerts:\n"
         "  default: [log]\n"
-        f"  routes: [{{tables: ['default.web_events'], channels: ['log', 'webhook:{hook_url}']}}]\n"
+        f"  routes: [{{tables: ['default.web_events'], channels: ['log', '{hook_url}']}}]\n"
     )
     env = airflow_env(
         warehouse,

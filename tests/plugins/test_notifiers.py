@@ -2,40 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
 import time
 from types import SimpleNamespace
 
 import pytest
 from acidflow_airflow.config import AcidflowConfig, AlertRoute, BacklogLevels, load_config
 from acidflow_airflow.notifiers import AcidBacklogNotifier, Alert, backlog_alerts, deliver
-
-
-class _Inbox(http.server.BaseHTTPRequestHandler):
-    received: list[dict] = []  # noqa: RUF012 - the test server's shared inbox
-
-    def do_POST(self):
-        type(self).received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def webhook():
-    _Inbox.received = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Inbox)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"webhook:http://127.0.0.1:{server.server_address[1]}/hook", _Inbox.received
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _row(table, partition, deltas, level, channels=("log",)):

@@ -11,9 +11,7 @@ compacts, once, and every row is still there.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,32 +20,6 @@ from demo.run_platform import build_demo_warehouse, read_rows
 from tests.fixtures.airflow import run_airflow
 
 pytestmark = [pytest.mark.integration("airflow"), pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-class _Hook(http.server.BaseHTTPRequestHandler):
-    received: list[dict] = []  # noqa: RUF012 - the test server's shared inbox
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        type(self).received.append(json.loads(body))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def webhook():
-    _Hook.received = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/alerts", _Hook.received
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _snapshot(root: Path) -> list[str]:
@@ -71,7 +43,7 @@ def test_compaction_dag_postgres_stopped_fails_in_one_line_alerts_the_service_ne
     before = read_rows(warehouse, "default.employee", private_postgres_url)
     config = tmp_path / "acidflow.yaml"
     # retries: 0 so that the first failure is final (the default, 2, retries after 1 and 2 min)
-    config.write_text(f"compaction: {{retries: 0}}\nalerts:\n  default: [log, 'webhook:{hook_url}']\n")
+    config.write_text(f"compaction: {{retries: 0}}\nalerts:\n  default: [log, '{hook_url}']\n")
     env = airflow_env(
         warehouse, private_postgres_url, ACIDFLOW_CONFIG=str(config), AIRFLOW__LOGGING__LOGGING_LEVEL="INFO"
     )
