@@ -3,7 +3,10 @@
 ::
 
     writer     SoakWriter steps (seeded) until the journal has --ops operations, then exit 0;
-               exit 3 on a failed check (the message is in the journal and on stderr)
+               exit 3 on a failed check (the message is in the journal and on stderr); exit 4
+               on a service's fault (PostgreSQL, the HMS, storage down), after one line on stderr,
+               ``soak writer stopped by a service fault: <acidflow's one-line error>``: its write
+               in flight stays pending in the journal and the next writer resolves it
     compactor  forever: ``acidflow compact --table default.t --type minor|major`` or
                ``acidflow initiate`` + ``acidflow compact`` (embedded executor)
     cleaner    forever: ``acidflow clean`` (sometimes ``--quarantine``, sometimes ``--purge-trash``)
@@ -27,7 +30,10 @@ import traceback
 
 from acid_core.cli import main as acidflow
 from acid_core.errors import AcidError
-from tests.reliability.writer import TABLE, SoakFailure, SoakWriter
+from tests.reliability.writer import TABLE, SoakFailure, SoakWriter, service_fault
+
+SERVICE_FAULT_EXIT = 4
+SERVICE_FAULT_PREFIX = "soak writer stopped by a service fault: "
 
 
 def _event(path: str, record: dict[str, object]) -> None:
@@ -47,10 +53,21 @@ def _run(args: argparse.Namespace, *argv: str) -> tuple[int, str]:
     return code, (out.getvalue() + err.getvalue())[-2000:]
 
 
+def _stopped_by_fault(error: BaseException) -> int:
+    print(f"{SERVICE_FAULT_PREFIX}{' '.join(str(error).splitlines())}", file=sys.stderr, flush=True)
+    return SERVICE_FAULT_EXIT
+
+
 def run_writer(args: argparse.Namespace) -> int:
-    writer = SoakWriter.open(args.warehouse, args.metastore or None, args.journal)
+    try:
+        writer = SoakWriter.open(args.warehouse, args.metastore or None, args.journal)
+    except Exception as error:
+        if service_fault(error):
+            return _stopped_by_fault(error)
+        raise
     rng = random.Random(args.seed)
     print("ready", flush=True)
+    code = 0
     try:
         while writer.state.next_op < args.ops:
             try:
@@ -58,6 +75,8 @@ def run_writer(args: argparse.Namespace) -> int:
             except SoakFailure:
                 raise
             except AcidError as error:
+                if service_fault(error):
+                    raise
                 # A statement refused (a lock, a conflict) is aborted and journaled as such; the
                 # driver reports every one of these.
                 _event(args.events, {"role": "writer", "error": f"{type(error).__name__}: {error}"})
@@ -66,9 +85,17 @@ def run_writer(args: argparse.Namespace) -> int:
         writer.journal.append({"t": "fail", "message": f"{failure} (writer seed {args.seed})"})
         print(f"SOAK FAILURE (writer seed {args.seed}): {failure}", file=sys.stderr, flush=True)
         return 3
+    except Exception as error:
+        if not service_fault(error):
+            raise
+        code = _stopped_by_fault(error)
     finally:
-        writer.close()
-    return 0
+        try:
+            writer.close()
+        except Exception as error:  # releasing the locks needs the service that just failed
+            if not service_fault(error):
+                raise
+    return code
 
 
 def run_compactor(args: argparse.Namespace) -> int:

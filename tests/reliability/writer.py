@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import AcidError, NoSuchTxnError
+from acid_core.errors import AcidError, NoSuchTxnError, failed_service
 from acid_core.fs import file_io_for, is_local_location
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
@@ -78,6 +78,36 @@ LEASE_TTL_SECONDS = 3600
 
 class SoakFailure(AssertionError):
     """A soak invariant does not hold."""
+
+
+class SoakServiceFault(Exception):
+    """An ``acidflow`` command the writer ran failed with a line naming a service (a fault, not a bug)."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        super().__init__(line)
+
+
+# How acidflow's one-line errors name the service that failed (``acid_core.errors``' messages).
+SERVICE_MARKERS = (
+    "PostgreSQL",
+    "Hive Metastore",
+    "ZooKeeper",
+    "Read-only file system",
+    "No space left",
+    "lock store",
+)
+
+
+def names_service(line: str) -> bool:
+    """Whether an error line names the service that failed (and is not acidflow's ``unexpected ...``)."""
+    text = line.removeprefix("acidflow: error: ")
+    return not text.startswith("unexpected ") and any(marker in text for marker in SERVICE_MARKERS)
+
+
+def service_fault(error: BaseException) -> bool:
+    """Whether ``error`` reports a service's fault (PostgreSQL, the HMS, ZooKeeper, storage)."""
+    return isinstance(error, SoakServiceFault) or failed_service(error) is not None
 
 
 def _quote(text: str) -> str:
@@ -207,6 +237,8 @@ class SoakWriter:
         try:
             actual = self.select_rows()
         except AcidError as error:
+            if service_fault(error):
+                raise  # the service is down: not an invariant (the soak's fault profile)
             raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
         _compare(f"SELECT after {what}", state.rows, actual)
         compared += len(actual)
@@ -227,6 +259,8 @@ class SoakWriter:
                 try:
                     rows = self.lease_rows(lease.write_ids, txns)
                 except AcidError as error:
+                    if service_fault(error):
+                        raise
                     raise SoakFailure(
                         f"lease {lease_id} ({lease.write_ids.to_string()}) unreadable with {name} after "
                         f"{what}: {type(error).__name__}: {error}"
@@ -265,8 +299,10 @@ class SoakWriter:
         self._pending_op = None
         try:
             self.session.execute(text)
-        except AcidError:
-            if self._pending_op is not None:
+        except AcidError as error:
+            # A service fault leaves the outcome to recovery (the commit may have happened): the
+            # next writer resolves the pending write from the metastore, as after a kill.
+            if self._pending_op is not None and not service_fault(error):
                 self._done(self._pending_op, False)
             self._planned = None
             raise
@@ -334,7 +370,9 @@ class SoakWriter:
             assert txn.txn_id is not None
             self._pend(op, kind, txn.txn_id, changes)
             write(txn)
-        except BaseException:
+        except BaseException as error:
+            if service_fault(error):
+                raise  # pending: the next writer's recovery resolves it from the metastore
             txn.abort()
             self._done(op, False)
             raise
@@ -342,7 +380,7 @@ class SoakWriter:
             txn.abort()
             self._done(op, False)
             return
-        txn.commit()
+        txn.commit()  # a failure leaves the write pending: recovery reads its outcome back
         self._done(op, True)
 
     @staticmethod
@@ -427,9 +465,12 @@ class SoakWriter:
         args = [*argv, "--warehouse", self.wh.location]
         if self.metastore_url:
             args += ["--metastore", self.metastore_url]
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = acidflow(args)
         if code != 0:
+            errors = [line for line in out.getvalue().splitlines() if line.startswith("acidflow: error: ")]
+            if errors and names_service(errors[0]):
+                raise SoakServiceFault(errors[0])
             raise SoakFailure(f"acidflow {' '.join(argv)} exited {code}: {out.getvalue()[-500:]}")
         return out.getvalue()
 
