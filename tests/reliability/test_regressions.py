@@ -240,3 +240,42 @@ def test_worker_killed_before_mark_compacted_then_housekeeping_recovery_compacts
     assert code == 0
     states = [c.state for c in writer.wh.metastore.show_compactions()]
     assert CompactionState.WORKING not in states, states
+
+
+@pytest.mark.integration("postgres")
+def test_heartbeat_metastore_down_logs_one_line_naming_postgres_no_traceback(
+    tmp_path, private_postgres, private_postgres_url, caplog
+):
+    """Found by the soak with faults (issue 24). Was: a transaction's heartbeat thread logged a
+    multi-line traceback at WARNING each time the metastore was down (in an Airflow task's log, on
+    the soak writer's stderr). Fixed: one line naming the service and what happens next; the
+    traceback at debug level."""
+    import logging
+
+    from acid_core.metastore import Column, SqlMetastore, TableDefinition
+    from acid_core.writes import Warehouse
+
+    root = str(tmp_path / "wh")
+    caplog.set_level(logging.WARNING, logger="acid_core.writes.transaction")
+    with Warehouse(root, SqlMetastore(private_postgres_url, warehouse=root), heartbeat_seconds=0.2) as wh:
+        wh.metastore.create_table(
+            TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+        )
+        txn = wh.transaction().begin()
+        private_postgres.kill()
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not [
+                r for r in caplog.records if r.getMessage().startswith("heartbeat of txn")
+            ]:
+                time.sleep(0.1)
+        finally:
+            private_postgres.resume()
+        txn.abort()
+    [record, *_] = [r for r in caplog.records if r.getMessage().startswith("heartbeat of txn")]
+    message = record.getMessage()
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is None
+    assert "\n" not in message
+    assert message.startswith(f"heartbeat of txn {txn.txn_id} failed; the next one retries: ")
+    assert "PostgreSQL (the metastore database " in message
