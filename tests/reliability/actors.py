@@ -6,7 +6,9 @@
                exit 3 on a failed check (the message is in the journal and on stderr); exit 4
                on a service's fault (PostgreSQL, the HMS, storage down), after one line on stderr,
                ``soak writer stopped by a service fault: <acidflow's one-line error>``: its write
-               in flight stays pending in the journal and the next writer resolves it
+               in flight stays pending in the journal and the next writer resolves it; with
+               ``--zookeeper`` its locks are ZooKeeper's, and before each step it writes its session
+               (ID and password) to ``--session-file`` for the fault injector to expire
     compactor  forever: ``acidflow compact --table default.t --type minor|major`` or
                ``acidflow initiate`` + ``acidflow compact`` (embedded executor)
     cleaner    forever: ``acidflow clean`` (sometimes ``--quarantine``, sometimes ``--purge-trash``)
@@ -58,9 +60,23 @@ def _stopped_by_fault(error: BaseException) -> int:
     return SERVICE_FAULT_EXIT
 
 
+def _publish_session(args: argparse.Namespace, writer: SoakWriter) -> None:
+    """Where the fault injector finds the writer's ZooKeeper session to expire (``--session-file``)."""
+    client_id = getattr(writer.wh.lock_manager, "client_id", None)
+    if not args.session_file or client_id is None:
+        return
+    session, password = client_id
+    temporary = f"{args.session_file}.{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump({"session": session, "password": password.hex()}, handle)
+    os.replace(temporary, args.session_file)
+
+
 def run_writer(args: argparse.Namespace) -> int:
     try:
-        writer = SoakWriter.open(args.warehouse, args.metastore or None, args.journal)
+        writer = SoakWriter.open(
+            args.warehouse, args.metastore or None, args.journal, zookeeper=args.zookeeper or None
+        )
     except Exception as error:
         if service_fault(error):
             return _stopped_by_fault(error)
@@ -70,6 +86,7 @@ def run_writer(args: argparse.Namespace) -> int:
     code = 0
     try:
         while writer.state.next_op < args.ops:
+            _publish_session(args, writer)
             try:
                 writer.random_step(rng, leases=not args.no_leases)
             except SoakFailure:
@@ -152,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal", default="")
     parser.add_argument("--ops", type=int, default=0)
     parser.add_argument("--no-leases", action="store_true", help="the writer takes no leases")
+    parser.add_argument("--zookeeper", default="", help="the writer's locks in this ZooKeeper (host:port)")
+    parser.add_argument("--session-file", default="", help="the writer publishes its ZooKeeper session here")
     args = parser.parse_args(argv)
     try:
         return {"writer": run_writer, "compactor": run_compactor, "cleaner": run_cleaner}[args.role](args)

@@ -18,6 +18,7 @@ returns, so once ``stop()`` returned every service is whole again.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -32,15 +33,19 @@ if TYPE_CHECKING:
     from tests.fixtures.netns import NetworkNamespace
     from tests.fixtures.postgres import PrivatePostgres
     from tests.fixtures.storage import Tmpfs
+    from tests.fixtures.zookeeper import ZooKeeperServer
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One kind of fault: ``inject(seconds)`` breaks the service, holds it that long, heals it."""
+    """One kind of fault: ``inject(seconds)`` breaks the service, holds it that long, heals it.
+
+    ``inject`` returns None, or why there was nothing to break (counted as ``<kind> (missed)``).
+    """
 
     kind: str
     service: str
-    inject: Callable[[float], None]
+    inject: Callable[[float], str | None]
     seconds: tuple[float, float] = (0.0, 0.0)
 
 
@@ -82,6 +87,35 @@ def postgres_faults(
 
         faults.append(Fault("postgres-partition", "PostgreSQL", partition, partition_seconds))
     return faults
+
+
+def zookeeper_faults(server: ZooKeeperServer, session_file: str) -> list[Fault]:
+    """ZooKeeper stopped and started again; the writer's session (from ``session_file``) expired.
+
+    The expiry is kazoo's harness technique (``ZooKeeperServer.expire_session``: a second client
+    joins the session with its ID and password, then closes it, which the server takes as the
+    session's end), on the session the writer published before its current step.
+    """
+
+    def restart(seconds: float) -> None:
+        server.restart(down_seconds=seconds)
+
+    def expire(_seconds: float) -> str | None:
+        try:
+            with open(session_file, encoding="utf-8") as handle:
+                published = json.load(handle)
+        except FileNotFoundError:
+            return "no session published yet"
+        try:
+            server.expire_session((int(published["session"]), bytes.fromhex(published["password"])))
+        except Exception as error:  # the session ended already (its writer was killed or expired)
+            return f"the session had ended ({type(error).__name__})"
+        return None
+
+    return [
+        Fault("zookeeper-restart", "ZooKeeper", restart, (0.0, 4.0)),
+        Fault("zookeeper-session-expiry", "ZooKeeper", expire),
+    ]
 
 
 def hms_restart(server: RestartableMetastore) -> Fault:
@@ -151,12 +185,13 @@ class FaultInjector(threading.Thread):
             seconds = round(self.rng.uniform(*fault.seconds), 1)
             at = round(time.monotonic() - self._began, 1)
             try:
-                fault.inject(seconds)
+                missed = fault.inject(seconds)
             except Exception as error:  # a fault that could not be made (or healed) ends the injection
                 self.errors.append(f"{fault.kind} at {at} s: {type(error).__name__}: {error}")
                 return
-            self.counts[fault.kind] += 1
-            self.log.append((at, fault.kind, seconds))
+            kind = fault.kind if missed is None else f"{fault.kind} (missed: {missed})"
+            self.counts[kind] += 1
+            self.log.append((at, kind, seconds))
             injected += 1
 
     def stop(self, timeout: float = 600.0) -> None:

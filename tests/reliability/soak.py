@@ -96,6 +96,8 @@ class SoakConfig:
         fault_interval: seconds between two faults (after the previous one healed), uniformly.
         min_faults_each: the chaos phase goes on past ``chaos_seconds`` (up to three times that)
             until every kind of fault was injected this many times.
+        zookeeper: ``host:port`` of a ZooKeeper that holds the locks (None: the SQL locks in the
+            metastore); the writer publishes its session in ``<run_dir>/zookeeper-session.json``.
     """
 
     seed: int
@@ -109,6 +111,7 @@ class SoakConfig:
     faults: tuple[Fault, ...] = ()
     fault_interval: tuple[float, float] = (3.0, 8.0)
     min_faults_each: int = 0
+    zookeeper: str | None = None
 
 
 @dataclass
@@ -177,6 +180,10 @@ class _Actor:
             argv += ["--journal", os.path.join(self.run_dir, "journal.jsonl"), "--ops", str(self.config.ops)]
             argv += [] if self.config.leases else ["--no-leases"]
         env = {"USER": "soak", **os.environ, "PYTHONPATH": ROOT, "ACIDFLOW_LOCK_MANAGER": "sql"}
+        if self.config.zookeeper:
+            env.update(ACIDFLOW_LOCK_MANAGER="zookeeper", ACIDFLOW_ZOOKEEPER=self.config.zookeeper)
+            if self.role == "writer":
+                argv += ["--zookeeper", self.config.zookeeper, "--session-file", session_file(self.run_dir)]
         log = open(os.path.join(self.run_dir, f"{self.role}.{self.incarnation}.log"), "w")  # noqa: SIM115
         self.process = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
@@ -243,6 +250,11 @@ def _stopped_writer(report: SoakReport, actor: _Actor) -> bool:
     return True
 
 
+def session_file(run_dir: str) -> str:
+    """Where the writer publishes its ZooKeeper session (``injector.zookeeper_faults`` reads it)."""
+    return os.path.join(run_dir, "zookeeper-session.json")
+
+
 def _sentinels(config: SoakConfig, table_location: str) -> dict[str, str]:
     """Files acidflow must never touch (written through the warehouse's store); path -> digest."""
     parent = posixpath.dirname(table_location.rstrip("/"))
@@ -283,6 +295,17 @@ def _cli(config: SoakConfig, *argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def _failed_cleanings(output: str) -> list[str]:
+    """The messages of ``clean --json``'s results that failed (``retrying`` or ``failed``)."""
+    messages = []
+    for line in output.splitlines():
+        with contextlib.suppress(ValueError):
+            result = json.loads(line)
+            if isinstance(result, dict) and result.get("status") in ("retrying", "failed"):
+                messages.append(str(result.get("message", "")))
+    return messages
+
+
 def _count_events(report: SoakReport, run_dir: str, *, faulty: bool = False) -> None:
     for record in read_records(os.path.join(run_dir, "events.jsonl")):
         role = record.get("role")
@@ -311,6 +334,7 @@ def _count_events(report: SoakReport, run_dir: str, *, faulty: bool = False) -> 
             report.cleaner_runs += 1
             output = str(record["output"])
             errors = [line for line in output.splitlines() if line.startswith("acidflow: error:")]
+            errors += _failed_cleanings(output)
             if "Traceback" in output:
                 report.failures.append(f"acidflow {record['action']} printed a traceback: {output}")
             elif record["rc"] != 0 and faulty and errors:
@@ -434,7 +458,7 @@ def _chaos(
 
 def _recover_and_converge(config: SoakConfig, report: SoakReport, location: str, run_dir: str) -> None:
     journal = os.path.join(run_dir, "journal.jsonl")
-    writer = SoakWriter.open(config.warehouse, config.metastore_url, journal)
+    writer = SoakWriter.open(config.warehouse, config.metastore_url, journal, zookeeper=config.zookeeper)
     try:
         writer.check("recovery")
         # Every lease released (those the journal knows were checked at every step above).

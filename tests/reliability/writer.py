@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import AcidError, NoSuchTxnError, failed_service
+from acid_core.errors import AcidError, CommitStateUnknownError, NoSuchTxnError, failed_service
 from acid_core.fs import file_io_for, is_local_location
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
@@ -105,6 +105,18 @@ def names_service(line: str) -> bool:
     return not text.startswith("unexpected ") and any(marker in text for marker in SERVICE_MARKERS)
 
 
+def commit_unknown(error: BaseException, *, committing: bool) -> bool:
+    """Whether a write that failed with ``error`` may have committed (then recovery reads it back).
+
+    Before its commit a write cannot have committed. At the commit acidflow's contract is that only
+    ``CommitStateUnknownError`` leaves the outcome open (a lost answer it could not read back); any
+    other ``AcidError`` means not committed. An error acidflow did not translate leaves it open too.
+    """
+    if not committing:
+        return False
+    return isinstance(error, CommitStateUnknownError) or not isinstance(error, AcidError)
+
+
 def service_fault(error: BaseException) -> bool:
     """Whether ``error`` reports a service's fault (PostgreSQL, the HMS, ZooKeeper, storage)."""
     return isinstance(error, SoakServiceFault) or failed_service(error) is not None
@@ -126,6 +138,7 @@ class _JournaledSession(SqlSession):
         with super().write_transaction() as txn:
             self._writer.journal_pending(txn)
             yield txn
+            self._writer.committing = True  # the block is done: the with-exit commits
 
 
 class SoakWriter:
@@ -138,13 +151,24 @@ class SoakWriter:
         self.session = _JournaledSession(warehouse, self)
         self._planned: tuple[int, str, Changes] | None = None
         self._pending_op: int | None = None
+        self.committing = False
         self.resolved_missing = 0
         self.recover()
 
     @classmethod
-    def open(cls, location: str, metastore_url: str | None, journal_path: str) -> SoakWriter:
-        """Open the warehouse as the soak's writer (SQL locks in the metastore) and recover."""
-        locks = open_lock_manager({}, metastore_url=metastore_url, warehouse=location)
+    def open(
+        cls, location: str, metastore_url: str | None, journal_path: str, *, zookeeper: str | None = None
+    ) -> SoakWriter:
+        """Open the warehouse as the soak's writer and recover.
+
+        The locks are SQL locks in the metastore, or ZooKeeper's with ``zookeeper`` (``host:port``).
+        """
+        environ = (
+            {}
+            if zookeeper is None
+            else {"ACIDFLOW_LOCK_MANAGER": "zookeeper", "ACIDFLOW_ZOOKEEPER": zookeeper}
+        )
+        locks = open_lock_manager(environ, metastore_url=metastore_url, warehouse=location)
         wh = Warehouse.open(location, metastore_url, locks, user=WRITER_USER, heartbeat_seconds=5.0)
         return cls(wh, metastore_url, journal_path)
 
@@ -297,12 +321,15 @@ class SoakWriter:
     def _sql(self, op: int, kind: str, changes: Changes, text: str) -> None:
         self._planned = (op, kind, changes)
         self._pending_op = None
+        self.committing = False
         try:
             self.session.execute(text)
-        except AcidError as error:
-            # A service fault leaves the outcome to recovery (the commit may have happened): the
-            # next writer resolves the pending write from the metastore, as after a kill.
-            if self._pending_op is not None and not service_fault(error):
+        except Exception as error:
+            # Journaled aborted unless the commit may have happened (a service fault at the commit):
+            # then it stays pending and the next writer resolves it from the metastore, as after a
+            # kill. (An aborted transaction is not left pending: housekeeping may delete its TXNS
+            # row, and recovery takes a missing row for a committed transaction.)
+            if self._pending_op is not None and not commit_unknown(error, committing=self.committing):
                 self._done(self._pending_op, False)
             self._planned = None
             raise
@@ -370,17 +397,21 @@ class SoakWriter:
             assert txn.txn_id is not None
             self._pend(op, kind, txn.txn_id, changes)
             write(txn)
-        except BaseException as error:
-            if service_fault(error):
-                raise  # pending: the next writer's recovery resolves it from the metastore
-            txn.abort()
+        except BaseException:
+            txn.abort()  # best effort: a transaction left open is aborted by the next writer's recovery
             self._done(op, False)
             raise
         if abort:
             txn.abort()
             self._done(op, False)
             return
-        txn.commit()  # a failure leaves the write pending: recovery reads its outcome back
+        try:
+            txn.commit()
+        except Exception as error:
+            if not commit_unknown(error, committing=True):
+                txn.abort()
+                self._done(op, False)
+            raise  # else pending: recovery reads its outcome back
         self._done(op, True)
 
     @staticmethod
@@ -452,13 +483,20 @@ class SoakWriter:
                 changes: Changes = {i: f"s{number}-{i}" for i in ids}
                 txn_id = connection.begin_transaction()
                 self._pend(number, "stream", txn_id, changes)
-                connection.write(self._data(changes))
-                if rng.random() < 0.25:
-                    connection.abort_transaction()
-                    self._done(number, False)
-                else:
-                    connection.commit_transaction()
-                    self._done(number, True)
+                committing = False
+                try:
+                    connection.write(self._data(changes))
+                    if rng.random() < 0.25:
+                        connection.abort_transaction()
+                        self._done(number, False)
+                    else:
+                        committing = True
+                        connection.commit_transaction()
+                        self._done(number, True)
+                except Exception as error:
+                    if not commit_unknown(error, committing=committing):
+                        self._done(number, False)  # the batch's exit aborts it (or recovery does)
+                    raise
 
     def _cli(self, *argv: str) -> str:
         out = io.StringIO()
