@@ -378,6 +378,7 @@ def run_soak(config: SoakConfig) -> SoakReport:
             for actor in actors.values():
                 actor.kill()
     if injector is not None:
+        _wait_until_answering(config, report)
         report.faults = dict(sorted(injector.counts.items()))
         report.fault_log = list(injector.log)
         report.failures += [f"fault injection failed: {error}" for error in injector.errors]
@@ -399,6 +400,24 @@ def run_soak(config: SoakConfig) -> SoakReport:
     report.failures[:0] = state.failures
     report.seconds = round(time.monotonic() - started, 1)
     return report
+
+
+def _wait_until_answering(config: SoakConfig, report: SoakReport, seconds: float = 180.0) -> None:
+    """After the last fault healed: wait until the metastore answers (an HMS takes a while after
+    its port opens) before the recovery, as an operator would."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with open_metastore(config.metastore_url, config.warehouse) as metastore:
+                metastore.get_table(TABLE)
+            return
+        except Exception as error:
+            if time.monotonic() > deadline:
+                report.failures.append(
+                    f"the metastore did not answer {seconds:g} s after the faults healed: {error}"
+                )
+                return
+            time.sleep(1.0)
 
 
 def _chaos_over(config: SoakConfig, started: float, injector: FaultInjector | None) -> bool:

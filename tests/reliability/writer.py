@@ -503,13 +503,16 @@ class SoakWriter:
         args = [*argv, "--warehouse", self.wh.location]
         if self.metastore_url:
             args += ["--metastore", self.metastore_url]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        err = io.StringIO()  # apart from stdout: a client library's warnings must not break --json
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = acidflow(args)
         if code != 0:
-            errors = [line for line in out.getvalue().splitlines() if line.startswith("acidflow: error: ")]
+            errors = [line for line in err.getvalue().splitlines() if line.startswith("acidflow: error: ")]
             if errors and names_service(errors[0]):
                 raise SoakServiceFault(errors[0])
-            raise SoakFailure(f"acidflow {' '.join(argv)} exited {code}: {out.getvalue()[-500:]}")
+            raise SoakFailure(
+                f"acidflow {' '.join(argv)} exited {code}: {(out.getvalue() + err.getvalue())[-500:]}"
+            )
         return out.getvalue()
 
     def _lease_take(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:
