@@ -335,6 +335,7 @@ def _count_events(report: SoakReport, run_dir: str, *, faulty: bool = False) -> 
             output = str(record["output"])
             errors = [line for line in output.splitlines() if line.startswith("acidflow: error:")]
             errors += _failed_cleanings(output)
+            errors += [line for line in output.splitlines() if ": cleaning failed (" in line]
             if "Traceback" in output:
                 report.failures.append(f"acidflow {record['action']} printed a traceback: {output}")
             elif record["rc"] != 0 and faulty and errors:
