@@ -73,6 +73,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import re
 import socket
 import threading
 import time
@@ -552,6 +553,7 @@ def _execute_compaction(
                 "the large-input (Spark)" if large else "the embedded",
             )
         step("writing")
+        _delete_abandoned_staging(io, root, metastore, table.full_name)
         io.mkdirs(io.join(root, staging))
         runner = options.large_runner if large and options.large_runner is not None else run_tasks
         results = runner(tasks, heartbeat)
@@ -768,6 +770,38 @@ def _is_dead_local_worker(worker_id: str | None, started: float | None) -> bool:
     # The worker process started before it claimed the entry; a process started after the claim
     # holds a reused process ID.
     return is_dead_local_process(host, int(pid_text), started=started, local_host=socket.gethostname())
+
+
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"c(\d+)-t\d+")
+
+
+def _delete_abandoned_staging(io: FileIO, root: str, metastore: Metastore, table: str) -> None:
+    """Delete the staging directories of this partition's compactions that are no longer 'working'.
+
+    A worker that failed deletes its staging directory best effort; when the store refused (a
+    read-only or full file system) the directory stays, holding a whole compaction's output, and
+    nothing else would ever delete it (recovery handles only 'working' entries, the cleaner only
+    ACID directories). The caller holds the partition's compaction slot (one compaction per
+    partition at a time), so only a 'working' entry's directory (a killed worker's, which recovery
+    undoes) may still be in use; every other one is garbage. Best effort: a failure is logged.
+    """
+    try:
+        leftovers = {
+            entry.name: int(match.group(1))
+            for entry in io.list_dir(root)
+            if (match := _STAGING_NAME.fullmatch(entry.name)) is not None
+        }
+        if not leftovers:
+            return
+        working = {c.id for c in metastore.show_compactions(table) if c.state is CompactionState.WORKING}
+        for name, compaction_id in sorted(leftovers.items()):
+            if compaction_id not in working:
+                _LOG.warning(
+                    "deleting the staging directory %s left by failed compaction %d", name, compaction_id
+                )
+                io.delete_dir(io.join(root, name))
+    except (AcidError, OSError) as error:
+        _LOG.warning("could not delete abandoned staging directories under %s: %s", root, error)
 
 
 def recover_abandoned_compactions(

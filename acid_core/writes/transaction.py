@@ -296,8 +296,12 @@ class Transaction:
             except TxnNotOpenError as e:
                 self._lost = e
                 return
-            except AcidError:  # a metastore hiccup: the next beat retries; the reaper's timeout is long
-                _LOG.warning("heartbeat of txn %s failed", self.txn_id, exc_info=True)
+            except AcidError as e:  # a metastore hiccup: the next beat retries; the reaper's timeout is long
+                # One line naming the service (its traceback at debug level), as the CLI's errors.
+                _LOG.warning(
+                    "heartbeat of txn %s failed; the next one retries: %s", self.txn_id, _one_line(e)
+                )
+                _LOG.debug("heartbeat of txn %s failed", self.txn_id, exc_info=True)
 
     @property
     def _id(self) -> int:
@@ -327,8 +331,9 @@ class Transaction:
         for handle in reversed(self._locks):
             try:
                 self.warehouse.lock_manager.release(handle)
-            except AcidError:  # a lost lock session: the transaction is over either way
-                _LOG.warning("releasing locks of txn %s failed", self.txn_id, exc_info=True)
+            except AcidError as e:  # a lost lock session: the transaction is over either way
+                _LOG.warning("releasing locks of txn %s failed: %s", self.txn_id, _one_line(e))
+                _LOG.debug("releasing locks of txn %s failed", self.txn_id, exc_info=True)
         self._locks.clear()
         self._held.clear()
 
@@ -383,8 +388,9 @@ class Transaction:
         try:
             if self.txn_id is not None:
                 self.warehouse.metastore.abort_txn(self.txn_id)
-        except AcidError:  # already aborted (reaper) or the metastore is gone: the reaper will do it
-            _LOG.warning("abort of txn %s failed", self.txn_id, exc_info=True)
+        except AcidError as e:  # already aborted (reaper) or the metastore is gone: the reaper will do it
+            _LOG.warning("abort of txn %s failed; the reaper aborts it: %s", self.txn_id, _one_line(e))
+            _LOG.debug("abort of txn %s failed", self.txn_id, exc_info=True)
         finally:
             self._finish()
 
@@ -778,3 +784,7 @@ class Transaction:
                 compression=self.warehouse.compression,
                 stripe_size=self.warehouse.stripe_size,
             )
+
+
+def _one_line(error: AcidError) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())

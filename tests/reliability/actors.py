@@ -3,7 +3,12 @@
 ::
 
     writer     SoakWriter steps (seeded) until the journal has --ops operations, then exit 0;
-               exit 3 on a failed check (the message is in the journal and on stderr)
+               exit 3 on a failed check (the message is in the journal and on stderr); exit 4
+               on a service's fault (PostgreSQL, the HMS, storage down), after one line on stderr,
+               ``soak writer stopped by a service fault: <acidflow's one-line error>``: its write
+               in flight stays pending in the journal and the next writer resolves it; with
+               ``--zookeeper`` its locks are ZooKeeper's, and before each step it writes its session
+               (ID and password) to ``--session-file`` for the fault injector to expire
     compactor  forever: ``acidflow compact --table default.t --type minor|major`` or
                ``acidflow initiate`` + ``acidflow compact`` (embedded executor)
     cleaner    forever: ``acidflow clean`` (sometimes ``--quarantine``, sometimes ``--purge-trash``)
@@ -27,7 +32,10 @@ import traceback
 
 from acid_core.cli import main as acidflow
 from acid_core.errors import AcidError
-from tests.reliability.writer import TABLE, SoakFailure, SoakWriter
+from tests.reliability.writer import TABLE, SoakFailure, SoakWriter, service_fault
+
+SERVICE_FAULT_EXIT = 4
+SERVICE_FAULT_PREFIX = "soak writer stopped by a service fault: "
 
 
 def _event(path: str, record: dict[str, object]) -> None:
@@ -44,20 +52,49 @@ def _run(args: argparse.Namespace, *argv: str) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = acidflow(full)
-    return code, (out.getvalue() + err.getvalue())[-2000:]
+    # stdout's tail, stderr whole (its one-line errors and warnings are what the driver checks)
+    return code, out.getvalue()[-2000:] + err.getvalue()[-20000:]
+
+
+def _stopped_by_fault(error: BaseException) -> int:
+    print(f"{SERVICE_FAULT_PREFIX}{' '.join(str(error).splitlines())}", file=sys.stderr, flush=True)
+    return SERVICE_FAULT_EXIT
+
+
+def _publish_session(args: argparse.Namespace, writer: SoakWriter) -> None:
+    """Where the fault injector finds the writer's ZooKeeper session to expire (``--session-file``)."""
+    client_id = getattr(writer.wh.lock_manager, "client_id", None)
+    if not args.session_file or client_id is None:
+        return
+    session, password = client_id
+    temporary = f"{args.session_file}.{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump({"session": session, "password": password.hex()}, handle)
+    os.replace(temporary, args.session_file)
 
 
 def run_writer(args: argparse.Namespace) -> int:
-    writer = SoakWriter.open(args.warehouse, args.metastore or None, args.journal)
+    try:
+        writer = SoakWriter.open(
+            args.warehouse, args.metastore or None, args.journal, zookeeper=args.zookeeper or None
+        )
+    except Exception as error:
+        if service_fault(error):
+            return _stopped_by_fault(error)
+        raise
     rng = random.Random(args.seed)
     print("ready", flush=True)
+    code = 0
     try:
         while writer.state.next_op < args.ops:
+            _publish_session(args, writer)
             try:
                 writer.random_step(rng, leases=not args.no_leases)
             except SoakFailure:
                 raise
             except AcidError as error:
+                if service_fault(error):
+                    raise
                 # A statement refused (a lock, a conflict) is aborted and journaled as such; the
                 # driver reports every one of these.
                 _event(args.events, {"role": "writer", "error": f"{type(error).__name__}: {error}"})
@@ -66,9 +103,17 @@ def run_writer(args: argparse.Namespace) -> int:
         writer.journal.append({"t": "fail", "message": f"{failure} (writer seed {args.seed})"})
         print(f"SOAK FAILURE (writer seed {args.seed}): {failure}", file=sys.stderr, flush=True)
         return 3
+    except Exception as error:
+        if not service_fault(error):
+            raise
+        code = _stopped_by_fault(error)
     finally:
-        writer.close()
-    return 0
+        try:
+            writer.close()
+        except Exception as error:  # releasing the locks needs the service that just failed
+            if not service_fault(error):
+                raise
+    return code
 
 
 def run_compactor(args: argparse.Namespace) -> int:
@@ -125,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal", default="")
     parser.add_argument("--ops", type=int, default=0)
     parser.add_argument("--no-leases", action="store_true", help="the writer takes no leases")
+    parser.add_argument("--zookeeper", default="", help="the writer's locks in this ZooKeeper (host:port)")
+    parser.add_argument("--session-file", default="", help="the writer publishes its ZooKeeper session here")
     args = parser.parse_args(argv)
     try:
         return {"writer": run_writer, "compactor": run_compactor, "cleaner": run_cleaner}[args.role](args)

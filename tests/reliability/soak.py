@@ -19,6 +19,17 @@
          (nothing deleted outside the table), the table converged to one base (nothing newer
          was written), no staging directory left
 
+With ``faults`` (the fault profile, issue 24 part 3) a ``FaultInjector`` thread
+(``tests.reliability.injector``) breaks the services during step 3 at seeded random times and heals
+them (a PostgreSQL restart, an outage, a partition; a Hive Metastore kill -9 and restart; the
+warehouse remounted read-only). A writer stopped by a fault exits 4 after one line; the compactor's
+and the cleaner's commands fail with ``acidflow: error:`` lines: every such line must name the
+service (``writer.names_service``) and come without a traceback, anything else is a failure; the
+distinct lines (digits as ``N``) are in the report. The driver starts a stopped writer again (its
+recovery resolves the write in flight, as after a kill). Step 4 starts once the last fault has
+healed; a cleaning a fault put into its back-off (Hive's ``CQ_RETRY_RETENTION``) is run as the
+next run after the back-off would be.
+
 The warehouse may be a URI (``s3://bucket/wh``, with a ``metastore_url`` and a local ``run_dir``):
 sentinels, the final listing and the table go through acidflow's own filesystem (``file_io_for``),
 the journal, event log and actor logs stay on the local disk.
@@ -37,6 +48,7 @@ import json
 import os
 import posixpath
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -45,15 +57,19 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from acid_core.cli import main as acidflow
+from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import recover_abandoned_compactions
 from acid_core.fs import file_io_for
 from acid_core.metastore import CompactionState, TxnState, open_metastore
 from acid_core.paths import try_parse_acid_dir
+from tests.reliability.actors import SERVICE_FAULT_EXIT, SERVICE_FAULT_PREFIX
+from tests.reliability.injector import FaultInjector
 from tests.reliability.model import read_records, replay
-from tests.reliability.writer import TABLE, SoakWriter, create_soak_table
+from tests.reliability.writer import TABLE, SoakWriter, create_soak_table, names_service
 
 if TYPE_CHECKING:
     from acid_core.metastore import Metastore
+    from tests.reliability.injector import Fault
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = ("writer", "compactor", "cleaner")
@@ -76,6 +92,12 @@ class SoakConfig:
         leases: whether the writer takes and releases leases.
         chaos_seconds: the chaos phase ends then even if the writer has not reached ``ops`` (it is
             then stopped by one more SIGKILL, and recovery runs as after any other).
+        faults: the fault profile's faults (empty: kills only).
+        fault_interval: seconds between two faults (after the previous one healed), uniformly.
+        min_faults_each: the chaos phase goes on past ``chaos_seconds`` (up to three times that)
+            until every kind of fault was injected this many times.
+        zookeeper: ``host:port`` of a ZooKeeper that holds the locks (None: the SQL locks in the
+            metastore); the writer publishes its session in ``<run_dir>/zookeeper-session.json``.
     """
 
     seed: int
@@ -86,6 +108,10 @@ class SoakConfig:
     chaos_seconds: float = 60.0
     leases: bool = True
     run_dir: str | None = None
+    faults: tuple[Fault, ...] = ()
+    fault_interval: tuple[float, float] = (3.0, 8.0)
+    min_faults_each: int = 0
+    zookeeper: str | None = None
 
 
 @dataclass
@@ -104,6 +130,10 @@ class SoakReport:
     compactions_succeeded: int = 0
     cleaner_runs: int = 0
     kills: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
+    faults: dict[str, int] = field(default_factory=dict)
+    fault_log: list[tuple[float, str, float]] = field(default_factory=list)
+    stopped_by_fault: dict[str, int] = field(default_factory=dict)
+    fault_lines: dict[str, int] = field(default_factory=dict)
     checks: int = 0
     rows_checked: int = 0
     rows_lost: int = 0
@@ -150,6 +180,10 @@ class _Actor:
             argv += ["--journal", os.path.join(self.run_dir, "journal.jsonl"), "--ops", str(self.config.ops)]
             argv += [] if self.config.leases else ["--no-leases"]
         env = {"USER": "soak", **os.environ, "PYTHONPATH": ROOT, "ACIDFLOW_LOCK_MANAGER": "sql"}
+        if self.config.zookeeper:
+            env.update(ACIDFLOW_LOCK_MANAGER="zookeeper", ACIDFLOW_ZOOKEEPER=self.config.zookeeper)
+            if self.role == "writer":
+                argv += ["--zookeeper", self.config.zookeeper, "--session-file", session_file(self.run_dir)]
         log = open(os.path.join(self.run_dir, f"{self.role}.{self.incarnation}.log"), "w")  # noqa: SIM115
         self.process = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
@@ -183,9 +217,42 @@ class _Actor:
             self.process.stdout.close()
 
     def log_tail(self) -> str:
+        return self.log()[-3000:]
+
+    def log(self) -> str:
         path = os.path.join(self.run_dir, f"{self.role}.{self.incarnation}.log")
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()[-3000:]
+            return handle.read()
+
+
+def _fault_line(report: SoakReport, line: str, where: str) -> None:
+    """Count one error line a fault caused; a line that names no service is a failure."""
+    text = line.strip().removeprefix("acidflow: error: ")
+    if not names_service(text):
+        report.failures.append(f"{where} failed without naming the service: {line.strip()[:600]}")
+        return
+    key = re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'...'", text))[:240]  # distinct up to paths and IDs
+    report.fault_lines[key] = report.fault_lines.get(key, 0) + 1
+
+
+def _stopped_writer(report: SoakReport, actor: _Actor) -> bool:
+    """A writer that a fault stopped (exit 4): its one line counted; False when it is not that."""
+    log = actor.log()
+    lines = [line for line in log.splitlines() if line.startswith(SERVICE_FAULT_PREFIX)]
+    if "Traceback" in log or len(lines) != 1:
+        report.failures.append(
+            f"writer (seed {actor.seed}) exited {SERVICE_FAULT_EXIT} without one line naming the "
+            f"service: {log[-3000:]}"
+        )
+        return False
+    _fault_line(report, lines[0].removeprefix(SERVICE_FAULT_PREFIX), f"writer (seed {actor.seed})")
+    report.stopped_by_fault[actor.role] = report.stopped_by_fault.get(actor.role, 0) + 1
+    return True
+
+
+def session_file(run_dir: str) -> str:
+    """Where the writer publishes its ZooKeeper session (``injector.zookeeper_faults`` reads it)."""
+    return os.path.join(run_dir, "zookeeper-session.json")
 
 
 def _sentinels(config: SoakConfig, table_location: str) -> dict[str, str]:
@@ -228,7 +295,18 @@ def _cli(config: SoakConfig, *argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def _count_events(report: SoakReport, run_dir: str) -> None:
+def _failed_cleanings(output: str) -> list[str]:
+    """The messages of ``clean --json``'s results that failed (``retrying`` or ``failed``)."""
+    messages = []
+    for line in output.splitlines():
+        with contextlib.suppress(ValueError):
+            result = json.loads(line)
+            if isinstance(result, dict) and result.get("status") in ("retrying", "failed"):
+                messages.append(str(result.get("message", "")))
+    return messages
+
+
+def _count_events(report: SoakReport, run_dir: str, *, faulty: bool = False) -> None:
     for record in read_records(os.path.join(run_dir, "events.jsonl")):
         role = record.get("role")
         if "crash" in record:
@@ -238,7 +316,13 @@ def _count_events(report: SoakReport, run_dir: str) -> None:
         elif role == "compactor":
             report.compactor_runs += 1
             output = str(record["output"])
-            if "acidflow: error:" in output:
+            if "Traceback" in output:
+                report.failures.append(f"acidflow {record['action']} printed a traceback: {output}")
+            elif "acidflow: error:" in output and faulty:
+                for line in output.splitlines():
+                    if line.startswith("acidflow: error:"):
+                        _fault_line(report, line, f"acidflow {record['action']}")
+            elif "acidflow: error:" in output:
                 report.failures.append(f"acidflow {record['action']}: {output.strip()}")
             report.compactions_succeeded += output.count(": compacted:") + output.count(
                 ": nothing_to_rewrite:"
@@ -248,7 +332,16 @@ def _count_events(report: SoakReport, run_dir: str) -> None:
                     report.compaction_errors.append(line.strip())
         elif role == "cleaner":
             report.cleaner_runs += 1
-            if record["rc"] != 0:
+            output = str(record["output"])
+            errors = [line for line in output.splitlines() if line.startswith("acidflow: error:")]
+            errors += _failed_cleanings(output)
+            errors += [line for line in output.splitlines() if ": cleaning failed (" in line]
+            if "Traceback" in output:
+                report.failures.append(f"acidflow {record['action']} printed a traceback: {output}")
+            elif record["rc"] != 0 and faulty and errors:
+                for line in errors:
+                    _fault_line(report, line, f"acidflow {record['action']}")
+            elif record["rc"] != 0:
                 report.failures.append(
                     f"acidflow {record['action']} exited {record['rc']}: {record['output']}"
                 )
@@ -269,14 +362,28 @@ def run_soak(config: SoakConfig) -> SoakReport:
         location = metastore.get_table(TABLE).location
     digests = _sentinels(config, location)
     actors = {role: _Actor(role, config, run_dir, random.Random(rng.randrange(2**31))) for role in ROLES}
+    injector = None
+    if config.faults:
+        injector = FaultInjector(config.faults, random.Random(rng.randrange(2**31)), config.fault_interval)
     try:
         for actor in actors.values():
             actor.start()
-        _chaos(config, rng, actors, report, started)
+        if injector is not None:
+            injector.start()
+        _chaos(config, rng, actors, report, started, injector)
     finally:
-        for actor in actors.values():
-            actor.kill()
-    _count_events(report, run_dir)
+        try:
+            if injector is not None:
+                injector.stop()  # every service whole again before the recovery
+        finally:
+            for actor in actors.values():
+                actor.kill()
+    if injector is not None:
+        _wait_until_answering(config, report)
+        report.faults = dict(sorted(injector.counts.items()))
+        report.fault_log = list(injector.log)
+        report.failures += [f"fault injection failed: {error}" for error in injector.errors]
+    _count_events(report, run_dir, faulty=bool(config.faults))
     if not report.failures:
         _recover_and_converge(config, report, location, run_dir)
     for path, digest in digests.items():
@@ -296,16 +403,48 @@ def run_soak(config: SoakConfig) -> SoakReport:
     return report
 
 
+def _wait_until_answering(config: SoakConfig, report: SoakReport, seconds: float = 180.0) -> None:
+    """After the last fault healed: wait until the metastore answers (an HMS takes a while after
+    its port opens) before the recovery, as an operator would."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with open_metastore(config.metastore_url, config.warehouse) as metastore:
+                metastore.get_table(TABLE)
+            return
+        except Exception as error:
+            if time.monotonic() > deadline:
+                report.failures.append(
+                    f"the metastore did not answer {seconds:g} s after the faults healed: {error}"
+                )
+                return
+            time.sleep(1.0)
+
+
+def _chaos_over(config: SoakConfig, started: float, injector: FaultInjector | None) -> bool:
+    elapsed = time.monotonic() - started
+    if elapsed <= config.chaos_seconds:
+        return False
+    if injector is None or not injector.is_alive() or elapsed > 3 * config.chaos_seconds:
+        return True
+    return all(injector.counts[fault.kind] >= config.min_faults_each for fault in config.faults)
+
+
 def _chaos(
-    config: SoakConfig, rng: random.Random, actors: dict[str, _Actor], report: SoakReport, started: float
+    config: SoakConfig,
+    rng: random.Random,
+    actors: dict[str, _Actor],
+    report: SoakReport,
+    started: float,
+    injector: FaultInjector | None = None,
 ) -> None:
     writer = actors["writer"]
     next_kill = time.monotonic() + rng.uniform(*config.kill_interval)
     while True:
         time.sleep(0.05)
-        if time.monotonic() - started > config.chaos_seconds:
+        if _chaos_over(config, started, injector):
             report.notes.append(
-                f"chaos phase ended after {config.chaos_seconds} s (writer stopped by SIGKILL)"
+                f"chaos phase ended after {round(time.monotonic() - started)} s (writer stopped by SIGKILL)"
             )
             return
         for actor in actors.values():
@@ -315,6 +454,12 @@ def _chaos(
                 continue
             if actor is writer and code == 0:
                 return
+            if actor is writer and code == SERVICE_FAULT_EXIT and config.faults:
+                if not _stopped_writer(report, actor):
+                    return
+                actor.kill()
+                actor.start()  # the next writer resolves the write in flight from the metastore
+                continue
             report.failures.append(
                 f"{actor.role} (seed {actor.seed}) exited {code} by itself: {actor.log_tail()}"
             )
@@ -333,7 +478,7 @@ def _chaos(
 
 def _recover_and_converge(config: SoakConfig, report: SoakReport, location: str, run_dir: str) -> None:
     journal = os.path.join(run_dir, "journal.jsonl")
-    writer = SoakWriter.open(config.warehouse, config.metastore_url, journal)
+    writer = SoakWriter.open(config.warehouse, config.metastore_url, journal, zookeeper=config.zookeeper)
     try:
         writer.check("recovery")
         # Every lease released (those the journal knows were checked at every step above).
@@ -367,6 +512,13 @@ def _clean_until_done(config: SoakConfig, report: SoakReport, metastore: Metasto
         ]
         if not ready:
             return
+        if config.faults:
+            # Cleanings a fault failed wait their back-off (300 s, doubled): the run after it.
+            later = time.time() + 2**6 * 300.0
+            results = run_cleaner(metastore, now=later)
+            report.notes.append(
+                "cleaned after the back-off: " + ", ".join(f"{r.compaction_id} {r.status}" for r in results)
+            )
 
 
 def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, location: str) -> None:

@@ -240,3 +240,79 @@ def test_worker_killed_before_mark_compacted_then_housekeeping_recovery_compacts
     assert code == 0
     states = [c.state for c in writer.wh.metastore.show_compactions()]
     assert CompactionState.WORKING not in states, states
+
+
+@pytest.mark.integration("postgres")
+def test_heartbeat_metastore_down_logs_one_line_naming_postgres_no_traceback(
+    tmp_path, private_postgres, private_postgres_url, caplog
+):
+    """Found by the soak with faults (issue 24). Was: a transaction's heartbeat thread logged a
+    multi-line traceback at WARNING each time the metastore was down (in an Airflow task's log, on
+    the soak writer's stderr). Fixed: one line naming the service and what happens next; the
+    traceback at debug level."""
+    import logging
+
+    from acid_core.metastore import Column, SqlMetastore, TableDefinition
+    from acid_core.writes import Warehouse
+
+    root = str(tmp_path / "wh")
+    caplog.set_level(logging.WARNING, logger="acid_core.writes.transaction")
+    with Warehouse(root, SqlMetastore(private_postgres_url, warehouse=root), heartbeat_seconds=0.2) as wh:
+        wh.metastore.create_table(
+            TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+        )
+        txn = wh.transaction().begin()
+        private_postgres.kill()
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not [
+                r for r in caplog.records if r.getMessage().startswith("heartbeat of txn")
+            ]:
+                time.sleep(0.1)
+        finally:
+            private_postgres.resume()
+        txn.abort()
+    [record, *_] = [r for r in caplog.records if r.getMessage().startswith("heartbeat of txn")]
+    message = record.getMessage()
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is None
+    assert "\n" not in message
+    assert message.startswith(f"heartbeat of txn {txn.txn_id} failed; the next one retries: ")
+    assert "PostgreSQL (the metastore database " in message
+
+
+def test_staging_left_by_a_failed_compaction_is_deleted_by_the_next_one(tmp_path):
+    """Found by the long soak with faults (issue 24; seed 8071083, SQLite, the warehouse remounted
+    read-only). Was: a worker that failed on a read-only file system could not delete its staging
+    directory, the entry was marked failed, and nothing ever deleted ``.acidflow-staging-c<id>-t<T>``
+    (a whole compaction's output; 10+ of them after 10 minutes). Fixed: the next compaction of the
+    partition deletes the staging directories of entries that are not 'working' (a killed worker's
+    stays for recovery)."""
+    import os
+
+    from acid_core.compaction.worker import run_worker, staging_name
+    from acid_core.metastore import Column, SqlMetastore, TableDefinition
+    from acid_core.writes import Warehouse
+
+    root = str(tmp_path / "wh")
+    with Warehouse(
+        root, SqlMetastore(f"sqlite:///{tmp_path / 'm.sqlite'}", warehouse=root), heartbeat_seconds=None
+    ) as wh:
+        wh.metastore.create_table(
+            TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+        )
+        for row in (1, 2):
+            with wh.transaction() as txn:
+                txn.insert("t", pa.table({"id": pa.array([row], pa.int32())}))
+        failed = wh.metastore.enqueue_compaction("default.t", None, CompactionType.MINOR)
+        wh.metastore.mark_failed(failed, "Read-only file system: ...")
+        location = wh.metastore.get_table("t").location
+        leftover = os.path.join(location, staging_name(failed, 99), "delta_0000001_0000002_v0000099")
+        os.makedirs(leftover)
+        with open(os.path.join(leftover, "bucket_00000"), "wb") as handle:
+            handle.write(b"half a compaction")
+        wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+        [outcome] = run_worker(wh.metastore, worker_id="worker-2")
+        assert outcome.status == "compacted"
+        assert not [n for n in os.listdir(location) if n.startswith(".acidflow-staging-")]
+        assert sorted(wh.read("t").column("id").to_pylist()) == [1, 2]

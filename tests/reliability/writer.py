@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from acid_core.cli import main as acidflow
-from acid_core.errors import AcidError, NoSuchTxnError
+from acid_core.errors import AcidError, CommitStateUnknownError, NoSuchTxnError, failed_service
 from acid_core.fs import file_io_for, is_local_location
 from acid_core.locks import open_lock_manager
 from acid_core.metastore import TxnState
@@ -80,6 +80,48 @@ class SoakFailure(AssertionError):
     """A soak invariant does not hold."""
 
 
+class SoakServiceFault(Exception):
+    """An ``acidflow`` command the writer ran failed with a line naming a service (a fault, not a bug)."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        super().__init__(line)
+
+
+# How acidflow's one-line errors name the service that failed (``acid_core.errors``' messages).
+SERVICE_MARKERS = (
+    "PostgreSQL",
+    "Hive Metastore",
+    "ZooKeeper",
+    "Read-only file system",
+    "No space left",
+    "lock store",
+)
+
+
+def names_service(line: str) -> bool:
+    """Whether an error line names the service that failed (and is not acidflow's ``unexpected ...``)."""
+    text = line.removeprefix("acidflow: error: ")
+    return not text.startswith("unexpected ") and any(marker in text for marker in SERVICE_MARKERS)
+
+
+def commit_unknown(error: BaseException, *, committing: bool) -> bool:
+    """Whether a write that failed with ``error`` may have committed (then recovery reads it back).
+
+    Before its commit a write cannot have committed. At the commit acidflow's contract is that only
+    ``CommitStateUnknownError`` leaves the outcome open (a lost answer it could not read back); any
+    other ``AcidError`` means not committed. An error acidflow did not translate leaves it open too.
+    """
+    if not committing:
+        return False
+    return isinstance(error, CommitStateUnknownError) or not isinstance(error, AcidError)
+
+
+def service_fault(error: BaseException) -> bool:
+    """Whether ``error`` reports a service's fault (PostgreSQL, the HMS, ZooKeeper, storage)."""
+    return isinstance(error, SoakServiceFault) or failed_service(error) is not None
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -96,6 +138,7 @@ class _JournaledSession(SqlSession):
         with super().write_transaction() as txn:
             self._writer.journal_pending(txn)
             yield txn
+            self._writer.committing = True  # the block is done: the with-exit commits
 
 
 class SoakWriter:
@@ -108,13 +151,24 @@ class SoakWriter:
         self.session = _JournaledSession(warehouse, self)
         self._planned: tuple[int, str, Changes] | None = None
         self._pending_op: int | None = None
+        self.committing = False
         self.resolved_missing = 0
         self.recover()
 
     @classmethod
-    def open(cls, location: str, metastore_url: str | None, journal_path: str) -> SoakWriter:
-        """Open the warehouse as the soak's writer (SQL locks in the metastore) and recover."""
-        locks = open_lock_manager({}, metastore_url=metastore_url, warehouse=location)
+    def open(
+        cls, location: str, metastore_url: str | None, journal_path: str, *, zookeeper: str | None = None
+    ) -> SoakWriter:
+        """Open the warehouse as the soak's writer and recover.
+
+        The locks are SQL locks in the metastore, or ZooKeeper's with ``zookeeper`` (``host:port``).
+        """
+        environ = (
+            {}
+            if zookeeper is None
+            else {"ACIDFLOW_LOCK_MANAGER": "zookeeper", "ACIDFLOW_ZOOKEEPER": zookeeper}
+        )
+        locks = open_lock_manager(environ, metastore_url=metastore_url, warehouse=location)
         wh = Warehouse.open(location, metastore_url, locks, user=WRITER_USER, heartbeat_seconds=5.0)
         return cls(wh, metastore_url, journal_path)
 
@@ -207,6 +261,8 @@ class SoakWriter:
         try:
             actual = self.select_rows()
         except AcidError as error:
+            if service_fault(error):
+                raise  # the service is down: not an invariant (the soak's fault profile)
             raise SoakFailure(f"SELECT failed after {what}: {type(error).__name__}: {error}") from error
         _compare(f"SELECT after {what}", state.rows, actual)
         compared += len(actual)
@@ -227,6 +283,8 @@ class SoakWriter:
                 try:
                     rows = self.lease_rows(lease.write_ids, txns)
                 except AcidError as error:
+                    if service_fault(error):
+                        raise
                     raise SoakFailure(
                         f"lease {lease_id} ({lease.write_ids.to_string()}) unreadable with {name} after "
                         f"{what}: {type(error).__name__}: {error}"
@@ -263,10 +321,15 @@ class SoakWriter:
     def _sql(self, op: int, kind: str, changes: Changes, text: str) -> None:
         self._planned = (op, kind, changes)
         self._pending_op = None
+        self.committing = False
         try:
             self.session.execute(text)
-        except AcidError:
-            if self._pending_op is not None:
+        except Exception as error:
+            # Journaled aborted unless the commit may have happened (a service fault at the commit):
+            # then it stays pending and the next writer resolves it from the metastore, as after a
+            # kill. (An aborted transaction is not left pending: housekeeping may delete its TXNS
+            # row, and recovery takes a missing row for a committed transaction.)
+            if self._pending_op is not None and not commit_unknown(error, committing=self.committing):
                 self._done(self._pending_op, False)
             self._planned = None
             raise
@@ -335,14 +398,20 @@ class SoakWriter:
             self._pend(op, kind, txn.txn_id, changes)
             write(txn)
         except BaseException:
-            txn.abort()
+            txn.abort()  # best effort: a transaction left open is aborted by the next writer's recovery
             self._done(op, False)
             raise
         if abort:
             txn.abort()
             self._done(op, False)
             return
-        txn.commit()
+        try:
+            txn.commit()
+        except Exception as error:
+            if not commit_unknown(error, committing=True):
+                txn.abort()
+                self._done(op, False)
+            raise  # else pending: recovery reads its outcome back
         self._done(op, True)
 
     @staticmethod
@@ -414,23 +483,36 @@ class SoakWriter:
                 changes: Changes = {i: f"s{number}-{i}" for i in ids}
                 txn_id = connection.begin_transaction()
                 self._pend(number, "stream", txn_id, changes)
-                connection.write(self._data(changes))
-                if rng.random() < 0.25:
-                    connection.abort_transaction()
-                    self._done(number, False)
-                else:
-                    connection.commit_transaction()
-                    self._done(number, True)
+                committing = False
+                try:
+                    connection.write(self._data(changes))
+                    if rng.random() < 0.25:
+                        connection.abort_transaction()
+                        self._done(number, False)
+                    else:
+                        committing = True
+                        connection.commit_transaction()
+                        self._done(number, True)
+                except Exception as error:
+                    if not commit_unknown(error, committing=committing):
+                        self._done(number, False)  # the batch's exit aborts it (or recovery does)
+                    raise
 
     def _cli(self, *argv: str) -> str:
         out = io.StringIO()
         args = [*argv, "--warehouse", self.wh.location]
         if self.metastore_url:
             args += ["--metastore", self.metastore_url]
-        with contextlib.redirect_stdout(out):
+        err = io.StringIO()  # apart from stdout: a client library's warnings must not break --json
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = acidflow(args)
         if code != 0:
-            raise SoakFailure(f"acidflow {' '.join(argv)} exited {code}: {out.getvalue()[-500:]}")
+            errors = [line for line in err.getvalue().splitlines() if line.startswith("acidflow: error: ")]
+            if errors and names_service(errors[0]):
+                raise SoakServiceFault(errors[0])
+            raise SoakFailure(
+                f"acidflow {' '.join(argv)} exited {code}: {(out.getvalue() + err.getvalue())[-500:]}"
+            )
         return out.getvalue()
 
     def _lease_take(self, op: int, rng: random.Random, rows: dict[int, str], next_id: int) -> None:

@@ -1,0 +1,202 @@
+"""The soak's fault injector: a thread that breaks a service at random times and heals it (issue 24 part 3).
+
+::
+
+    faults = postgres_faults(cluster, namespace) + [read_only_remount(tmpfs)] + [hms_restart(server)]
+    injector = FaultInjector(faults, random.Random(seed), interval=(2.0, 6.0))
+    injector.start()            every interval: one fault (each kind in turn of a seeded shuffle,
+    ...                         then at random), injected, held for its seeded duration, healed
+    injector.stop()             waits for the fault in progress to heal; ``counts`` by kind,
+                                ``log`` (second, kind, duration), ``errors`` (a fault that failed)
+
+A ``Fault`` is a real mechanism: ``pg_ctl stop -m immediate`` and start again (restart; an outage
+of a few seconds), the veth link of the PostgreSQL's network namespace set down and up
+(partition), SIGKILL of the Hive Metastore's JVM and a restart on the same port and database,
+``mount -o remount,ro`` of the warehouse's tmpfs and back. Each one heals before ``inject``
+returns, so once ``stop()`` returned every service is whole again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import Callable, Sequence
+
+    from tests.fixtures.hms import RestartableMetastore
+    from tests.fixtures.netns import NetworkNamespace
+    from tests.fixtures.postgres import PrivatePostgres
+    from tests.fixtures.storage import Tmpfs
+    from tests.fixtures.zookeeper import ZooKeeperServer
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One kind of fault: ``inject(seconds)`` breaks the service, holds it that long, heals it.
+
+    ``inject`` returns None, or why there was nothing to break (counted as ``<kind> (missed)``).
+    """
+
+    kind: str
+    service: str
+    inject: Callable[[float], str | None]
+    seconds: tuple[float, float] = (0.0, 0.0)
+
+
+def postgres_faults(
+    cluster: PrivatePostgres,
+    namespace: NetworkNamespace | None = None,
+    *,
+    partition_seconds: tuple[float, float] = (2.0, 25.0),
+) -> list[Fault]:
+    """A restart, an outage of a few seconds and (in a namespace) a partition that heals.
+
+    A partition shorter than libpq's ``tcp_user_timeout`` (20 s) is survived by the calls in
+    flight (TCP retransmits); a longer one fails them in one line naming PostgreSQL.
+    """
+
+    def restart(_seconds: float) -> None:
+        cluster.kill()
+        cluster.resume()
+
+    def outage(seconds: float) -> None:
+        cluster.kill()
+        try:
+            time.sleep(seconds)
+        finally:
+            cluster.resume()
+
+    faults = [
+        Fault("postgres-restart", "PostgreSQL", restart),
+        Fault("postgres-outage", "PostgreSQL", outage, (2.0, 6.0)),
+    ]
+    if namespace is not None:
+
+        def partition(seconds: float) -> None:
+            namespace.partition()
+            try:
+                time.sleep(seconds)
+            finally:
+                namespace.heal()
+
+        faults.append(Fault("postgres-partition", "PostgreSQL", partition, partition_seconds))
+    return faults
+
+
+def zookeeper_faults(server: ZooKeeperServer, session_file: str) -> list[Fault]:
+    """ZooKeeper stopped and started again; the writer's session (from ``session_file``) expired.
+
+    The expiry is kazoo's harness technique (``ZooKeeperServer.expire_session``: a second client
+    joins the session with its ID and password, then closes it, which the server takes as the
+    session's end), on the session the writer published before its current step.
+    """
+
+    def restart(seconds: float) -> None:
+        server.restart(down_seconds=seconds)
+
+    def expire(_seconds: float) -> str | None:
+        try:
+            with open(session_file, encoding="utf-8") as handle:
+                published = json.load(handle)
+        except FileNotFoundError:
+            return "no session published yet"
+        try:
+            server.expire_session((int(published["session"]), bytes.fromhex(published["password"])))
+        except Exception as error:  # the session ended already (its writer was killed or expired)
+            return f"the session had ended ({type(error).__name__})"
+        return None
+
+    return [
+        Fault("zookeeper-restart", "ZooKeeper", restart, (0.0, 4.0)),
+        Fault("zookeeper-session-expiry", "ZooKeeper", expire),
+    ]
+
+
+def hms_restart(server: RestartableMetastore) -> Fault:
+    """SIGKILL of the Hive Metastore's JVM, down a few seconds, restarted on its port and database."""
+
+    def kill_and_restart(seconds: float) -> None:
+        server.kill()
+        try:
+            time.sleep(seconds)
+        finally:
+            server.restart()
+
+    return Fault("hms-kill9-restart", "Hive Metastore", kill_and_restart, (0.0, 3.0))
+
+
+def read_only_remount(tmpfs: Tmpfs) -> Fault:
+    """The warehouse's file system remounted read-only for a few seconds, then read-write again.
+
+    Not the kernel's own ``errors=remount-ro`` (which needs a failing disk): ``mount -o remount,ro``
+    is refused while a file is open for writing, so it is retried every 50 ms until no file is.
+    """
+
+    def remount(seconds: float) -> None:
+        # The kernel refuses ``remount,ro`` while a file is open for writing ("mount point is
+        # busy"): the fault lands at the next moment no file is being written (between two writes).
+        for attempt in range(200):
+            try:
+                tmpfs.read_only()
+                break
+            except RuntimeError as error:
+                if "busy" not in str(error) or attempt == 199:
+                    raise
+                time.sleep(0.05)
+        try:
+            time.sleep(seconds)
+        finally:
+            tmpfs.writable()
+
+    return Fault("storage-read-only", "storage", remount, (1.0, 5.0))
+
+
+class FaultInjector(threading.Thread):
+    """Injects ``faults`` one at a time every ``interval`` seconds (see the module docstring)."""
+
+    def __init__(self, faults: Sequence[Fault], rng: random.Random, interval: tuple[float, float]) -> None:
+        super().__init__(daemon=True, name="soak-fault-injector")
+        if not faults:
+            raise ValueError("a fault injector needs at least one fault")
+        self.faults, self.rng, self.interval = list(faults), rng, interval
+        self.counts: Counter[str] = Counter()
+        self.log: list[tuple[float, str, float]] = []
+        self.errors: list[str] = []
+        self._round: list[Fault] = []
+        self._stopping = threading.Event()
+        self._began = time.monotonic()
+
+    def _next(self, injected: int) -> Fault:
+        # Every kind once, in a seeded order, before any kind twice: a short run sees them all.
+        if injected % len(self.faults) == 0:
+            self._round = self.rng.sample(self.faults, len(self.faults))
+        return self._round[injected % len(self.faults)]
+
+    def run(self) -> None:
+        injected = 0
+        while not self._stopping.wait(self.rng.uniform(*self.interval)):
+            fault = self._next(injected)
+            seconds = round(self.rng.uniform(*fault.seconds), 1)
+            at = round(time.monotonic() - self._began, 1)
+            try:
+                missed = fault.inject(seconds)
+            except Exception as error:  # a fault that could not be made (or healed) ends the injection
+                self.errors.append(f"{fault.kind} at {at} s: {type(error).__name__}: {error}")
+                return
+            kind = fault.kind if missed is None else f"{fault.kind} (missed: {missed})"
+            self.counts[kind] += 1
+            self.log.append((at, kind, seconds))
+            injected += 1
+
+    def stop(self, timeout: float = 600.0) -> None:
+        """No new fault; wait until the one in progress healed."""
+        self._stopping.set()
+        self.join(timeout)
+        if self.is_alive():
+            self.errors.append(f"the fault in progress did not heal within {timeout} s")
