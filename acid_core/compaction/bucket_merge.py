@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, cast
 
 import numpy as np
@@ -37,16 +37,19 @@ import pyarrow.compute as pc
 from acid_core.compaction.rebalance import OrderKey, bucket_property, bucket_slice, parse_order_by
 from acid_core.errors import AcidError, CompactionVerificationError
 from acid_core.fs import FileInfo, file_io_for
-from acid_core.orc.files import is_key_ordered
+from acid_core.orc.files import FileKind, is_key_ordered, plan_scan, probe_file
 from acid_core.orc.reader import iter_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
 from acid_core.orc.writer import write_event_file
 from acid_core.paths import (
     SIDE_FILE_SUFFIX,
+    BaseDir,
     DeleteDeltaDir,
+    DeltaDir,
     format_bucket_file,
     is_hidden_name,
     parse_acid_dir,
+    try_parse_acid_dir,
     try_parse_bucket_file,
     try_parse_original_file,
 )
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from acid_core.fs import FileIO
+    from acid_core.orc.files import ScanPlan
     from acid_core.writeids import ValidCompactorWriteIdList, ValidTxnList
 
 __all__ = [
@@ -439,8 +443,12 @@ def _rebalance_bucket(
 
     Every task reads every live row of the inputs at the compactor's snapshot, in ``ROW__ID``
     order, and keeps the positions of its slice: tasks are independent (one Spark task per output
-    bucket, no shuffle). Without ORDER BY a first pass counts the rows (row IDs only, no row column decoded) and the second
-    streams and stops after the slice; with ORDER BY the rows are sorted in memory.
+    bucket, no shuffle). Without ORDER BY a first pass counts the rows (row IDs only, no row
+    column decoded) and marks where each write ID starts; the second streams from the last mark
+    at or before the slice and stops after it, without the data files whose rows all sort before
+    that mark (``_drop_files_before``: task k of n decodes the row columns of about (n-k)/n of the
+    files, not all of them; a single base file is read whole). With ORDER BY the rows are sorted
+    in memory.
     """
     view = _InputView(io, root, frozenset(task.insert_inputs), None)
     schema = pa.schema(list(row_type.to_arrow()))
@@ -466,9 +474,22 @@ def _rebalance_bucket(
             ]
         )
     else:
-        total = sum(b.num_rows for b in read(columns=[]))
+        plan = plan_scan(view, root, write_ids, txns)  # one listing for both passes
+        total, marks = _count_with_marks(read(columns=[], plan=plan))
         start, stop = bucket_slice(task.bucket_id, total, task.rebalance_buckets)
-        batches = _slice_stream(read(batch_rows=_BATCH_ROWS), start, stop, task.bucket_id, row_type)
+        position, first_key = _mark_at_or_before(marks, start)
+        # Data files whose rows all sort before the slice's first mark are not read again: the
+        # second pass decodes the row columns of the slice's files only, not of the rows before.
+        kept = _drop_files_before(view, root, plan, first_key)
+        batches = _slice_stream(
+            read(batch_rows=_BATCH_ROWS, plan=kept),
+            start,
+            stop,
+            task.bucket_id,
+            row_type,
+            position,
+            first_key,
+        )
     if start == stop:
         return BucketResult(task.bucket_id, ())  # Hive writes no file for a bucket no row falls in
     tally = _Tally()
@@ -496,12 +517,97 @@ def _with_offsets(batches: Sequence[pa.RecordBatch]) -> Iterator[tuple[pa.Record
         offset += batch.num_rows
 
 
+_Key = tuple[int, int, int]
+
+
+def _row_id_columns(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    row_id = cast("pa.StructArray", batch.column(0))
+    o, b, r = (np.asarray(row_id.field(i).to_numpy(zero_copy_only=False), dtype=np.int64) for i in range(3))
+    return o, b, r
+
+
+def _count_with_marks(reader: pa.RecordBatchReader) -> tuple[int, list[tuple[int, _Key]]]:
+    """The rows of a ``ROW__ID``-ordered stream, and (position, row ID) where write IDs start.
+
+    A batch is marked when its first row's write ID is above the last mark's: one mark per write
+    ID at most (a file-by-file read of deltas marks each delta's first batch), whatever the size.
+    """
+    total, marks = 0, list[tuple[int, _Key]]()
+    for batch in reader:
+        if batch.num_rows:
+            o, b, r = _row_id_columns(batch.slice(0, 1))
+            if not marks or int(o[0]) > marks[-1][1][0]:
+                marks.append((total, (int(o[0]), int(b[0]), int(r[0]))))
+        total += batch.num_rows
+    return total, marks
+
+
+def _mark_at_or_before(marks: Sequence[tuple[int, _Key]], start: int) -> tuple[int, _Key | None]:
+    """The last mark at or before position ``start`` ((0, None): read from the first row)."""
+    chosen: tuple[int, _Key | None] = (0, None)
+    for position, key in marks:
+        if position > start:
+            break
+        chosen = (position, key)
+    return chosen
+
+
+def _drop_files_before(view: FileIO, root: str, plan: ScanPlan, first_key: _Key | None) -> ScanPlan:
+    """The plan without the data files whose every row's ``ROW__ID`` is below ``first_key``.
+
+    A file of ``base_N`` or ``delta_x_y`` holding inserts only has rows of write ID <= N (y): below
+    ``first_key`` when that is below its write ID. Original files stay (their synthetic row IDs
+    count the rows of the bucket's earlier original files), and so do files with legacy update
+    events (they hide rows of other files). Delete files all stay.
+    """
+    if first_key is None:
+        return plan
+    prefix = root.rstrip("/") + "/"
+    kept = []
+    for data_file in plan.data_files:
+        highest = None
+        if data_file.kind is not FileKind.ORIGINAL and data_file.path.startswith(prefix):
+            highest = _highest_write_id(data_file.path[len(prefix) :].split("/", 1)[0])
+        if highest is None or highest >= first_key[0] or probe_file(view, data_file).non_inserts:
+            kept.append(data_file)
+    return replace(plan, data_files=tuple(kept))
+
+
+def _highest_write_id(name: str) -> int | None:
+    """The highest write ID a ``base_N`` (N) or ``delta_x_y`` (y) directory holds; None for others."""
+    directory = try_parse_acid_dir(name)
+    if isinstance(directory, BaseDir):
+        return directory.write_id
+    return directory.max_write_id if isinstance(directory, DeltaDir) else None
+
+
 def _slice_stream(
-    reader: pa.RecordBatchReader, start: int, stop: int, bucket_id: int, row_type: RowType
+    reader: pa.RecordBatchReader,
+    start: int,
+    stop: int,
+    bucket_id: int,
+    row_type: RowType,
+    position: int = 0,
+    first_key: _Key | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    position = 0
+    """Rows ``start`` to ``stop`` of the rebalance's order as events of ``bucket_id``.
+
+    ``reader`` streams in ``ROW__ID`` order; when ``first_key`` is given, its rows below
+    ``first_key`` are skipped and the row ``first_key`` is at ``position`` (rows of files dropped
+    from the read sort before it).
+    """
     try:
         for batch in reader:
+            if first_key is not None:
+                o, b, r = _row_id_columns(batch)
+                below = (o < first_key[0]) | (
+                    (o == first_key[0]) & ((b < first_key[1]) | ((b == first_key[1]) & (r < first_key[2])))
+                )
+                skip = int(np.count_nonzero(below))
+                if skip == batch.num_rows:
+                    continue
+                batch = batch.slice(skip)  # the stream is ordered: the rows below come first
+                first_key = None
             end = position + batch.num_rows
             if end > start and position < stop:
                 low, high = max(start, position) - position, min(stop, end) - position

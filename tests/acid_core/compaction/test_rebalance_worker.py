@@ -237,3 +237,44 @@ def test_cli_compact_type_rebalance_buckets_and_bad_option(session, capsys):
         (V1[1], 1, "y", 2),
         (V1[2], 2, "x", 1),
     ]
+
+
+def test_rebalance_later_task_skips_files_before_its_slice_rows_as_hive(session):
+    """Task 1 of 2 does not read the deltas whose rows all come before its slice.
+
+    Four inserts of 3 rows (write IDs 1-4) and deletes in the first and last: 10 rows, 5 per
+    bucket. The count pass marks where each write ID starts (positions 0, 2, 5, 8); task 1's slice
+    starts at 5, write ID 3, so the files of deltas 1 and 2 are dropped from its second read. The
+    rows and ROW__IDs are still Hive 4's: old ROW__ID order, position p in bucket p // 5, row ID p.
+    """
+    from acid_core.compaction.bucket_merge import _count_with_marks, _drop_files_before
+    from acid_core.compaction.rebalance import bucket_of_position
+    from acid_core.orc.files import plan_scan
+    from acid_core.orc.reader import scan
+    from acid_core.writeids import ValidWriteIdList
+
+    session.execute("CREATE TABLE t (a STRING, b INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    for write_id in range(1, 5):
+        session.execute(
+            "INSERT INTO t VALUES " + ", ".join(f"('w{write_id}', {write_id * 10 + i})" for i in range(3))
+        )
+    session.execute("DELETE FROM t WHERE b IN (11, 40)")
+    before = sorted(_rows(session))
+    location = session.warehouse.metastore.get_table("default.t").location
+    io, snapshot = LocalFileIO(), ValidWriteIdList(high_watermark=5)
+    total, marks = _count_with_marks(scan(io, location, snapshot, columns=[], with_row_id=True, ordered=True))
+    assert (total, [(position, key[0]) for position, key in marks]) == (10, [(0, 1), (2, 2), (5, 3), (8, 4)])
+    plan = plan_scan(io, location, snapshot)
+    kept = _drop_files_before(io, location, plan, marks[2][1])
+    assert [f.path[len(location) + 1 :] for f in kept.data_files] == [
+        "delta_0000003_0000003_0000/bucket_00000",
+        "delta_0000004_0000004_0000/bucket_00000",
+    ]
+    assert kept.delete_files == plan.delete_files
+
+    session.execute("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2 BUCKETS AND WAIT")
+    expected = [
+        (write_id, V1[bucket_of_position(p, 10, 2)], p, a, b)
+        for p, (write_id, _bucket, _row_id, a, b) in enumerate(before)
+    ]
+    assert sorted(_rows(session)) == expected
