@@ -251,7 +251,15 @@ class LockTimeoutError(AcidError):
 
 
 class LockLostError(AcidError):
-    """The session that held the locks was lost; stop writing and abort the transaction."""
+    """The session that held the locks was lost; stop writing and abort the transaction.
+
+    ``service`` names the lock service whose session was lost (``ZooKeeper``), when it was its
+    fault (``failed_service`` reads it: the Airflow alert and the soak name the service).
+    """
+
+    def __init__(self, message: str, *, service: str | None = None) -> None:
+        super().__init__(message)
+        self.lost_service = service
 
 
 class MissingDependencyError(AcidError, ImportError):
@@ -1024,6 +1032,8 @@ def failed_service(error: BaseException) -> str | None:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         service = getattr(type(current), "service", None) if isinstance(current, AcidError) else None
+        if service is None and isinstance(current, LockLostError):
+            service = current.lost_service
         if service is None:
             service = _SERVICE_OF_PACKAGE.get(type(current).__module__.split(".", 1)[0])
         if service is None and isinstance(current, OSError) and current.errno in _STORAGE_ERRNOS:

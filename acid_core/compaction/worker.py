@@ -361,8 +361,10 @@ def _tasks(
 def _best_effort(what: str, action: Callable[[], object]) -> None:
     try:
         action()
-    except Exception:  # cleanup only: the original error is what the caller sees
-        _LOG.warning("cleanup step failed: %s", what, exc_info=True)
+    except Exception as error:  # cleanup only: the original error is what the caller sees
+        # One line (a traceback reaches no user; it stays at debug level).
+        _LOG.warning("cleanup step failed: %s: %s", what, " ".join(str(error).split()))
+        _LOG.debug("cleanup step failed: %s", what, exc_info=True)
 
 
 def execute_compaction(
@@ -745,8 +747,9 @@ def _settle_failed_commit(metastore: Metastore, txn_id: int) -> TxnState | None:
         if _txn_state(metastore, txn_id) is TxnState.OPEN:
             metastore.abort_txn(txn_id)
         return _txn_state(metastore, txn_id)
-    except AcidError:  # e.g. the metastore is still unreachable: recovery decides later
-        _LOG.warning("the state of compaction txn %d cannot be read", txn_id, exc_info=True)
+    except AcidError as error:  # e.g. the metastore is still unreachable: recovery decides later
+        _LOG.warning("the state of compaction txn %d cannot be read: %s", txn_id, error)
+        _LOG.debug("the state of compaction txn %d cannot be read", txn_id, exc_info=True)
         return None
 
 

@@ -355,6 +355,7 @@ class LockHandle:
         self.handle_id = handle_id or uuid.uuid4().hex
         self._guard = threading.Lock()
         self._lost_reason: str | None = None
+        self._lost_service: str | None = None  # the lock service whose session was lost
         self._released = False
         self._listeners: list[LostListener] = []
         # Set while the session is known live; cleared while it is suspended (disconnected, fate unknown).
@@ -382,7 +383,8 @@ class LockHandle:
             raise LockLostError(
                 f"Locks of holder {self.holder!r} (txn {self.txn_id}) on "
                 f"{', '.join(str(r) for r in self.requests)} were lost: {reason}; expected a live "
-                "session; hint: stop writing and abort the transaction, then retry it from the start"
+                "session; hint: stop writing and abort the transaction, then retry it from the start",
+                service=self._lost_service,
             )
 
     def confirm(self, timeout_seconds: float) -> None:
@@ -422,11 +424,12 @@ class LockHandle:
         if lost:
             _run_listeners(self, [listener])
 
-    def _mark_lost(self, reason: str) -> None:
+    def _mark_lost(self, reason: str, service: str | None = None) -> None:
         with self._guard:
             if self._lost_reason is not None or self._released:
                 return
             self._lost_reason = reason
+            self._lost_service = service
             listeners, self._listeners = self._listeners, []
         self._live.set()  # wakes ``confirm``, which then raises
         if listeners:

@@ -217,7 +217,7 @@ class KazooLockManager:
                 self._loss_generation += 1
                 lost, self._held = list(self._held.values()), {}
             for handle, _ in lost:
-                handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired")
+                handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired", service="ZooKeeper")
             return
         with self._guard:
             held = [handle for handle, _ in self._held.values()]
@@ -433,10 +433,11 @@ class KazooLockManager:
         try:
             self._delete_quietly(nodes)
         except SessionExpiredError as e:
-            handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired")
+            handle._mark_lost(f"the ZooKeeper session to {self.hosts!r} expired", service="ZooKeeper")
             raise LockLostError(
                 f"Locks of holder {handle.holder!r} were lost before release: the ZooKeeper session "
-                "expired; expected a live session; hint: abort the transaction"
+                "expired; expected a live session; hint: abort the transaction",
+                service="ZooKeeper",
             ) from e
         except _CONNECTION_ERRORS as e:
             raise LockServiceUnavailableError(

@@ -826,8 +826,10 @@ def write_event_file(
 def _best_effort_delete(file_io: FileIO, path: str) -> None:
     try:
         file_io.delete_file(path)
-    except Exception:  # cleanup only: the original error is what the caller must see
-        _LOG.warning("could not delete temporary file %s", path, exc_info=True)
+    except Exception as error:  # cleanup only: the original error is what the caller must see
+        # One line (a traceback reaches no user; it stays at debug level).
+        _LOG.warning("could not delete temporary file %s: %s", path, " ".join(str(error).split()))
+        _LOG.debug("could not delete temporary file %s", path, exc_info=True)
 
 
 def write_acid_version_file(file_io: FileIO, directory: str) -> str:

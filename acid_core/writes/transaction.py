@@ -375,7 +375,9 @@ class Transaction:
                 handle.confirm(LOCK_CONFIRM_SECONDS)
         except LockLostError as e:
             self.abort()
-            raise LockLostError(f"Transaction {self.txn_id} was aborted before its commit: {e}") from e
+            raise LockLostError(
+                f"Transaction {self.txn_id} was aborted before its commit: {e}", service=e.lost_service
+            ) from e
 
     def _check_locks(self) -> None:
         for handle in self._locks:

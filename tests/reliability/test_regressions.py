@@ -316,3 +316,40 @@ def test_staging_left_by_a_failed_compaction_is_deleted_by_the_next_one(tmp_path
         assert outcome.status == "compacted"
         assert not [n for n in os.listdir(location) if n.startswith(".acidflow-staging-")]
         assert sorted(wh.read("t").column("id").to_pylist()) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("call", "logger", "starts"),
+    [
+        ("writer", "acid_core.orc.writer", "could not delete temporary file /t/.bucket_00000.tmp: "),
+        ("worker", "acid_core.compaction.worker", "cleanup step failed: delete staging: "),
+    ],
+)
+def test_best_effort_cleanup_on_a_read_only_store_logs_one_line_no_traceback(caplog, call, logger, starts):
+    """Found by the long soak with faults (issue 24): a writer whose event file could not be renamed
+    on a file system remounted read-only could not delete its temporary file either, and logged
+    that at WARNING with a traceback on the user's stderr. Fixed: one line with the error; the
+    traceback at debug level. The compaction worker's cleanup steps likewise."""
+    import logging
+
+    from acid_core.compaction.worker import _best_effort
+    from acid_core.orc.writer import _best_effort_delete
+
+    refused = OSError(30, "Read-only file system\n(remounted)")
+
+    class ReadOnly:
+        def delete_file(self, path):
+            raise refused
+
+    def delete():
+        raise refused
+
+    caplog.set_level(logging.DEBUG, logger=logger)
+    if call == "writer":
+        _best_effort_delete(ReadOnly(), "/t/.bucket_00000.tmp")  # type: ignore[arg-type]
+    else:
+        _best_effort("delete staging", delete)
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.getMessage() == f"{starts}[Errno 30] Read-only file system (remounted)"
+    assert warning.exc_info is None
+    assert [r.exc_info is not None for r in caplog.records if r.levelno == logging.DEBUG] == [True]

@@ -16,7 +16,7 @@ import time
 import pyarrow as pa
 import pytest
 
-from acid_core.errors import LockLostError
+from acid_core.errors import LockLostError, failed_service
 from acid_core.locks import LockMode, LockRequest
 from acid_core.locks.port import parse_lock_object
 from acid_core.locks.zookeeper import KazooLockManager
@@ -98,6 +98,8 @@ def test_transaction_session_expired_before_commit_aborts_and_second_holder_wins
         f"{zookeeper_server.hosts!r} expired; expected a live session; hint: stop writing and abort the "
         "transaction, then retry it from the start"
     )
+    # The service is known to the alert (and the soak's fault check), not only in the text.
+    assert failed_service(info.value) == "ZooKeeper"
     assert a.metastore.get_txn(txn_a.txn_id).state is TxnState.ABORTED
     assert _ids(a) == [1, 3]  # A's row never visible: no interleaving
     _insert(a, 2)  # the next run of A, on the manager's new session
