@@ -39,10 +39,18 @@ SERVICE_FAULT_PREFIX = "soak writer stopped by a service fault: "
 
 
 def _event(path: str, record: dict[str, object]) -> None:
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, sort_keys=True) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    # One write() of the whole line on an O_APPEND descriptor: the writer, compactor and cleaner
+    # append to one file at once, and a buffered write of a long line (an error's output runs to
+    # kilobytes) goes out in pieces that interleave with another process's line.
+    data = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(f"short append to {path}: {written} of {len(data)} bytes")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _run(args: argparse.Namespace, *argv: str) -> tuple[int, str]:
