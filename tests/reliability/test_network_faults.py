@@ -212,6 +212,18 @@ def _wait_for(condition, seconds=60.0):
         time.sleep(0.05)
 
 
+def _holding_x_with_a_row_written(holder):
+    """Table t with row 1 committed; an open transaction of ``holder`` that holds X and wrote row 2."""
+    holder.metastore.create_table(
+        TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+    )
+    _locked_insert(holder, 1)
+    txn = holder.transaction().begin()
+    txn.acquire_locks(_X)
+    txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
+    return txn
+
+
 @pytest.mark.integration("zookeeper")
 def test_zookeeper_partition_that_heals_within_the_session_keeps_the_lock_and_commits(
     zk_holders, network_namespace
@@ -219,13 +231,7 @@ def test_zookeeper_partition_that_heals_within_the_session_keeps_the_lock_and_co
     """A holds X across the link; the link is cut until A's client notices (SUSPENDED), then heals well
     inside the 10 s session: the session and its lock survive, A's commit waits for it and commits once."""
     a = zk_holders("a", over_link=True, session_timeout=10.0)
-    a.metastore.create_table(
-        TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
-    )
-    _locked_insert(a, 1)
-    txn = a.transaction().begin()
-    txn.acquire_locks(_X)
-    txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
+    txn = _holding_x_with_a_row_written(a)
     network_namespace.partition()
     try:
         _wait_for(lambda: not a.lock_manager.is_connected)
@@ -246,13 +252,7 @@ def test_zookeeper_partition_past_the_session_fences_the_holder_second_holder_wi
     session), its transaction is aborted and its row never visible: no interleaving."""
     a = zk_holders("a", over_link=True, session_timeout=3.0)
     b = zk_holders("b", over_link=False, session_timeout=3.0)
-    a.metastore.create_table(
-        TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
-    )
-    _locked_insert(a, 1)
-    txn = a.transaction().begin()
-    txn.acquire_locks(_X)
-    txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
+    txn = _holding_x_with_a_row_written(a)
     network_namespace.partition()
     try:
         _locked_insert(b, 3)  # waits until the server expired A's session and deleted its lock node

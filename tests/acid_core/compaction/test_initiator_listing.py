@@ -14,6 +14,7 @@ from acid_core.compaction.initiator import (
     initiator_fingerprint,
     listing_reason,
 )
+from acid_core.metastore import CompactionState
 
 START = 10_000.0  # the previous cycle's start
 SINCE = START - INITIATOR_LOOKBACK_SECONDS
@@ -110,16 +111,7 @@ def test_initiator_fingerprint_ignores_property_order():
     assert fingerprint(properties={"a": "1", "b": "2"}) == fingerprint(properties={"b": "2", "a": "1"})
 
 
-_STATES = [
-    "initiated",
-    "working",
-    "ready_for_cleaning",
-    "succeeded",
-    "failed",
-    "did_not_initiate",
-    "refused",
-    "aborted",
-]
+_STATES = [state.value for state in CompactionState]
 _records = st.lists(
     st.builds(
         CompactionRecord,
