@@ -71,6 +71,9 @@ if TYPE_CHECKING:
     from acid_core.metastore import Metastore
     from tests.reliability.injector import Fault
 
+# acidflow's ZooKeeper lock manager's default session timeout (``KazooLockManager``).
+ZOOKEEPER_SESSION_SECONDS = 10.0
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLES = ("writer", "compactor", "cleaner")
 _HIDDEN_OK = ("_acidflow_cleaner", "_acidflow_trash", "_soak_sentinel")
@@ -534,8 +537,15 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     if still_open:
         report.failures.append(f"open transactions {still_open} left after recovery (no process alive)")
     # The first ``acidflow compact`` after the kills must compact: a killed worker's maintenance
-    # lock dies with its process, and minor compactions not cleaned yet do not block a major one.
-    code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
+    # lock dies with its process (SQL locks: its dead pid; ZooKeeper: its session, which expires
+    # ZOOKEEPER_SESSION_SECONDS after the kill, so that backend may be refused until then), and
+    # minor compactions not cleaned yet do not block a major one.
+    deadline = time.monotonic() + (ZOOKEEPER_SESSION_SECONDS + 20.0 if config.zookeeper else 0.0)
+    while True:
+        code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
+        if "refused: the maintenance lock" not in output or time.monotonic() >= deadline:
+            break
+        time.sleep(1.0)
     if not (
         any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
         or "refused: major compaction not needed" in output  # one base already: the directory check decides
