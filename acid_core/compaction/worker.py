@@ -100,7 +100,8 @@ from acid_core.errors import (
     NoSuchTxnError,
     TxnNotOpenError,
 )
-from acid_core.fs import file_io_for, has_atomic_directory_rename
+from acid_core.fs import file_io_for, has_atomic_directory_rename, real_path
+from acid_core.locations import is_inside_path
 from acid_core.locks import is_dead_local_process, parse_lock_object
 from acid_core.locks.planner import StatementKind, StatementLocks, plan_statement_locks
 from acid_core.metastore import CompactionInfo, CompactionState, Metastore, TableType, TxnState
@@ -555,7 +556,7 @@ def _execute_compaction(
                 "the large-input (Spark)" if large else "the embedded",
             )
         step("writing")
-        _delete_abandoned_staging(io, root, metastore, table.full_name)
+        _delete_abandoned_staging(io, root, metastore, table)
         io.mkdirs(io.join(root, staging))
         runner = options.large_runner if large and options.large_runner is not None else run_tasks
         results = runner(tasks, heartbeat)
@@ -778,7 +779,7 @@ def _is_dead_local_worker(worker_id: str | None, started: float | None) -> bool:
 _STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"c(\d+)-t\d+")
 
 
-def _delete_abandoned_staging(io: FileIO, root: str, metastore: Metastore, table: str) -> None:
+def _delete_abandoned_staging(io: FileIO, root: str, metastore: Metastore, table: Table) -> None:
     """Delete the staging directories of this partition's compactions that are no longer 'working'.
 
     A worker that failed deletes its staging directory best effort; when the store refused (a
@@ -786,9 +787,17 @@ def _delete_abandoned_staging(io: FileIO, root: str, metastore: Metastore, table
     nothing else would ever delete it (recovery handles only 'working' entries, the cleaner only
     ACID directories). The caller holds the partition's compaction slot (one compaction per
     partition at a time), so only a 'working' entry's directory (a killed worker's, which recovery
-    undoes) may still be in use; every other one is garbage. Best effort: a failure is logged.
+    undoes) may still be in use; every other one is garbage. Only inside the table's own location:
+    a partition the metastore places elsewhere is left alone, and so is a name that leads outside
+    the partition (a symbolic link). Best effort: a failure is logged.
     """
     try:
+        table_root = file_io_for(table.location)[1]
+        if not is_inside_path(real_path(io, root), real_path(io, table_root), strictly=False):
+            _LOG.warning(
+                "staging directories under %s left alone: outside %s's location", root, table.full_name
+            )
+            return
         leftovers = {
             entry.name: int(match.group(1))
             for entry in io.list_dir(root)
@@ -796,13 +805,20 @@ def _delete_abandoned_staging(io: FileIO, root: str, metastore: Metastore, table
         }
         if not leftovers:
             return
-        working = {c.id for c in metastore.show_compactions(table) if c.state is CompactionState.WORKING}
+        working = {
+            c.id for c in metastore.show_compactions(table.full_name) if c.state is CompactionState.WORKING
+        }
         for name, compaction_id in sorted(leftovers.items()):
-            if compaction_id not in working:
-                _LOG.warning(
-                    "deleting the staging directory %s left by failed compaction %d", name, compaction_id
-                )
-                io.delete_dir(io.join(root, name))
+            path = io.join(root, name)
+            if compaction_id in working:
+                continue
+            if not is_inside_path(real_path(io, path), real_path(io, root)):
+                _LOG.warning("%s left alone: it leads outside %s", path, root)
+                continue
+            _LOG.warning(
+                "deleting the staging directory %s left by failed compaction %d", name, compaction_id
+            )
+            io.delete_dir(path)
     except (AcidError, OSError) as error:
         _LOG.warning("could not delete abandoned staging directories under %s: %s", root, error)
 

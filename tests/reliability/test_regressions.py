@@ -353,3 +353,37 @@ def test_best_effort_cleanup_on_a_read_only_store_logs_one_line_no_traceback(cap
     assert warning.getMessage() == f"{starts}[Errno 30] Read-only file system (remounted)"
     assert warning.exc_info is None
     assert [r.exc_info is not None for r in caplog.records if r.levelno == logging.DEBUG] == [True]
+
+
+def test_abandoned_staging_cleanup_never_leaves_the_tables_own_location(tmp_path):
+    """The next compaction's cleanup of abandoned staging directories deletes only inside the
+    table's location: a staging-named symbolic link to another table, and a partition root the
+    metastore places outside the table (or at the warehouse root, or /), are left alone."""
+    import os
+    from types import SimpleNamespace
+
+    from acid_core.compaction.worker import _delete_abandoned_staging
+    from acid_core.fs import LocalFileIO
+
+    table_dir = tmp_path / "wh" / "t"
+    other = tmp_path / "wh" / "other"
+    for directory in (table_dir, other / "base_0000001"):
+        directory.mkdir(parents=True)
+    (other / "base_0000001" / "bucket_00000").write_bytes(b"another table's rows")
+    real = table_dir / ".acidflow-staging-c7-t70"
+    real.mkdir()
+    theirs = other / ".acidflow-staging-c7-t71"  # another table's, named like an abandoned one
+    theirs.mkdir()
+    os.symlink(other, table_dir / ".acidflow-staging-c8-t80")  # a name that leads elsewhere
+    failed = SimpleNamespace(show_compactions=lambda table: [])  # no entry is 'working'
+    table = SimpleNamespace(location=str(table_dir), full_name="default.t")
+    io = LocalFileIO()
+
+    for outside in (str(other), str(tmp_path / "wh"), "/"):  # a partition root the metastore put there
+        _delete_abandoned_staging(io, outside, failed, table)  # type: ignore[arg-type]
+    _delete_abandoned_staging(io, str(table_dir), failed, table)  # type: ignore[arg-type]
+
+    assert not real.exists()  # the table's own abandoned staging goes
+    assert theirs.is_dir()
+    assert (table_dir / ".acidflow-staging-c8-t80").is_symlink()
+    assert (other / "base_0000001" / "bucket_00000").read_bytes() == b"another table's rows"
