@@ -60,6 +60,7 @@ import errno
 from typing import ClassVar
 
 __all__ = [
+    "one_line",
     "AcidError",
     "CommitConflictError",
     "CommitStateUnknownError",
@@ -1042,3 +1043,12 @@ def failed_service(error: BaseException) -> str | None:
             return service
         current = current.__cause__ or current.__context__
     return None
+
+
+def one_line(text: object) -> str:
+    r"""``text`` (an error, say) on one line: a log line users read has no traceback and no breaks.
+
+    >>> one_line(OSError(30, "Read-only file system\n(remounted)"))
+    '[Errno 30] Read-only file system (remounted)'
+    """
+    return " ".join(str(text).split())

@@ -99,6 +99,7 @@ from acid_core.errors import (
     NoSuchPartitionError,
     NoSuchTxnError,
     TxnNotOpenError,
+    one_line,
 )
 from acid_core.fs import file_io_for, has_atomic_directory_rename, real_path
 from acid_core.locations import is_inside_path
@@ -364,7 +365,7 @@ def _best_effort(what: str, action: Callable[[], object]) -> None:
         action()
     except Exception as error:  # cleanup only: the original error is what the caller sees
         # One line (a traceback reaches no user; it stays at debug level).
-        _LOG.warning("cleanup step failed: %s: %s", what, " ".join(str(error).split()))
+        _LOG.warning("cleanup step failed: %s: %s", what, one_line(error))
         _LOG.debug("cleanup step failed: %s", what, exc_info=True)
 
 

@@ -80,6 +80,7 @@ from acid_core.errors import (
     InvalidSchemaError,
     InvalidWriterOptionError,
     StorageError,
+    one_line,
 )
 from acid_core.orc.orc_tail import finish_tail, string_type_overrides
 from acid_core.orc.schema import (
@@ -828,7 +829,7 @@ def _best_effort_delete(file_io: FileIO, path: str) -> None:
         file_io.delete_file(path)
     except Exception as error:  # cleanup only: the original error is what the caller must see
         # One line (a traceback reaches no user; it stays at debug level).
-        _LOG.warning("could not delete temporary file %s: %s", path, " ".join(str(error).split()))
+        _LOG.warning("could not delete temporary file %s: %s", path, one_line(error))
         _LOG.debug("could not delete temporary file %s", path, exc_info=True)
 
 

@@ -71,6 +71,7 @@ from acid_core.errors import (
     PartitionAlreadyExistsError,
     TxnNotOpenError,
     UnsupportedStatementError,
+    one_line,
 )
 from acid_core.fs import file_io_for, resolve_warehouse
 from acid_core.locks import (
@@ -299,7 +300,9 @@ class Transaction:
             except AcidError as e:  # a metastore hiccup: the next beat retries; the reaper's timeout is long
                 # One line naming the service (its traceback at debug level), as the CLI's errors.
                 _LOG.warning(
-                    "heartbeat of txn %s failed; the next one retries: %s", self.txn_id, _one_line(e)
+                    "heartbeat of txn %s failed; the next one retries: %s",
+                    self.txn_id,
+                    one_line(f"{type(e).__name__}: {e}"),
                 )
                 _LOG.debug("heartbeat of txn %s failed", self.txn_id, exc_info=True)
 
@@ -332,7 +335,9 @@ class Transaction:
             try:
                 self.warehouse.lock_manager.release(handle)
             except AcidError as e:  # a lost lock session: the transaction is over either way
-                _LOG.warning("releasing locks of txn %s failed: %s", self.txn_id, _one_line(e))
+                _LOG.warning(
+                    "releasing locks of txn %s failed: %s", self.txn_id, one_line(f"{type(e).__name__}: {e}")
+                )
                 _LOG.debug("releasing locks of txn %s failed", self.txn_id, exc_info=True)
         self._locks.clear()
         self._held.clear()
@@ -391,7 +396,11 @@ class Transaction:
             if self.txn_id is not None:
                 self.warehouse.metastore.abort_txn(self.txn_id)
         except AcidError as e:  # already aborted (reaper) or the metastore is gone: the reaper will do it
-            _LOG.warning("abort of txn %s failed; the reaper aborts it: %s", self.txn_id, _one_line(e))
+            _LOG.warning(
+                "abort of txn %s failed; the reaper aborts it: %s",
+                self.txn_id,
+                one_line(f"{type(e).__name__}: {e}"),
+            )
             _LOG.debug("abort of txn %s failed", self.txn_id, exc_info=True)
         finally:
             self._finish()
@@ -786,7 +795,3 @@ class Transaction:
                 compression=self.warehouse.compression,
                 stripe_size=self.warehouse.stripe_size,
             )
-
-
-def _one_line(error: AcidError) -> str:
-    return " ".join(f"{type(error).__name__}: {error}".split())
