@@ -79,6 +79,7 @@ def run_clean(args: argparse.Namespace) -> int:
         purge_trash,
         restore_from_trash,
         run_cleaner,
+        waiting_to_clean,
     )
 
     skipped: list[str] = []
@@ -111,6 +112,8 @@ def run_clean(args: argparse.Namespace) -> int:
             retention_seconds=args.retention, dry_run=args.dry_run, quarantine=args.quarantine
         )
         results = run_cleaner(metastore, options)
+        # Entries 'ready for cleaning' that this run left alone: say why (Hive's cleaner is silent).
+        results += waiting_to_clean(metastore, (r.compaction_id for r in results), options)
     if not results:
         note_nothing(args, "nothing to clean (no compaction is ready for cleaning)")
     for result in results:

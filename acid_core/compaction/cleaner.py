@@ -108,6 +108,7 @@ __all__ = [
     "restore_from_trash",
     "run_cleaner",
     "snapshot_read_set",
+    "waiting_to_clean",
 ]
 
 _LOG = logging.getLogger(__name__)
@@ -828,6 +829,64 @@ def run_cleaner(
         # so the aborted lists of snapshots do not grow forever.
         metastore.housekeeping(now)
     return results
+
+
+def waiting_to_clean(
+    metastore: Metastore,
+    handled: Iterable[int],
+    options: CleanerOptions | None = None,
+    now: float | None = None,
+) -> list[CleanResult]:
+    """The compactions 'ready for cleaning' that a run did not clean, each with why it waits.
+
+    ``find_ready_to_clean`` (Hive's ``findReadyToClean``) leaves out an entry while a transaction
+    older than its commit is open (a reader of the old snapshot may still read the files it
+    replaced), while its retention runs, while an older compaction of the same partition is not
+    cleaned yet, or (on a Hive Metastore) while a lock older than its commit is held. Hive says
+    nothing about them; ``acidflow clean`` reports each as ``waiting`` with the reason found here,
+    so an operator sees why nothing was deleted. Reads only; ``handled``: the entries this run
+    returned a result for.
+    """
+    options = options or CleanerOptions()
+    now = time.time() if now is None else now
+    done = set(handled)
+    pending = [
+        c
+        for c in metastore.show_compactions()
+        if c.state == CompactionState.READY_FOR_CLEANING and c.id not in done
+    ]
+    if not pending:
+        return []
+    lowest_open = metastore.min_open_txn_id()
+    oldest: dict[tuple[str, str | None], int] = {}
+    for c in pending:
+        key = (c.table, c.partition)
+        oldest[key] = min(oldest.get(key, c.id), c.id)
+    waiting: list[CleanResult] = []
+    for c in pending:
+        where = c.table if c.partition is None else f"{c.table} partition {c.partition}"
+        wait_until = (
+            None if c.commit_time is None else c.commit_time + options.retention_seconds + c.retry_retention
+        )
+        if c.next_txn_id is not None and lowest_open is not None and c.next_txn_id > lowest_open:
+            why = (
+                f"transaction {lowest_open} is still open and began before the compaction committed:"
+                " a reader of the older snapshot may read the files it replaced; the cleaner waits"
+                " until it commits or aborts (`acidflow sql 'SHOW TRANSACTIONS'` lists them)"
+            )
+        elif wait_until is not None and wait_until > now:
+            why = f"its retention runs until {wait_until - now:.0f} s from now" + (
+                f" (after a failed run: {c.error_message})" if c.retry_retention and c.error_message else ""
+            )
+        elif oldest[(c.table, c.partition)] != c.id:
+            why = f"compaction {oldest[(c.table, c.partition)]} of the same partition is cleaned first"
+        else:
+            why = (
+                "not ready for acidflow's cleaner: a lock taken before the compaction committed is"
+                " still held, or its metastore cleans it itself (Hive 4 without ACIDFLOW_HMS_DB)"
+            )
+        waiting.append(CleanResult(c.id, "waiting", f"{where}: {why}; nothing deleted"))
+    return waiting
 
 
 def _skip(item: PathAction, why: str, on_skip: Callable[[PathAction, str], None] | None) -> None:

@@ -525,7 +525,9 @@ def test_acidflow_compacts_and_cleans_a_hive_table_through_the_hms(
 
     # The open txn (started before the compaction committed) could still read the deltas.
     assert acidflow(["clean", "--metastore", uri, "--warehouse", warehouse, "--json"]) == 0
-    assert capsys.readouterr().out == ""
+    [waiting] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (waiting["status"], waiting["actions"]) == ("waiting", []), waiting
+    assert "is still open and began before the compaction committed" in waiting["message"], waiting
     before = sorted(p.name for p in Path(location).iterdir())
     first = txns["committed"][0].write_id
     assert f"delta_{first:07d}_{first:07d}_0000" in before
@@ -738,8 +740,11 @@ def test_acidflow_lease_on_the_hms_survives_a_compaction_and_clean(
     deltas_before = sorted(p.name for p in location.iterdir() if p.name.startswith("delta_"))
 
     assert acidflow(["lease", "renew", str(lease_id), *common, "--ttl", "600"]) == 0
+    capsys.readouterr()
     assert acidflow(["clean", *common, "--json"]) == 0
-    assert "lease_t" not in capsys.readouterr().out  # the lease txn is older than the compaction's commit
+    # the lease txn is older than the compaction's commit: the entry waits for it, nothing deleted
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["status"], r["actions"]) for r in results if "lease_t" in json.dumps(r)] == [("waiting", [])]
     assert sorted(p.name for p in location.iterdir() if p.name.startswith("delta_")) == deltas_before
 
     capsys.readouterr()

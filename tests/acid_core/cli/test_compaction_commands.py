@@ -112,3 +112,58 @@ def test_cli_compact_table_and_quarantine_restore(warehouse, capsys):
     with Warehouse.open(location, heartbeat_seconds=None) as wh:
         history.warehouse = wh
         assert read_rows(history) == expected
+
+
+def test_cli_clean_reports_why_a_ready_compaction_waits_then_cleans_it(warehouse, capsys):
+    """A compaction held back by an older open transaction is reported 'waiting' with its reason.
+
+    Hive's findReadyToClean leaves such an entry out silently; `acidflow clean` used to print
+    nothing. Exit 0 (waiting is not a failure); nothing is deleted until the transaction ends.
+    """
+    location, history, expected = warehouse
+    args = ["--warehouse", location]
+    with Warehouse.open(location, heartbeat_seconds=None) as wh:
+        reader_txn = wh.metastore.open_txn(user="reader")
+    assert (
+        run(
+            [
+                "compact",
+                "--table",
+                "t",
+                "--partition",
+                "p=a",
+                "--type",
+                "major",
+                "--executor",
+                "embedded",
+                *args,
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    partition_dir = os.path.join(location, "t", "p=a")
+    before = sorted(os.listdir(partition_dir))
+
+    assert run(["clean", *args]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("compaction 1: waiting: default.t partition p=a: transaction ")
+    assert f"transaction {reader_txn} is still open" in out
+    assert sorted(os.listdir(partition_dir)) == before
+    assert run(["clean", "--json", *args]) == 0
+    [entry] = json_lines(capsys.readouterr().out)
+    assert (entry["compaction_id"], entry["status"], entry["actions"]) == (1, "waiting", [])
+
+    with Warehouse.open(location, heartbeat_seconds=None) as wh:
+        wh.metastore.abort_txn(reader_txn)
+    assert run(["clean", "--retention", "3600", *args]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("compaction 1: waiting: default.t partition p=a: its retention runs until ")
+    assert sorted(os.listdir(partition_dir)) == before
+
+    assert run(["clean", "--json", *args]) == 0
+    assert [r["status"] for r in json_lines(capsys.readouterr().out)] == ["cleaned"]
+    assert sorted(os.listdir(partition_dir)) != before
+    with Warehouse.open(location, heartbeat_seconds=None) as wh:
+        history.warehouse = wh
+        assert read_rows(history) == expected
