@@ -33,7 +33,8 @@ of every session it restores when it restarts: a ZooKeeper restarted more often 
 timeout (a crash loop) kept a killed compactor's maintenance lock for minutes (the long soak with
 faults, seed 1194515100). A dead process cannot write, so nothing needs fencing; a node of another
 host, or with no ``pid`` (an older acidflow), waits for its session to expire as before. Host names
-must tell machines apart (as for the SQL locks and Hive's ``revokeFromLocalWorkers``).
+must tell machines apart, and the processes of one host name must share a PID namespace (not so
+for containers with host networking), as for the SQL locks and Hive's ``revokeFromLocalWorkers``.
 
 Fair mode (``fair=True``): a request with at least one X that is refused creates one ephemeral
 sequential ``wait-`` marker under each of its X objects, kept across its retries and deleted once
