@@ -18,7 +18,12 @@ alone does not make the exit status 1. With ``--executor auto`` compactions whos
 
 Not here: the rules (``initiator``, ``planner``), the work (``worker``).
 Errors: an ``AcidError`` propagates to ``app.main`` (one line on stderr, exit 1); a failed
-compaction is one ``compaction N: failed: ...`` line and exit 1.
+compaction is one ``compaction N: failed: ...`` line and exit 1. A compaction refused because its
+maintenance lock is taken (``compaction N: refused: the maintenance lock of ... is taken: ...``,
+naming the holder) also exits 1: the work asked for was not done and is worth retrying later, as
+``clean`` exits 1 for a cleaning it will retry (a scheduler retries the task). Hive's other
+refusals (nothing worth compacting, a table acidflow does not compact) are answers, not
+failures: exit 0.
 """
 
 from __future__ import annotations
@@ -152,7 +157,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed."""
+    """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed or found its lock taken."""
     from acid_core.cli.progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import (
@@ -253,4 +258,4 @@ def run_compact(args: argparse.Namespace) -> int:
             )
     for entry in failed:
         print(f"compaction {entry.id}: failed: {entry.error_message}")
-    return 1 if failed else 0
+    return 1 if failed or any(outcome.lock_refused for outcome in outcomes) else 0

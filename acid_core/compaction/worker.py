@@ -242,6 +242,8 @@ class CompactionOutcome:
         input_bytes: bytes of the inputs.
         executor: ``embedded`` or ``large`` (the large-table runner).
         seconds: wall time.
+        lock_refused: ``refused`` only because the maintenance lock was taken: nothing was
+            wrong with the compaction, it could not start now (worth running again later).
     """
 
     compaction_id: int
@@ -252,6 +254,7 @@ class CompactionOutcome:
     input_bytes: int = 0
     executor: str = "embedded"
     seconds: float = 0.0
+    lock_refused: bool = False
 
 
 def input_bytes(io: FileIO, root: str, plan: CompactionPlan) -> int:
@@ -428,7 +431,7 @@ def execute_compaction(
     except LockTimeoutError as refused:
         reason = f"the maintenance lock of {target.to_name()} is taken: {refused}"
         metastore.mark_refused(compaction.id, reason)
-        return CompactionOutcome(compaction.id, "refused", reason)
+        return CompactionOutcome(compaction.id, "refused", reason, lock_refused=True)
     except AcidError as error:  # e.g. the lock service is down: nothing started, nothing stays 'working'
         message = _describe(error)
         _best_effort("mark failed", lambda: _fail_if_active(metastore, compaction.id, message))

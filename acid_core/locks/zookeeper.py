@@ -9,7 +9,7 @@ The znode tree (``root`` defaults to ``/acidflow/locks``)::
             wait-0000000002                             fair mode: a waiting writer's marker
             #maintenance/write-0000000000               the compaction worker's maintenance lock
 
-Each lock node's data is JSON: ``{"holder", "host", "txn_id", "acquired_at", "mode", "object",
+Each lock node's data is JSON: ``{"holder", "host", "pid", "txn_id", "acquired_at", "mode", "object",
 "token"}``; SHOW LOCKS EXTENDED reads it and so does a refusal message.
 
 The protocol, per ``acquire`` attempt: the objects, completed with their parents by
@@ -24,6 +24,18 @@ Correctness rests on the sequence order: of two incompatible nodes on one object
 always sees the earlier one, so at most one of them can be granted. Nobody waits while holding a
 lock, so there is no deadlock; the jitter keeps symmetric retriers from live-locking.
 
+Dead local holders: a conflicting node whose ``host`` is this manager's host and whose ``pid`` is a
+process that has ended (``kill -9``; a zombie; a process ID reused by a process started after the
+node's ``acquired_at``: ``acid_core.locks.is_dead_local_process``) is deleted at once and does not
+refuse the attempt, as ``SqlLockManager`` frees a dead local owner's session. Without this such a
+node lives until the dead process's session expires, and ZooKeeper re-arms the full session timeout
+of every session it restores when it restarts: a ZooKeeper restarted more often than the session
+timeout (a crash loop) kept a killed compactor's maintenance lock for minutes (the long soak with
+faults, seed 1194515100). A dead process cannot write, so nothing needs fencing; a node of another
+host, or with no ``pid`` (an older acidflow), waits for its session to expire as before. Host names
+must tell machines apart, and the processes of one host name must share a PID namespace (not so
+for containers with host networking), as for the SQL locks and Hive's ``revokeFromLocalWorkers``.
+
 Fair mode (``fair=True``): a request with at least one X that is refused creates one ephemeral
 sequential ``wait-`` marker under each of its X objects, kept across its retries and deleted once
 it is granted or gives up. A request made only of S treats a ``wait-`` child with a lower sequence
@@ -33,8 +45,9 @@ Markers are never listed by ``show``; the node of an attempt that is about to be
 (for a few milliseconds, as in Hive), since ``show`` reads the tree without any lock.
 
 Invariants: lock nodes are ephemeral, so everything a session holds disappears with it; a node is
-deleted exactly by its owner or by the session's end; empty partition znodes are deleted on
-release (best effort, as Hive does) and recreated on demand; table and database znodes are kept.
+deleted exactly by its owner, by the session's end, or by another manager of the same host once
+the owner's process is dead; empty partition znodes are deleted on release (best effort, as Hive
+does) and recreated on demand; table and database znodes are kept.
 
 Not here: which locks a statement needs (``acid_core.locks.planner``).
 
@@ -60,7 +73,10 @@ released handle is a no-op.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import threading
 import uuid
 from datetime import datetime
@@ -85,7 +101,7 @@ from acid_core.errors import (
     LockRefusedError,
     LockServiceUnavailableError,
 )
-from acid_core.locks.liveness import default_host
+from acid_core.locks.liveness import default_host, is_dead_local_process
 from acid_core.locks.port import (
     DEFAULT_RETRIES,
     DEFAULT_WAIT_SECONDS,
@@ -106,6 +122,8 @@ if TYPE_CHECKING:
     from acid_core.types import TxnId
 
 __all__ = ["DEFAULT_ROOT", "KazooLockManager"]
+
+_LOG = logging.getLogger(__name__)
 
 DEFAULT_ROOT = "/acidflow/locks"
 READ_PREFIX = "read-"
@@ -259,7 +277,7 @@ class KazooLockManager:
         _validate_retry(retries, wait_seconds)
         planned = plan_lock_set(requests)
         token = uuid.uuid4().hex
-        payload = {"holder": holder, "host": self.host, "txn_id": txn_id, "token": token}
+        payload = {"holder": holder, "host": self.host, "pid": os.getpid(), "txn_id": txn_id, "token": token}
         state = _Attempt(planned, token, json.dumps(payload).encode())
 
         def attempt(_number: int) -> tuple[LockHandle | None, list[LockInfo]]:
@@ -313,6 +331,11 @@ class KazooLockManager:
                     if c != own and _is_conflict(c, own_sequence, request.mode, pure_read=state.pure_read)
                 ]
                 if conflicting:
+                    # Nodes with a lower sequence only: removing a dead holder's cannot let in anyone
+                    # whom the sequence order would refuse.
+                    reaped = self._reap_dead_holders(path, conflicting)
+                    conflicting = [c for c in conflicting if c not in reaped]
+                if conflicting:
                     self._delete_quietly([node, *created])
                     created = []
                     if self.fair and state.writes and not state.markers:
@@ -362,8 +385,46 @@ class KazooLockManager:
             # Best effort: an orphan left here is ephemeral and goes away with this session.
             return
 
+    def _reap_dead_holders(self, path: str, children: Iterable[str]) -> set[str]:
+        """Delete the nodes among ``children`` whose owner is a dead process of this host.
+
+        Returns:
+            The names of the nodes that are gone (deleted here, or already gone).
+        """
+        reaped: set[str] = set()
+        for child in children:
+            node = f"{path}/{child}"
+            try:
+                raw, _ = self._client.get(node)
+            except NoNodeError:
+                reaped.add(child)  # released (or its session ended) since the listing
+                continue
+            try:
+                data = json.loads(raw or b"{}")
+                pid = data.get("pid")
+                acquired = data.get("acquired_at")
+                started = datetime.fromisoformat(acquired).timestamp() if acquired else None
+            except (ValueError, TypeError, AttributeError):
+                continue  # not our JSON: leave it to its session
+            if not isinstance(pid, int) or not is_dead_local_process(
+                str(data.get("host")), pid, started=started, local_host=self.host
+            ):
+                continue
+            with contextlib.suppress(NoNodeError):  # its session expired meanwhile
+                self._client.delete(node)
+            _LOG.info(
+                "freed ZooKeeper lock node %s of %r: its process %d on %r is dead",
+                node,
+                data.get("holder"),
+                pid,
+                self.host,
+            )
+            reaped.add(child)
+        return reaped
+
     def _create_markers(self, state: _Attempt) -> None:
         data = json.loads(state.data)
+        data["acquired_at"] = _now().isoformat()  # the markers' owner, for dead-holder detection
         for obj in state.writes:
             data["mode"], data["object"] = LockMode.EXCLUSIVE.value, obj.to_name()
             node = self._create(

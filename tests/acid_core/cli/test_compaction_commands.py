@@ -167,3 +167,36 @@ def test_cli_clean_reports_why_a_ready_compaction_waits_then_cleans_it(warehouse
     with Warehouse.open(location, heartbeat_seconds=None) as wh:
         history.warehouse = wh
         assert read_rows(history) == expected
+
+
+def test_cli_compact_refused_by_a_taken_maintenance_lock_exits_1_then_0_once_free(
+    warehouse, capsys, monkeypatch
+):
+    """The work asked for was not done and is worth retrying: exit 1, the holder named (as ``clean``
+    exits 1 for a cleaning it will retry). Was: exit 0 (the long ZooKeeper soak's final check
+    printed "exit 0: compaction 81: refused: the maintenance lock of default.t is taken")."""
+    from acid_core.locks import LockMode, LockRequest, open_lock_manager, parse_lock_object
+
+    location, _, _ = warehouse
+    monkeypatch.setenv("ACIDFLOW_LOCK_MANAGER", "sql")
+    monkeypatch.delenv("ACIDFLOW_ZOOKEEPER", raising=False)
+    argv = ["compact", "--table", "default.t", "--partition", "p=a", "--type", "major"]
+    argv += ["--executor", "embedded", "--warehouse", location]
+    locks = open_lock_manager(warehouse=location)
+    try:
+        handle = locks.acquire(
+            [LockRequest(parse_lock_object("default.t/p=a#maintenance"), LockMode.EXCLUSIVE)],
+            holder="compaction 99",
+        )
+        code = run(argv)
+        locks.release(handle)
+    finally:
+        locks.close()
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert out.startswith(
+        "compaction 1: refused: the maintenance lock of default.t/p=a is taken: Could not lock "
+    ), out
+    assert "held in exclusive mode by 'compaction 99'" in out
+    assert run(argv) == 0
+    assert capsys.readouterr().out.startswith("compaction 2: compacted: ")

@@ -7,7 +7,11 @@ children under the object's znode, compared by sequence number.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -17,7 +21,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from acid_core.errors import LockRefusedError, LockServiceUnavailableError
-from acid_core.locks import LockMode, LockRequest, parse_lock_object
+from acid_core.locks import LockMode, LockRequest, default_host, parse_lock_object
 from acid_core.locks.zookeeper import KazooLockManager
 from tests.fixtures.zookeeper import free_port
 
@@ -78,6 +82,7 @@ def test_znodes_are_ephemeral_sequential_read_and_write_children_with_json_data(
         "db.t/p=1",
     )
     assert data["host"]
+    assert data["pid"] == os.getpid()
     assert data["acquired_at"].endswith("+00:00")
 
 
@@ -168,3 +173,98 @@ def test_unreachable_zookeeper_raises_service_unavailable():
         LockServiceUnavailableError, match=rf"Could not connect to ZooKeeper at '127.0.0.1:{port}'"
     ):
         KazooLockManager(f"127.0.0.1:{port}", connect_timeout=1)
+
+
+def _ended_pid() -> int:
+    """The process ID of a process that has ended (and was reaped)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    return int(proc.stdout)
+
+
+@pytest.mark.parametrize(
+    ("owner", "reaped"),
+    [
+        pytest.param(
+            lambda: {"host": default_host(), "pid": _ended_pid(), "acquired_at": None},
+            True,
+            id="dead-local-pid",
+        ),
+        pytest.param(
+            lambda: {"host": default_host(), "pid": os.getpid(), "acquired_at": "2000-01-01T00:00:00+00:00"},
+            True,
+            id="pid-reused-by-a-later-process",
+        ),
+        pytest.param(
+            lambda: {"host": default_host(), "pid": os.getpid(), "acquired_at": None},
+            False,
+            id="live-local-pid",
+        ),
+        pytest.param(
+            lambda: {"host": "another-host", "pid": _ended_pid(), "acquired_at": None}, False, id="other-host"
+        ),
+        pytest.param(lambda: {"host": default_host(), "acquired_at": None}, False, id="no-pid"),
+        pytest.param(
+            lambda: {"host": default_host(), "pid": "12", "acquired_at": None}, False, id="pid-not-an-int"
+        ),
+    ],
+)
+def test_conflicting_node_of_dead_local_process_is_deleted_others_refuse(managers, raw, root, owner, reaped):
+    """A write node whose owner is a dead process of this host is freed at once (its session, the raw
+    client's here, is still alive: the decision is the owner's process, as for the SQL locks); any
+    owner not certainly dead keeps refusing until its session ends."""
+    a = managers()
+    path = f"{root}/db/t/#maintenance"
+    data = {"holder": "compaction 67", "mode": "exclusive", "object": "db.t#maintenance", **owner()}
+    node = raw.create(
+        f"{path}/write-", json.dumps(data).encode(), ephemeral=True, sequence=True, makepath=True
+    )
+    requests = [req("db.t", "S"), LockRequest(parse_lock_object("db.t#maintenance"), LockMode.EXCLUSIVE)]
+    if reaped:
+        handle = a.acquire(requests, holder="compaction 81", retries=0)
+        assert raw.exists(node) is None
+        a.release(handle)
+    else:
+        with pytest.raises(LockRefusedError, match=r"held in exclusive mode by 'compaction 67'"):
+            a.acquire(requests, holder="compaction 81", retries=0)
+        assert raw.exists(node) is not None
+
+
+def test_killed_holder_lock_freed_at_once_even_after_zookeeper_restart_rearms_its_session(
+    managers, zookeeper_server, root
+):
+    """The long soak's failure (seed 1194515100): a compactor killed with SIGKILL while it held the
+    maintenance lock; each ZooKeeper restart restores the dead session with its full timeout again,
+    so with restarts more frequent than the timeout its node never went away and every later
+    compaction was refused for minutes. The next acquire on the same host frees it at once."""
+    spec = json.dumps({"kind": "zookeeper", "hosts": zookeeper_server.hosts, "root": root})
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), "hold", spec, "db.t#maintenance", "X", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+    )
+    try:
+        assert proc.stdout.readline().strip() == b"ACQUIRED", proc.stderr.read().decode()[-2000:]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        zookeeper_server.restart()  # the dead session is restored, its 30 s timeout re-armed
+        observer = managers()
+        assert [str(i.object) for i in observer.show()] == ["db.t", "db.t#maintenance"], (
+            "the dead session's nodes"
+        )
+        handle = observer.acquire([req("db.t#maintenance", "X")], holder="next compaction", retries=0)
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+    # Only what conflicted is freed: the dead holder's S on the table goes with its session.
+    assert sorted((str(i.object), i.holder) for i in observer.show(extended=True)) == [
+        ("db.t", "doomed"),
+        ("db.t", "next compaction"),
+        ("db.t#maintenance", "next compaction"),
+    ]
+    observer.release(handle)
