@@ -1,4 +1,4 @@
-"""The initiator's skip of unchanged partitions on real Hive 3.1.3 and 4.0.1 Metastores.
+"""The initiator's skip of unchanged partitions on real Hive 2.3.10, 3.1.3 and 4.0.1 Metastores.
 
 Each cycle opens the metastore anew (as a restarted ``acidflow initiate`` does): the marks live in
 acidflow's side store (``ACIDFLOW_LEASE_STORE``, here a SQLite file) and carry the compactor's
@@ -8,7 +8,9 @@ counting wrapper around what ``file_io_for`` returns to the initiator), by path.
 With the backend database (``ACIDFLOW_HMS_DB``) the skip is exact per partition
 (COMPLETED_TXN_COMPONENTS under the newly valid write IDs, TXN_COMPONENTS of aborted txns); by
 Thrift alone it is per table (the write-ID list unchanged and no aborted write in it: nothing
-listed; else every partition).
+listed; else every partition). On 2.3 write IDs are txn IDs: the backend's CTC_TXNID answers, and
+by Thrift alone the table's list is the whole HMS's txn list (any transaction anywhere lists it
+all; these tests run nothing else in between).
 
 Writes come from acidflow's HMS-mode writer (``acidflow sql INSERT``: open_txns,
 allocate_table_write_ids, lock with isTransactional, the delta files, commit_txn) and a Hive-style
@@ -30,11 +32,21 @@ from acid_core.metastore.factory import open_metastore
 pytestmark = [pytest.mark.integration("hive"), pytest.mark.slow, pytest.mark.timeout(600)]
 
 PARTITIONS = 6
-_SERVERS = {"3.1.3": "hive_metastore_server_31", "4.0.1": "hive_metastore_server_4"}
+_SERVERS = {
+    "2.3.10": "hive_metastore_server",
+    "3.1.3": "hive_metastore_server_31",
+    "4.0.1": "hive_metastore_server_4",
+}
 
 
 @pytest.fixture(scope="module", params=list(_SERVERS), ids=lambda v: f"hive-{v}")
 def server(request):
+    return request.getfixturevalue(_SERVERS[request.param])
+
+
+@pytest.fixture(scope="module", params=["3.1.3", "4.0.1"], ids=lambda v: f"hive-{v}")
+def write_id_server(request):
+    """The servers with table write IDs (the Thrift-only skip is per table there)."""
     return request.getfixturevalue(_SERVERS[request.param])
 
 
@@ -83,6 +95,10 @@ def calls(monkeypatch):
 @pytest.fixture
 def env(server, tmp_path, monkeypatch):
     """The side store in ``tmp_path`` (it survives the "restarts"); the table's name."""
+    return _env(tmp_path, monkeypatch)
+
+
+def _env(tmp_path, monkeypatch):
     monkeypatch.setenv("ACIDFLOW_LEASE_STORE", f"sqlite:///{tmp_path / 'side.sqlite'}")
     for name in ("ACIDFLOW_HMS_DB", "ACIDFLOW_LOCK_MANAGER", "ACIDFLOW_ZOOKEEPER"):
         monkeypatch.delenv(name, raising=False)
@@ -103,7 +119,9 @@ def _create_and_fill(server, tmp_path, capsys, table):
         tmp_path,
         capsys,
         f"CREATE DATABASE {database}",
-        f"CREATE TABLE {table} (id int, v string) PARTITIONED BY (p int) STORED AS ORC "
+        # bucketed: Hive 2.3 refuses an unbucketed ACID table
+        f"CREATE TABLE {table} (id int, v string) PARTITIONED BY (p int) CLUSTERED BY (id) INTO 1 BUCKETS "
+        "STORED AS ORC "
         "TBLPROPERTIES ('transactional'='true', "
         "'compactorthreshold.hive.compactor.delta.num.threshold'='2')",
         f"INSERT INTO {table} PARTITION (p) VALUES {values}",
@@ -168,11 +186,12 @@ def test_hms_initiator_with_backend_db_lists_only_changed_partitions(server, env
 
 
 def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_move(
-    server, env, tmp_path, capsys, calls
+    write_id_server, tmp_path, capsys, calls, monkeypatch
 ):
     """Without the backend database the unit is the table: unchanged -> nothing listed; one
     write anywhere -> every partition listed, and still only the partition due is queued."""
-    table = env
+    server = write_id_server
+    table = _env(tmp_path, monkeypatch)
     _create_and_fill(server, tmp_path, capsys, table)
     everything = [f"p={p}" for p in range(PARTITIONS)]
 
@@ -192,3 +211,19 @@ def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_mov
     decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
     assert decided == everything
     assert stats.reasons == {"table_written": PARTITIONS}
+
+
+def test_hive23_initiator_by_thrift_alone_lists_the_table_after_any_transaction(
+    hive_metastore_server, tmp_path, capsys, calls, monkeypatch
+):
+    """Hive 2.3 has no table write IDs: a table's list is the HMS's txn list, so by Thrift alone a
+    transaction on any other table lists every partition again (never a skip it cannot prove)."""
+    server, table = hive_metastore_server, _env(tmp_path, monkeypatch)
+    _create_and_fill(server, tmp_path, capsys, table)
+    assert len(_cycle(server, tmp_path, table, calls, hms_db=False)[0]) == PARTITIONS
+
+    other = table.replace(".t", ".other")
+    _sql(server, tmp_path, capsys, f"CREATE TABLE {other} (id int) CLUSTERED BY (id) INTO 1 BUCKETS "
+         "STORED AS ORC TBLPROPERTIES ('transactional'='true')", f"INSERT INTO {other} VALUES (1)")  # fmt: skip
+    decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
+    assert (len(decided), stats.reasons) == (PARTITIONS, {"table_written": PARTITIONS})

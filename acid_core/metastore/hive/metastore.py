@@ -1259,14 +1259,27 @@ class HiveMetastore(Metastore):
         ``ACIDFLOW_LEASE_STORE`` or ``<warehouse>/.acidflow/metastore.sqlite``, so they survive
         a restart of acidflow. With ``ACIDFLOW_LEASE_STORE=none`` every cycle lists everything.
         """
-        store = self._marks_store("load the initiator's marks")
-        return {} if store is None else store.load_initiator_marks()
+        operation = "load the initiator's marks"
+        store = self._marks_store(operation)
+        try:
+            return {} if store is None else store.load_initiator_marks()
+        except AcidError as error:
+            _LOG.warning("%s: %s; every partition is listed", operation, error)
+            return {}
 
     def commit_initiator_mark(self, mark: InitiatorMark) -> None:
-        """See ``Metastore.commit_initiator_mark``: into the side store (dropped without one)."""
-        store = self._marks_store("keep the initiator's mark")
-        if store is not None:
-            store.commit_initiator_mark(mark)
+        """See ``Metastore.commit_initiator_mark``: into the side store (dropped without one).
+
+        A mark that cannot be written is logged and dropped: the table's older mark (or none)
+        stays, and the next cycle lists more, never less.
+        """
+        operation = f"keep the initiator's mark of {mark.table}"
+        store = self._marks_store(operation)
+        try:
+            if store is not None:
+                store.commit_initiator_mark(mark)
+        except AcidError as error:
+            _LOG.warning("%s: %s; its next cycle lists more", operation, error)
 
     def list_partition_changes(
         self,
