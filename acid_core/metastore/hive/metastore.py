@@ -37,7 +37,9 @@ on 3.x below the lowest open txn (a base above an open reader's snapshot would h
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
 reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
 transaction holding a SHARED_READ lock, with its snapshot recorded in acidflow's side store
-(``hive.leases``); the side store also keeps the backlog history.
+(``hive.leases``); the side store also keeps the backlog history and the initiator's marks
+(``list_partition_changes`` answers by write ID: exact per partition from the backend database,
+per table by Thrift alone).
 
 Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
 Queue transitions on 2.3 are guarded UPDATEs (``hive.queue_sql``), so concurrent compactors,
@@ -1246,9 +1248,7 @@ class HiveMetastore(Metastore):
         try:
             return self._leases.store()
         except AcidError as error:
-            _LOG.warning(
-                "%s: acidflow's side store is not available (%s); every partition is listed", operation, error
-            )
+            _LOG.warning("%s: acidflow's side store is not available (%s)", operation, error)
             return None
 
     def load_initiator_marks(self) -> dict[str, InitiatorMark]:
