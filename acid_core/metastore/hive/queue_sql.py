@@ -503,6 +503,10 @@ class HiveQueueSql(Hive4QueuePart):
         if newly_valid.also:
             ids = f"({ids} OR {q(id_column)} IN :also)"
             params["also"] = list(newly_valid.also)
+        if id_column == "CTC_WRITEID":
+            # A row without a write ID (written before an upgrade from 2.x, or by a writer that
+            # locked without allocating one) cannot be placed in time: listed, never skipped.
+            ids = f"({ids} OR {q(id_column)} IS NULL)"
         written = text(
             f"SELECT DISTINCT {q('CTC_PARTITION')} FROM {q('COMPLETED_TXN_COMPONENTS')} "
             f"WHERE {q('CTC_DATABASE')} = :db AND {q('CTC_TABLE')} = :tbl AND {ids}"
@@ -515,10 +519,7 @@ class HiveQueueSql(Hive4QueuePart):
             f"(SELECT {q('TXN_ID')} FROM {q('TXNS')} WHERE {q('TXN_STATE')} = :aborted)"
         )
         with self._tx("list_partition_changes") as c:
-            if newly_valid.is_empty:
-                written_partitions: frozenset[str | None] = frozenset()
-            else:
-                written_partitions = frozenset(c.execute(written, params).scalars())
+            written_partitions = frozenset(c.execute(written, params).scalars())
             aborted_partitions = frozenset(c.execute(aborted, params).scalars())
         return written_partitions, aborted_partitions
 
