@@ -236,6 +236,7 @@ class HiveMetastore(Metastore):
         self._leases = HiveLeases(self, connection, lease_store, clock=clock)
         self._write_ids_supported: bool | None = None
         self._worker_calls_supported: bool | None = None
+        self._marks_unavailable = False
 
     # -- plumbing ------------------------------------------------------------------------------
     def __enter__(self) -> HiveMetastore:
@@ -1245,9 +1246,13 @@ class HiveMetastore(Metastore):
         Losing the marks only costs listings (the next cycle lists every partition), so a side
         store that cannot be opened does not stop the initiator.
         """
+        if self._marks_unavailable:
+            return None
         try:
             return self._leases.store()
         except AcidError as error:
+            # Once per adapter: a cycle over 10,000 tables would say it 10,000 times.
+            self._marks_unavailable = True
             _LOG.warning("%s: acidflow's side store is not available (%s)", operation, error)
             return None
 
