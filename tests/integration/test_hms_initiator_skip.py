@@ -145,13 +145,17 @@ def _cycle(server, tmp_path, table, calls, hms_db):
     return decided, listed, stats, queued
 
 
-def _abort_a_write(server, tmp_path, table, partition):
-    """A Hive-style writer that dies: open_txns, allocate + lock (TXN_COMPONENTS), abort_txn."""
+def _hive_style_write(server, tmp_path, table, partition, *, commit):
+    """A Hive-style writer's transaction by Thrift: open_txns, allocate + lock (TXN_COMPONENTS),
+    then commit_txn (COMPLETED_TXN_COMPONENTS) or abort_txn (a writer that died)."""
     store = open_metastore(server.uri, str(tmp_path), hms_db="")
     try:
         txn = store.open_txn()
         store.add_write_component(txn, table, partition, WriteOperation.INSERT)
-        store.abort_txn(txn)
+        if commit:
+            store.commit_txn(txn)
+        else:
+            store.abort_txn(txn)
     finally:
         store.close()
 
@@ -177,12 +181,17 @@ def test_hms_initiator_with_backend_db_lists_only_changed_partitions(server, env
     assert (decided, listed, stats.reasons) == (["p=3"], ["p=3"], {"written": 1})
     assert queued == {"p=3"}
 
-    _abort_a_write(server, tmp_path, table, "p=5")
+    _hive_style_write(server, tmp_path, table, "p=5", commit=False)
     decided, listed, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=True)
     # p=3: its compaction is queued (listed until it ends); p=5: the aborted write
     assert decided == ["p=3", "p=5"]
     assert listed in (["t"], ["p=3", "p=5"])  # 2 of 6: over 2%, so the table at once
     assert stats.reasons == {"compaction_activity": 1, "aborted_writes": 1}
+
+    _hive_style_write(server, tmp_path, table, "p=1", commit=True)
+    decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=True)
+    assert decided == ["p=1", "p=3", "p=5"]
+    assert stats.reasons == {"written": 1, "compaction_activity": 1, "aborted_writes": 1}
 
 
 def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_move(
@@ -207,7 +216,7 @@ def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_mov
     decided, listed, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
     assert (decided, listed, stats.reasons) == (["p=3"], ["p=3"], {"compaction_activity": 1})
 
-    _abort_a_write(server, tmp_path, table, "p=5")
+    _hive_style_write(server, tmp_path, table, "p=5", commit=False)
     decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
     assert decided == everything
     assert stats.reasons == {"table_written": PARTITIONS}
