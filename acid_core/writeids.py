@@ -47,12 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LONG_MAX",
+    "NewlyValidWriteIds",
     "RangeResponse",
     "ValidCompactorWriteIdList",
     "ValidTxnList",
     "ValidWriteIdList",
     "parse_valid_compactor_write_id_list",
     "parse_valid_txn_list",
+    "newly_valid_write_ids",
     "parse_valid_write_id_list",
     "to_compactor_write_id_list",
 ]
@@ -439,3 +441,53 @@ def parse_valid_compactor_write_id_list(value: str) -> ValidCompactorWriteIdList
     return ValidCompactorWriteIdList(
         reader.high_watermark, reader.open_ids, reader.aborted_ids, reader.min_open_id, reader.table_name
     )
+
+
+@dataclass(frozen=True, slots=True)
+class NewlyValidWriteIds:
+    """The write IDs valid in one snapshot of a table and not in an earlier one (``newly_valid_write_ids``).
+
+    Attributes:
+        above: IDs greater than this ...
+        up_to: ... and at most this (an empty range when ``up_to <= above``) ...
+        also: ... and these, at or below ``above``: exceptions of the earlier snapshot (open or
+            aborted then) that the later one holds valid, ascending.
+
+    Every ID in the range that the later snapshot does not hold valid (open or aborted in it) is
+    included too: the range is a superset, meant to be matched against committed writes only
+    (Hive's COMPLETED_TXN_COMPONENTS), which never hold an open or aborted ID.
+    """
+
+    above: int
+    up_to: int
+    also: tuple[int, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether no ID at all is newly valid."""
+        return self.up_to <= self.above and not self.also
+
+
+def newly_valid_write_ids(previous: ValidWriteIdList, current: ValidWriteIdList) -> NewlyValidWriteIds | None:
+    """The write IDs ``current`` holds valid and ``previous`` did not, or None when that is not a range.
+
+    The initiator's skip in HMS mode (``compaction.backlog``): a write committed under one of these
+    IDs happened (for the compactor) after the previous cycle's snapshot. None when ``current``'s
+    high watermark is below ``previous``'s, or an ID valid before is not valid now (never so for
+    two snapshots of one table taken in order): the caller then trusts neither.
+
+    >>> before, after = ValidWriteIdList(7, open_ids=(5,), aborted_ids=(3,)), ValidWriteIdList(9, aborted_ids=(3,))
+    >>> newly_valid_write_ids(before, after)
+    NewlyValidWriteIds(above=7, up_to=9, also=(5,))
+    >>> newly_valid_write_ids(after, before) is None
+    True
+    """
+    if current.high_watermark < previous.high_watermark:
+        return None
+    for write_id in current.exceptions:
+        if write_id <= previous.high_watermark and previous.is_write_id_valid(write_id):
+            return None
+    also = tuple(
+        w for w in previous.exceptions if w <= previous.high_watermark and current.is_write_id_valid(w)
+    )
+    return NewlyValidWriteIds(previous.high_watermark, current.high_watermark, also)

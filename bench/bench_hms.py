@@ -24,7 +24,12 @@ what acidflow really does against Hive 4. Per server it prints:
   each holding one delta directory, against the HMS listing calls alone (``get_table`` +
   ``show_compactions`` + ``list_partitions`` as the initiator makes them): the ratio, target <= 2x,
   reported with ``bench.goals.report`` (goal ``12``, the server's version in the line), and the
-  Thrift calls one initiator run made, by name.
+  Thrift calls one initiator run made, by name;
+- the initiator's skip (issue 22 item 4): three real cycles over another table of ``--partitions``
+  partitions, each by a fresh adapter (a restart), with the backend database and by Thrift alone:
+  the second cycle (nothing written) must list no partition (goals ``hms-skip-db`` and
+  ``hms-skip-thrift``, target 0.00x), the third, after a write into one partition, lists that
+  one (backend database) or the table (Thrift alone).
 
 ``--smoke`` (CI): 5 repeats and 20 partitions on Hive 2.3.10 (the cheapest server to start: no
 schematool); the goal line says SMOKE instead of a verdict.
@@ -71,6 +76,7 @@ class HmsResult:
     initiator_s: float
     listing_s: float
     goal: goals.Goal
+    skip_goals: tuple[goals.Goal, ...] = ()
 
     def row(self) -> str:
         def pair(p: tuple[float, float]) -> str:
@@ -79,7 +85,11 @@ class HmsResult:
         return (
             f"| {self.label} | {pair(self.txn)} | {pair(self.snapshot)} | {pair(self.lease)} | "
             f"{self.initiator_s:.2f} s / {self.listing_s:.2f} s | {self.goal.ratio:.2f}x "
-            f"{self.goal.verdict} |"
+            f"{self.goal.verdict} | "
+            + ", ".join(
+                f"{g.goal.removeprefix('hms-skip-')} {g.ratio:.2f}x {g.verdict}" for g in self.skip_goals
+            )
+            + " |"
         )
 
 
@@ -250,6 +260,10 @@ def measure(
             command="python -m bench.bench_hms " + ("--smoke" if smoke else f"--hive {label}"),
             smoke=smoke,
         )
+        skip_goals = [
+            _measure_skip(label, uri, db, work, partitions=partitions, smoke=smoke, database=name)
+            for db in ([hms_db, None] if hms_db else [None])
+        ]
         return HmsResult(
             label,
             server_version,
@@ -259,9 +273,130 @@ def measure(
             initiator_s,
             listing_s,
             goal,
+            tuple(skip_goals),
         )
     finally:
         store.close()
+
+
+class _CountingIO:
+    """The ``FileIO`` the initiator gets, recording the directories it lists (wraps ``file_io_for``)."""
+
+    def __init__(self, io: object, listed: list[str]) -> None:
+        self._io, self._listed = io, listed
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._io, name)
+
+    def _list(self, method: str, path: str) -> object:
+        self._listed.append(path.rstrip("/"))
+        return getattr(self._io, method)(path)
+
+    def list_dir(self, path: str) -> object:
+        return self._list("list_dir", path)
+
+    def list_entries(self, path: str) -> object:
+        return self._list("list_entries", path)
+
+    def list_tree(self, path: str) -> object:
+        return self._list("list_tree", path)
+
+
+def _measure_skip(
+    label: str, uri: str, hms_db: str | None, work: Path, *, partitions: int, smoke: bool, database: str
+) -> goals.Goal:
+    """Issue 22 item 4 in HMS mode: three initiator cycles over ``partitions`` partitions, each by a
+    fresh adapter (a restarted process), the marks in the side store.
+
+    Cycle 1 lists everything; cycle 2, nothing written since: the partitions it lists (directly or
+    through a listing of the table) over the partitions (GOAL, target 0.00x); cycle 3, after one
+    Hive-style write (open_txns, allocate + lock, commit_txn) into one partition: what it lists
+    (with the backend database: that partition; by Thrift alone: the table).
+    """
+    from acid_core.compaction import backlog
+    from acid_core.metastore import WriteOperation
+
+    mode = "backend DB" if hms_db else "Thrift only"
+    listed: list[str] = []
+    original = backlog.file_io_for
+
+    def counting(location: str) -> tuple[object, str]:
+        io, root = original(location)
+        return _CountingIO(io, listed), root
+
+    store = open_metastore(uri, str(work / "wh"), hms_db=hms_db or "")
+    try:
+        columns = (Column("id", "int"), Column("name", "string"), Column("salary", "int"))
+        acid = {"transactional": "true", "transactional_properties": "default"}
+        table = store.create_table(
+            TableDefinition(
+                f"{database}.skip_{'db' if hms_db else 'thrift'}",
+                columns,
+                partition_keys=(Column("ds", "string"),),
+                bucket_columns=("id",),
+                num_buckets=1,
+                properties=acid,
+            )
+        )
+        _add_partitions(store, table.database, table.name, partitions)
+        root = table.location.removeprefix("file://").rstrip("/")
+        for i in range(partitions):
+            (Path(root) / f"ds={i:05d}" / "delta_0000001_0000001_0000").mkdir(parents=True, exist_ok=True)
+    finally:
+        store.close()
+
+    def cycle() -> tuple[set[str], float]:
+        """(partitions listed, seconds) of one cycle by a fresh adapter."""
+        listed.clear()
+        fresh = open_metastore(uri, str(work / "wh"), hms_db=hms_db or "")
+        backlog.file_io_for = counting  # type: ignore[assignment]
+        try:
+            started = time.perf_counter()
+            backlog.run_initiator(fresh, tables=[table.full_name], lookback_seconds=0)
+            seconds = time.perf_counter() - started
+        finally:
+            backlog.file_io_for = original
+            fresh.close()
+        names = {f"ds={i:05d}" for i in range(partitions)}
+        seen: set[str] = set()
+        for path in listed:
+            if path == root:
+                seen |= names  # the table at once: every partition
+            elif path.startswith(root + "/"):
+                seen.add(path[len(root) + 1 :].split("/")[0])
+        return seen, seconds
+
+    first, first_s = cycle()
+    second, second_s = cycle()
+    writer = open_metastore(uri, str(work / "wh"), hms_db="")
+    try:
+        txn = writer.open_txn()
+        writer.add_write_component(txn, table.full_name, "ds=00007", WriteOperation.INSERT)
+        writer.commit_txn(txn)
+    finally:
+        writer.close()
+    third, third_s = cycle()
+    print(
+        f"initiator skip ({mode}), {partitions} partitions: cycle 1 listed {len(first)} in {first_s:.2f} s; "
+        f"cycle 2 (nothing written) {len(second)} in {second_s:.2f} s; cycle 3 (one partition "
+        f"written) {len(third)} in {third_s:.2f} s",
+        flush=True,
+    )
+    if len(first) != partitions:
+        raise RuntimeError(f"the first cycle listed {len(first)} partitions; expected {partitions}")
+    if hms_db and third != {"ds=00007"}:
+        raise RuntimeError(
+            f"after a write into ds=00007 the cycle listed {sorted(third)[:5]}...; expected it alone"
+        )
+    return goals.report(
+        f"hms-skip-{'db' if hms_db else 'thrift'}",
+        f"second initiator cycle in HMS mode ({mode}, Hive {label}): LISTs of unchanged partitions / "
+        "unchanged partitions",
+        len(second) / partitions,
+        0.0,
+        command="python -m bench.bench_hms " + ("--smoke" if smoke else f"--hive {label}"),
+        smoke=smoke,
+    )
 
 
 def _profile(action: Callable[[], object], lines: int) -> None:
@@ -338,9 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(
         "\n| Hive (getVersion) | compaction txn open+commit p50 / p99 ms | snapshot read p50 / p99 ms "
-        "| lease take+release p50 / p99 ms | initiator / listing (median of 5) | GOAL 12 (<= 2x) |"
+        "| lease take+release p50 / p99 ms | initiator / listing (median of 5) | GOAL 12 (<= 2x) "
+        "| GOAL hms-skip (second cycle) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for result in results:
         print(result.row().replace(f"| {result.label} |", f"| {result.label} ({result.server_version}) |", 1))
     return 0

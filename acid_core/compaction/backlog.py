@@ -4,13 +4,15 @@
 
     run_initiator(metastore)
         for each full-ACID or insert-only table:
-            its last cycle's mark + the partitions written/aborted since (the metastore)
+            its last cycle's mark + the partitions written/aborted since (the metastore: by
+            time in acidflow's SQL store, by write ID on a Hive Metastore)
             for each partition (or the table) whose listing_reason is not None (initiator, pure):
             compactor's snapshot -> load_directory_state -> PartitionFacts   (sizes, counts, ages)
             queue and history of that partition -> CompactionRecord
             decide_compaction (pure)                                        -> Decision
             enqueue_compaction(type, initiator_id) unless dry_run
-            commit_initiator_mark(table, cycle start, settings fingerprint) unless dry_run
+            commit_initiator_mark(table, cycle start, settings fingerprint, compactor's write-ID
+                                  list) unless dry_run
 
 Listing: a cycle that lists many of a table's partitions lists the table once, recursively
 (``PrelistedFileIO``: one paged LIST on an object store); one that lists one partition, or at most
@@ -45,10 +47,11 @@ from acid_core.compaction.initiator import (
     listing_reason,
 )
 from acid_core.directory import load_directory_state
-from acid_core.errors import AcidError, UnsupportedCompactionError
+from acid_core.errors import AcidError, InvalidWriteIdListError, UnsupportedCompactionError
 from acid_core.fs import PrelistedFileIO, file_io_for
 from acid_core.metastore import CompactionType, TableType
 from acid_core.metastore.port import InitiatorMark, PartitionChanges
+from acid_core.writeids import parse_valid_compactor_write_id_list
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -160,6 +163,19 @@ def collect_facts(
     )
 
 
+def _parse_mark_write_ids(mark: InitiatorMark) -> ValidCompactorWriteIdList | None:
+    """The write-ID list a mark recorded, or None (none recorded, or unreadable: list more, not less)."""
+    if mark.write_ids is None:
+        return None
+    try:
+        return parse_valid_compactor_write_id_list(mark.write_ids)
+    except InvalidWriteIdListError as error:
+        _LOG.warning(
+            "%s: the last cycle's write-ID list is unreadable (%s); listing it all", mark.table, error
+        )
+        return None
+
+
 def _records_by_partition(history: list[CompactionInfo]) -> dict[str | None, list[CompactionRecord]]:
     """A table's queue and history grouped by partition, once per table (not a scan per partition)."""
     records: dict[str | None, list[CompactionRecord]] = {}
@@ -267,9 +283,17 @@ def iter_initiator(
         )
         mark = marks.get(table.full_name)
         previous = None if mark is None else (mark.started_at, mark.fingerprint)
+        # The compactor's view of the table: what this cycle decides at, and (in the mark) what
+        # the next cycle compares its own with.
+        snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
         changes = PartitionChanges(frozenset(), frozenset())
         if mark is not None and mark.fingerprint == fingerprint:
-            changes = metastore.list_partition_changes(table.full_name, mark.started_at - lookback_seconds)
+            changes = metastore.list_partition_changes(
+                table.full_name,
+                mark.started_at - lookback_seconds,
+                previous_write_ids=_parse_mark_write_ids(mark),
+                write_ids=snapshot[1],
+            )
         partitions: list[tuple[str | None, str]] = []
         for partition, location, created_at in all_partitions:
             reason = listing_reason(
@@ -281,6 +305,7 @@ def iter_initiator(
                 history=records.get(partition, ()),
                 created_at=created_at,
                 lookback_seconds=lookback_seconds,
+                whole_table=changes.whole_table,
             )
             if reason is None:
                 stats.skipped += 1
@@ -296,7 +321,6 @@ def iter_initiator(
                 len(all_partitions),
                 None if mark is None else mark.started_at,
             )
-        snapshot = (txns, metastore.get_compactor_write_ids(table.full_name, txns))
         # Many partitions: one recursive listing of the table instead of several round trips per
         # partition. A few (the partitions changed since the last cycle): one listing each.
         prelisted: FileIO | None = None
@@ -364,4 +388,6 @@ def iter_initiator(
         if not dry_run:
             # Every partition of the table was decided (and what was due queued) at this cycle's
             # snapshot: the next cycle needs to list only what changes from now on.
-            metastore.commit_initiator_mark(InitiatorMark(table.full_name, now, fingerprint))
+            metastore.commit_initiator_mark(
+                InitiatorMark(table.full_name, now, fingerprint, snapshot[1].to_string())
+            )

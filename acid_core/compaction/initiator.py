@@ -34,6 +34,8 @@ every partition. Otherwise a partition is listed only when one of these holds, e
 commit latency):
 
 * it was created at or after ``since`` (a new partition);
+* the table was written since and the metastore cannot tell which partition (``whole_table``: a
+  Hive Metastore reached by Thrift only knows a table's write-ID list);
 * a write committed at or after ``since``, or an aborted write not yet cleaned (the aborted
   count and age rules change with time alone);
 * a compaction of it is queued, working or ready for cleaning, or finished at or after ``since``,
@@ -503,6 +505,7 @@ class ListingReason(StrEnum):
     FIRST_CYCLE = "first_cycle"
     SETTINGS_CHANGED = "settings_changed"
     NEW_PARTITION = "new_partition"
+    TABLE_WRITTEN = "table_written"
     WRITTEN = "written"
     ABORTED = "aborted_writes"
     COMPACTION = "compaction_activity"
@@ -541,6 +544,7 @@ def listing_reason(
     history: Iterable[CompactionRecord] = (),
     created_at: float | None = None,
     lookback_seconds: float = INITIATOR_LOOKBACK_SECONDS,
+    whole_table: bool = False,
 ) -> ListingReason | None:
     """Why this cycle must list ``partition``, or None: nothing changed since the previous cycle.
 
@@ -553,6 +557,9 @@ def listing_reason(
         history: queued and finished compactions of this partition.
         created_at: when the partition was created (epoch seconds), if known.
         lookback_seconds: see ``INITIATOR_LOOKBACK_SECONDS``.
+        whole_table: the table was written or has aborted writes since the previous cycle and
+            the metastore cannot tell which partitions (a Hive Metastore without its backend
+            database): every partition is listed.
 
     Returns:
         The first rule (in the module docstring's order) that requires a listing, or None.
@@ -565,6 +572,8 @@ def listing_reason(
     since = started_at - lookback_seconds
     if created_at is not None and created_at >= since:
         return ListingReason.NEW_PARTITION
+    if whole_table:
+        return ListingReason.TABLE_WRITTEN
     if partition in written:
         return ListingReason.WRITTEN
     if partition in aborted:

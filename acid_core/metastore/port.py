@@ -350,11 +350,15 @@ class InitiatorMark:
         table: ``db.table``.
         started_at: epoch seconds when that cycle started (before its snapshot was taken).
         fingerprint: ``compaction.initiator.initiator_fingerprint`` of that cycle's settings.
+        write_ids: the compactor's ``ValidWriteIdList`` of the table that cycle decided at (Hive's
+            string form), or None when not recorded. A Hive Metastore's changes are asked by
+            write ID, not by time (``list_partition_changes``).
     """
 
     table: str
     started_at: float
     fingerprint: str
+    write_ids: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,10 +370,13 @@ class PartitionChanges:
             the time asked for (``COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP``).
         aborted: partitions with a write of an aborted transaction not cleaned yet
             (``TXN_COMPONENTS`` of ``TXNS`` in state 'a'), whatever its time.
+        whole_table: the table changed (or may have) and the metastore cannot tell which
+            partitions: every partition is to be listed (a Hive Metastore reached by Thrift only).
     """
 
     written: frozenset[str | None]
     aborted: frozenset[str | None]
+    whole_table: bool = False
 
 
 # --------------------------------------------------------------------------------------------
@@ -882,8 +889,24 @@ class Metastore(Protocol):
         """
         ...
 
-    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
-        """Partitions of ``table`` written since ``since`` (epoch seconds) or with uncleaned aborts."""
+    def list_partition_changes(
+        self,
+        table: str,
+        since: float,
+        *,
+        previous_write_ids: ValidWriteIdList | None = None,
+        write_ids: ValidWriteIdList | None = None,
+    ) -> PartitionChanges:
+        """Partitions of ``table`` written since the previous cycle or with uncleaned aborts.
+
+        Args:
+            table: ``db.table``.
+            since: epoch seconds (acidflow's SQL store: writes committed at or after it).
+            previous_write_ids: the compactor's list of the previous cycle (``InitiatorMark.write_ids``).
+            write_ids: the compactor's list of this cycle. A Hive Metastore answers by these two
+                (writes under a write ID valid in ``write_ids`` and not in ``previous_write_ids``),
+                and with ``whole_table`` when either is None.
+        """
         ...
 
     # Housekeeping ------------------------------------------------------------------------------

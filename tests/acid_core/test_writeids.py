@@ -16,10 +16,12 @@ from acid_core.testing import strategies as acid_st
 from acid_core.testing.builders import make_write_id_list
 from acid_core.writeids import (
     LONG_MAX,
+    NewlyValidWriteIds,
     RangeResponse,
     ValidCompactorWriteIdList,
     ValidTxnList,
     ValidWriteIdList,
+    newly_valid_write_ids,
     parse_valid_compactor_write_id_list,
     parse_valid_txn_list,
     parse_valid_write_id_list,
@@ -636,3 +638,60 @@ def test_parse_txn_list_misread_by_hive_raises_naming_it(text, problem):
 def test_parse_write_id_list_unsorted_is_sorted_as_hive_does():
     # ValidReaderWriteIdList.readFromString sorts the exceptions (Arrays.sort): not misread.
     assert parse_valid_write_id_list("db.t:9:5:7,5:6,3").open_ids == (5, 7)
+
+
+# --------------------------------------------------------------------------------------------
+# newly_valid_write_ids: what the initiator's skip asks a Hive Metastore's backend for.
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("previous", "current", "expected"),
+    [
+        ("d.t:5:9223372036854775807::", "d.t:5:9223372036854775807::", NewlyValidWriteIds(5, 5)),
+        ("d.t:5:9223372036854775807::", "d.t:8:9223372036854775807::", NewlyValidWriteIds(5, 8)),
+        # 4 was open at the previous cycle and committed since: below the old watermark, still new
+        ("d.t:5:4:4:", "d.t:5:9223372036854775807::", NewlyValidWriteIds(5, 5, (4,))),
+        ("d.t:5:4:4:2", "d.t:7:9223372036854775807::2,4", NewlyValidWriteIds(5, 7)),
+        # the compactor's lists: aborted IDs stay aborted
+        ("d.t:3:9223372036854775807::2", "d.t:6:9223372036854775807::2,5", NewlyValidWriteIds(3, 6)),
+        # out of order (a lower watermark, or a valid ID turned invalid): nothing to trust
+        ("d.t:8:9223372036854775807::", "d.t:5:9223372036854775807::", None),
+        ("d.t:8:9223372036854775807::", "d.t:8:9223372036854775807::3", None),
+    ],
+    ids=["unchanged", "new-ids", "open-then-committed", "open-then-aborted", "compactor", "lower", "revoked"],
+)
+def test_newly_valid_write_ids_cases(previous, current, expected):
+    result = newly_valid_write_ids(parse_valid_write_id_list(previous), parse_valid_write_id_list(current))
+    assert result == expected
+    assert (result is not None and result.is_empty) == (previous == current)
+
+
+_LATER = {"c": "c", "a": "a", "o": "coa"}  # committed and aborted are final
+
+
+def _snapshot(states: list[str]) -> ValidWriteIdList:
+    open_ids = tuple(i for i, s in enumerate(states, 1) if s == "o")
+    return ValidWriteIdList(
+        high_watermark=len(states),
+        open_ids=open_ids,
+        aborted_ids=tuple(i for i, s in enumerate(states, 1) if s == "a"),
+        min_open_id=min(open_ids, default=None),
+        table_name="d.t",
+    )
+
+
+@given(st.data())
+def test_newly_valid_write_ids_are_exactly_the_ids_valid_now_and_not_before(data):
+    """A model of one table's IDs (committed, aborted, open; allocated in order) at two cycles."""
+    before = data.draw(st.lists(st.sampled_from("cao"), max_size=10))
+    after = [data.draw(st.sampled_from(_LATER[s])) for s in before]
+    after += data.draw(st.lists(st.sampled_from("cao"), max_size=5))  # allocated since
+    previous, current = _snapshot(before), _snapshot(after)
+    newly = newly_valid_write_ids(previous, current)
+    assert newly is not None
+    expected = {w for w in range(1, len(after) + 1) if current.is_write_id_valid(w)}
+    expected -= {w for w in range(1, len(before) + 1) if previous.is_write_id_valid(w)}
+    found = {w for w in range(newly.above + 1, newly.up_to + 1) if current.is_write_id_valid(w)}
+    assert found | set(newly.also) == expected
+    assert set(newly.also) <= set(previous.exceptions)

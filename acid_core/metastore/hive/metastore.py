@@ -37,7 +37,9 @@ on 3.x below the lowest open txn (a base above an open reader's snapshot would h
 Not in the HMS (the HMS does them itself): ``abort_timed_out_txns`` (its AcidHouseKeeperService
 reaps by ``hive.txn.timeout``) and ``housekeeping`` return nothing. A reader lease is an open HMS
 transaction holding a SHARED_READ lock, with its snapshot recorded in acidflow's side store
-(``hive.leases``); the side store also keeps the backlog history.
+(``hive.leases``); the side store also keeps the backlog history and the initiator's marks
+(``list_partition_changes`` answers by write ID: exact per partition from the backend database,
+per table by Thrift alone).
 
 Concurrency: one adapter per thread (a Thrift client is not thread-safe); any number of processes.
 Queue transitions on 2.3 are guarded UPDATEs (``hive.queue_sql``), so concurrent compactors,
@@ -149,6 +151,7 @@ from acid_core.writeids import (
     ValidCompactorWriteIdList,
     ValidTxnList,
     ValidWriteIdList,
+    newly_valid_write_ids,
     to_compactor_write_id_list,
 )
 
@@ -233,6 +236,7 @@ class HiveMetastore(Metastore):
         self._leases = HiveLeases(self, connection, lease_store, clock=clock)
         self._write_ids_supported: bool | None = None
         self._worker_calls_supported: bool | None = None
+        self._marks_unavailable = False
 
     # -- plumbing ------------------------------------------------------------------------------
     def __enter__(self) -> HiveMetastore:
@@ -1236,26 +1240,89 @@ class HiveMetastore(Metastore):
         store = self._leases.store()
         return [] if store is None else store.list_backlog_samples(since, table)
 
-    def load_initiator_marks(self) -> dict[str, InitiatorMark]:
-        """See ``Metastore.load_initiator_marks``: none, so every cycle lists every partition.
+    def _marks_store(self, operation: str) -> SqlMetastore | None:
+        """The side store for the initiator's marks; None (logged) when there is none or it fails to open.
 
-        Not done yet in HMS mode: Hive's ``COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP`` (3.x/4.x; 2.3 has
-        no time there) would answer ``list_partition_changes`` through the backend database, and
-        the marks need a home in that database that Hive's own Initiator does not overwrite.
+        Losing the marks only costs listings (the next cycle lists every partition), so a side
+        store that cannot be opened does not stop the initiator.
         """
-        return {}
+        if self._marks_unavailable:
+            return None
+        try:
+            return self._leases.store()
+        except AcidError as error:
+            # Once per adapter: a cycle over 10,000 tables would say it 10,000 times.
+            self._marks_unavailable = True
+            _LOG.warning("%s: acidflow's side store is not available (%s)", operation, error)
+            return None
+
+    def load_initiator_marks(self) -> dict[str, InitiatorMark]:
+        """See ``Metastore.load_initiator_marks``: from acidflow's side store (none without one).
+
+        The Hive Metastore has no place for them (Hive 4's Initiator keeps one time, for the whole
+        metastore, in AUX_TABLE): they live where the lease records and the backlog history do,
+        ``ACIDFLOW_LEASE_STORE`` or ``<warehouse>/.acidflow/metastore.sqlite``, so they survive
+        a restart of acidflow. With ``ACIDFLOW_LEASE_STORE=none`` every cycle lists everything.
+        """
+        operation = "load the initiator's marks"
+        store = self._marks_store(operation)
+        try:
+            return {} if store is None else store.load_initiator_marks()
+        except AcidError as error:
+            _LOG.warning("%s: %s; every partition is listed", operation, error)
+            return {}
 
     def commit_initiator_mark(self, mark: InitiatorMark) -> None:
-        """See ``Metastore.commit_initiator_mark``: not kept in HMS mode (see ``load_initiator_marks``)."""
+        """See ``Metastore.commit_initiator_mark``: into the side store (dropped without one).
 
-    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
-        """See ``Metastore.list_partition_changes``: not answered in HMS mode (no marks to ask it)."""
-        raise HiveMetastoreCapabilityError(
-            self.description,
-            f"list the partitions of {table} changed since {since}",
-            "acidflow does not read Hive's transaction tables for this yet",
-            "the initiator lists every partition in HMS mode",
-        )
+        A mark that cannot be written is logged and dropped: the table's older mark (or none)
+        stays, and the next cycle lists more, never less.
+        """
+        operation = f"keep the initiator's mark of {mark.table}"
+        store = self._marks_store(operation)
+        try:
+            if store is not None:
+                store.commit_initiator_mark(mark)
+        except AcidError as error:
+            _LOG.warning("%s: %s; its next cycle lists more", operation, error)
+
+    def list_partition_changes(
+        self,
+        table: str,
+        since: float,
+        *,
+        previous_write_ids: ValidWriteIdList | None = None,
+        write_ids: ValidWriteIdList | None = None,
+    ) -> PartitionChanges:
+        """See ``Metastore.list_partition_changes``: by write ID, exact with the backend database.
+
+        What changed since the previous cycle is what the compactor sees now and did not then:
+        the write IDs ``newly_valid_write_ids(previous_write_ids, write_ids)`` (on Hive 2.x the
+        write IDs are txn IDs, and the lists are the txn lists). ``since`` is not used: the
+        HMS's clock, its database's and acidflow's need not agree, write IDs do.
+
+        * With ``ACIDFLOW_HMS_DB``: the partitions of COMPLETED_TXN_COMPONENTS rows under those
+          IDs (CTC_WRITEID; 2.3: CTC_TXNID), and those with TXN_COMPONENTS of aborted
+          transactions (whatever their time), as Hive's ``findPotentialCompactions`` reads them.
+        * Thrift only: no call says which partition a write went to, so either nothing changed
+          (the same write-ID list, no aborted write in it) or ``whole_table``.
+        * Either list missing, or not in order: ``whole_table``.
+        """
+        everything = PartitionChanges(frozenset(), frozenset(), whole_table=True)
+        if previous_write_ids is None or write_ids is None:
+            return everything
+        newly_valid = newly_valid_write_ids(previous_write_ids, write_ids)
+        if newly_valid is None:
+            return everything
+        if self._queue is None:
+            # The aborted rules (count, age) may change with time alone and the list does not say
+            # where the aborted writes are: a table with any is listed whole, as the SQL store
+            # lists each partition with an aborted write.
+            unchanged = newly_valid.is_empty and not write_ids.aborted_ids
+            return PartitionChanges(frozenset(), frozenset(), whole_table=not unchanged)
+        database, name = split_table_name(table)
+        written, aborted = self._queue.partition_changes(database, name, newly_valid)
+        return PartitionChanges(written, aborted)
 
     def housekeeping(
         self, now: float | None = None, *, open_txn_timeout_seconds: float = DEFAULT_OPEN_TXN_TIMEOUT_SECONDS

@@ -33,7 +33,8 @@ MySQL (case-sensitive there: Hive's DDL is upper case) and Derby; tested on Post
 against Hive's own schematool scripts and real 2.3/3.1 servers.
 
 Hive 4's queue (``hive4_*``, read for the cleaner's columns no Thrift call lists) is ``v4``'s
-(``Hive4QueuePart``), on the same connection.
+(``Hive4QueuePart``), on the same connection. ``partition_changes`` (the initiator's skip, read
+only) reads COMPLETED_TXN_COMPONENTS / TXN_COMPONENTS of any of the three versions.
 
 Invariants: every transition is one database transaction with a guarded UPDATE (the row must still
 be in the expected state), so two compactors never claim one entry.
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from sqlalchemy.engine import URL, Connection
+
+    from acid_core.writeids import NewlyValidWriteIds
 
 __all__ = ["HiveQueueRow", "HiveQueueSchema", "HiveQueueSql", "queue_schema_for"]
 
@@ -477,6 +480,48 @@ class HiveQueueSql(Hive4QueuePart):
                     "(SELECT 1 FROM TXN_COMPONENTS WHERE TC_TXNID = TXN_ID)"
                 )
             )
+
+    def partition_changes(
+        self, database: str, table: str, newly_valid: NewlyValidWriteIds
+    ) -> tuple[frozenset[str | None], frozenset[str | None]]:
+        """(written, aborted) partitions of a table, as Hive's ``findPotentialCompactions`` finds them.
+
+        Written: those with a committed write under a newly valid ID, from the COMPLETED_TXN_COMPONENTS
+        rows whose CTC_WRITEID (Hive 3.1 and 4; 2.3: CTC_TXNID, its write IDs being txn IDs) is in
+        ``newly_valid``. Aborted: those in TXN_COMPONENTS of TXNS in state 'a'. Read only, any
+        Hive version (2.3, 3.1, 4: Hive 4's quoted names).
+        """
+        q: Callable[[str], str] = str
+        if self.is_hive4:
+            q = self._engine.dialect.identifier_preparer.quote_identifier
+            id_column = "CTC_WRITEID"
+        else:
+            id_column = "CTC_WRITEID" if self.schema.write_ids else "CTC_TXNID"
+        params: dict[str, object] = {"db": database, "tbl": table, "above": newly_valid.above}
+        params |= {"up_to": newly_valid.up_to, "aborted": "a"}
+        ids = f"({q(id_column)} > :above AND {q(id_column)} <= :up_to)"
+        if newly_valid.also:
+            ids = f"({ids} OR {q(id_column)} IN :also)"
+            params["also"] = list(newly_valid.also)
+        if id_column == "CTC_WRITEID":
+            # A row without a write ID (written before an upgrade from 2.x, or by a writer that
+            # locked without allocating one) cannot be placed in time: listed, never skipped.
+            ids = f"({ids} OR {q(id_column)} IS NULL)"
+        written = text(
+            f"SELECT DISTINCT {q('CTC_PARTITION')} FROM {q('COMPLETED_TXN_COMPONENTS')} "
+            f"WHERE {q('CTC_DATABASE')} = :db AND {q('CTC_TABLE')} = :tbl AND {ids}"
+        )
+        if newly_valid.also:
+            written = written.bindparams(sa.bindparam("also", expanding=True))
+        aborted = text(
+            f"SELECT DISTINCT {q('TC_PARTITION')} FROM {q('TXN_COMPONENTS')} WHERE {q('TC_DATABASE')} = :db "
+            f"AND {q('TC_TABLE')} = :tbl AND {q('TC_TXNID')} IN "
+            f"(SELECT {q('TXN_ID')} FROM {q('TXNS')} WHERE {q('TXN_STATE')} = :aborted)"
+        )
+        with self._tx("list_partition_changes") as c:
+            written_partitions = frozenset(c.execute(written, params).scalars())
+            aborted_partitions = frozenset(c.execute(aborted, params).scalars())
+        return written_partitions, aborted_partitions
 
     def record_attempted(self, database: str, table: str, partition: str | None, type_code: str) -> int:
         """History 'a' (attempted: the initiator could not start it), with an ID from the queue's counter."""

@@ -414,6 +414,8 @@ class InitiatorMarkRow(Base):
     # Epoch ms when that cycle started, before its snapshot.
     started_at: Mapped[int] = mapped_column("IM_STARTED_AT", BigInteger)
     fingerprint: Mapped[str] = mapped_column("IM_FINGERPRINT", String(64))
+    # The compactor's ValidWriteIdList of the table at that cycle (Hive's string form); NULL: none.
+    write_ids: Mapped[str | None] = mapped_column("IM_WRITE_IDS", Text)
 
 
 # SQLite autoincrements INTEGER PRIMARY KEY only.

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
     from sqlalchemy.orm import Session
 
+    from acid_core.writeids import ValidWriteIdList
+
 from acid_core.metastore.port import (
     CompactionInfo,
     CompactionState,
@@ -445,11 +447,12 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
                     InitiatorMarkRow.table,
                     InitiatorMarkRow.started_at,
                     InitiatorMarkRow.fingerprint,
+                    InitiatorMarkRow.write_ids,
                 )
             ).all()
         return {
-            f"{db}.{tbl}": InitiatorMark(f"{db}.{tbl}", started_at / 1000, fingerprint)
-            for db, tbl, started_at, fingerprint in rows
+            f"{db}.{tbl}": InitiatorMark(f"{db}.{tbl}", started_at / 1000, fingerprint, write_ids)
+            for db, tbl, started_at, fingerprint, write_ids in rows
         }
 
     def commit_initiator_mark(self, mark: InitiatorMark) -> None:
@@ -459,7 +462,11 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
         (the winner's mark is just as true: its cycle also decided every partition).
         """
         database, name = split_table_name(mark.table)
-        values = {"started_at": _ms(mark.started_at), "fingerprint": mark.fingerprint}
+        values = {
+            "started_at": _ms(mark.started_at),
+            "fingerprint": mark.fingerprint,
+            "write_ids": mark.write_ids,
+        }
         try:
             with self._transaction("commit_initiator_mark") as s:
                 updated = s.execute(
@@ -473,8 +480,19 @@ class SqlCompactionQueuePart(SqlMetastoreBase):
             if mark.table not in self.load_initiator_marks():
                 raise
 
-    def list_partition_changes(self, table: str, since: float) -> PartitionChanges:
-        """See ``Metastore.list_partition_changes`` (Hive's ``findPotentialCompactions``, one table)."""
+    def list_partition_changes(
+        self,
+        table: str,
+        since: float,
+        *,
+        previous_write_ids: ValidWriteIdList | None = None,
+        write_ids: ValidWriteIdList | None = None,
+    ) -> PartitionChanges:
+        """See ``Metastore.list_partition_changes`` (Hive's ``findPotentialCompactions``, one table).
+
+        By time (``CTC_TIMESTAMP``, written by acidflow's own clock here); the write-ID lists
+        are not needed.
+        """
         database, name = split_table_name(table)
         with self._transaction("list_partition_changes") as s:
             written = s.execute(

@@ -21,7 +21,16 @@ SINCE = START - INITIATOR_LOOKBACK_SECONDS
 FP = "f" * 32
 
 
-def reason(partition="p=1", *, previous=(START, FP), written=(), aborted=(), history=(), created_at=None):
+def reason(
+    partition="p=1",
+    *,
+    previous=(START, FP),
+    written=(),
+    aborted=(),
+    history=(),
+    created_at=None,
+    whole_table=False,
+):
     return listing_reason(
         partition,
         fingerprint=FP,
@@ -30,6 +39,7 @@ def reason(partition="p=1", *, previous=(START, FP), written=(), aborted=(), his
         aborted=frozenset(aborted),
         history=history,
         created_at=created_at,
+        whole_table=whole_table,
     )
 
 
@@ -43,6 +53,9 @@ def reason(partition="p=1", *, previous=(START, FP), written=(), aborted=(), his
         ({"created_at": SINCE - 1}, None),
         ({"written": ["p=1"]}, ListingReason.WRITTEN),
         ({"written": ["p=2", None]}, None),
+        # A Hive Metastore by Thrift only: the table was written, the partition is unknown.
+        ({"whole_table": True}, ListingReason.TABLE_WRITTEN),
+        ({"whole_table": True, "previous": None}, ListingReason.FIRST_CYCLE),
         ({"aborted": ["p=1"]}, ListingReason.ABORTED),
         ({"history": [CompactionRecord(1, "initiated")]}, ListingReason.COMPACTION),
         ({"history": [CompactionRecord(1, "working")]}, ListingReason.COMPACTION),

@@ -23,6 +23,7 @@ from acid_core.errors import CompactionStateError, HiveMetastoreCapabilityError,
 from acid_core.metastore import CompactionState
 from acid_core.metastore.hive.metastore import HIVE31_NAMES_PROPERTY, HiveMetastore
 from acid_core.metastore.hive.queue_sql import HiveQueueSchema, HiveQueueSql, queue_schema_for
+from acid_core.writeids import NewlyValidWriteIds
 from tests.acid_core.metastore.test_hive_shapes import HIVE3_AND_LATER, HIVE4_ONLY, RecordedHmsConnection
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.backend("postgres")]
@@ -510,6 +511,62 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     ]
     assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == [(31,), (40,)]
     queue.close()
+
+
+def test_hive31_partition_changes_are_writes_under_newly_valid_ids_and_aborted_components(backend31):
+    """The initiator's skip: committed writes under write IDs in (5, 8] or 2 (open at the last
+    cycle), and the partitions of aborted transactions' components (not of open ones)."""
+    url, engine = backend31
+    for txn_id, state in [(40, "a"), (41, "o")]:
+        _txn(engine, txn_id, state)
+    for txn, part, write_id in [(40, "p=5", 10), (41, "p=6", 11)]:
+        _sql(
+            engine,
+            "INSERT INTO TXN_COMPONENTS (tc_txnid, tc_database, tc_table, tc_partition, "
+            "tc_operation_type, tc_writeid) VALUES (:t, 'db', 't', :p, 'i', :w)",
+            t=txn,
+            p=part,
+            w=write_id,
+        )
+    rows = [(20, "p=1", 2), (21, "p=2", 5), (22, "p=3", 7), (23, "p=4", 9), (24, "p=0", 7), (25, "p=7", None)]
+    for txn, part, write_id in rows:
+        _sql(
+            engine,
+            "INSERT INTO COMPLETED_TXN_COMPONENTS (ctc_txnid, ctc_database, ctc_table, "
+            "ctc_partition, ctc_writeid, ctc_update_delete) VALUES (:t, 'db', :tbl, :p, :w, 'N')",
+            t=txn,
+            tbl="other" if part == "p=0" else "t",
+            p=part,
+            w=write_id,
+        )
+    queue = HiveQueueSql(url)
+    try:
+        # p=7's row has no write ID (a 2.x-era row): it cannot be placed in time, so it is listed
+        assert queue.partition_changes("db", "t", NewlyValidWriteIds(5, 8, (2,))) == (
+            frozenset({"p=1", "p=3", "p=7"}),
+            frozenset({"p=5"}),
+        )
+        assert queue.partition_changes("db", "t", NewlyValidWriteIds(9, 9)) == (
+            frozenset({"p=7"}),
+            frozenset({"p=5"}),
+        )
+    finally:
+        queue.close()
+
+
+def test_hive23_partition_changes_are_by_txn_id(backend23):
+    """Hive 2.3 has no write IDs: COMPLETED_TXN_COMPONENTS by CTC_TXNID (its write IDs are txn IDs)."""
+    url, engine = backend23
+    for txn, part in [(3, "p=1"), (8, "p=2"), (8, None)]:
+        _sql(engine, "INSERT INTO COMPLETED_TXN_COMPONENTS VALUES (:t, 'db', 't', :p)", t=txn, p=part)
+    queue = HiveQueueSql(url)
+    try:
+        assert queue.partition_changes("db", "t", NewlyValidWriteIds(4, 9)) == (
+            frozenset({"p=2", None}),
+            frozenset(),
+        )
+    finally:
+        queue.close()
 
 
 def test_hive31_attempted_history_row_is_written_without_a_catalog(backend31):

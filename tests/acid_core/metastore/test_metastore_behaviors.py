@@ -833,6 +833,15 @@ class TestInitiatorMarks:
         store.drop_table("default.t")
         assert list(store.load_initiator_marks()) == ["default.u"]
 
+    def test_marks_keep_the_write_id_list_they_were_given(self, store, table):
+        from acid_core.metastore.port import InitiatorMark
+
+        write_ids = "default.t:12:9223372036854775807::4,7"
+        store.commit_initiator_mark(InitiatorMark("default.t", 1.0, "a" * 32, write_ids))
+        assert store.load_initiator_marks()["default.t"].write_ids == write_ids
+        store.commit_initiator_mark(InitiatorMark("default.t", 2.0, "a" * 32))
+        assert store.load_initiator_marks()["default.t"].write_ids is None
+
     def test_partition_changes_are_commits_since_and_uncleaned_aborts(self, store, clock):
         store.create_table(_acid("p", partition_keys=(Column("ds", "string"),)))
 
