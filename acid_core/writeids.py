@@ -10,7 +10,8 @@ A snapshot says which IDs a reader may see::
 
     ValidWriteIdList string:  "<db.table>:<hwm>:<minOpen>:<open,..>:<aborted,..>"  e.g. "db.t:7:5:5:3"
     ValidTxnList string:      "<hwm>:<minOpen>:<open,..>:<aborted,..>"              e.g. "7:5:5:3"
-                              (Hive 4 writes runs of 5+ consecutive IDs as "a-b": "20:9:9-13:")
+                              (Hive 4 writes runs of 5+ consecutive IDs as "a-b": "20:9:9-13:";
+                              Hive 3.1 cannot read that: ``to_string(ranges=False)`` for it)
     minOpen is Long.MAX_VALUE (9223372036854775807) when nothing is open.
 
 An ID is valid iff it is <= the high watermark and is neither open nor aborted. Range queries
@@ -174,9 +175,20 @@ class ValidTxnList(_Snapshot):
         """How many of ``min..max`` are aborted."""
         return _range_aborted(self.aborted_ids, self.high_watermark, min_txn_id, max_txn_id)
 
-    def to_string(self) -> str:
-        """Hive 4's ``writeToString``: ``hwm:minOpen:open,..:aborted,..``, runs of 5+ as ``a-b``."""
-        return self._format_tail(_join_ranges)
+    def to_string(self, *, ranges: bool = True) -> str:
+        """Hive 4's ``writeToString``: ``hwm:minOpen:open,..:aborted,..``, runs of 5+ as ``a-b``.
+
+        Args:
+            ranges: False writes every ID on its own, as Hive 3.1's ``writeToString`` does: Hive
+                3.1's reader (storage-api 2.7 ``ValidReadTxnList.readFromString``) parses each ID
+                with ``Long.parseLong`` and fails on ``47-51``; Hive 4's reader takes both forms.
+
+        >>> ValidTxnList(20, open_ids=(9, 10, 11, 12, 13), min_open_id=9).to_string()
+        '20:9:9-13:'
+        >>> ValidTxnList(20, open_ids=(9, 10, 11, 12, 13), min_open_id=9).to_string(ranges=False)
+        '20:9:9,10,11,12,13:'
+        """
+        return self._format_tail(_join_ranges if ranges else _join)
 
 
 @dataclass(frozen=True, slots=True)

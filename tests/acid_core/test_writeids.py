@@ -382,6 +382,15 @@ def test_txn_list_aborted_range():
     assert [reread.is_txn_aborted(i) for i in (2, 4, 6, 9, 10)] == [True, False, False, True, False]
 
 
+def test_txn_list_without_ranges_writes_every_id_as_hive_31_does():
+    # Hive 3.1's ValidReadTxnList (storage-api 2.7) reads each ID with Long.parseLong and writes no
+    # ranges; the HMS adapter sends this form (a "47-51" made Hive 3.1.3's get_valid_write_ids throw).
+    txns = ValidTxnList(11, open_ids=(4, 5, 6, 7, 8, 10), aborted_ids=(2, 9), min_open_id=4)
+    assert txns.to_string(ranges=False) == "11:4:4,5,6,7,8,10:2,9"
+    assert parse_valid_txn_list(txns.to_string(ranges=False)) == txns
+    assert txns.to_string() == "11:4:4-8,10:2,9"
+
+
 PARSE_TXN_CASES = [
     # string, (hwm, min open, open, aborted)
     (f"100:{MAX}:", (100, None, (), ())),  # TestAcidUtils (Hive 2) testOriginal

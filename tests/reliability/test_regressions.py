@@ -387,3 +387,54 @@ def test_abandoned_staging_cleanup_never_leaves_the_tables_own_location(tmp_path
     assert theirs.is_dir()
     assert (table_dir / ".acidflow-staging-c8-t80").is_symlink()
     assert (other / "base_0000001" / "bucket_00000").read_bytes() == b"another table's rows"
+
+
+@pytest.mark.integration("hive")
+@pytest.mark.parametrize("server_fixture", ["hive_metastore_server_31", "hive_metastore_server_4"])
+def test_hms_valid_write_ids_with_runs_of_five_aborted_and_open_txns(request, tmp_path, server_fixture):
+    """Found by the long soak with faults on the real Hive 3.1.3 Metastore (issue 24, seed
+    1634931570). Was: once 5 consecutive transactions were aborted (or open), acidflow sent the
+    snapshot in Hive 4's compressed form (``...:47-51``) to ``get_valid_write_ids``; Hive 3.1's
+    ``ValidReadTxnList.readFromString`` (storage-api 2.7) threw NumberFormatException, the server
+    dropped the connection ("TSocket read 0 bytes") on every try, and every read of the table
+    failed as "Cannot reach the Hive Metastore" for good (the soak took it for its own faults).
+    Fixed: every ID on its own, as Hive 3.1 writes it (Hive 4 reads both)."""
+    import uuid
+
+    from acid_core.metastore import Column, TableDefinition, WriteOperation
+    from acid_core.metastore.factory import open_metastore
+
+    server = request.getfixturevalue(server_fixture)
+    table = f"regressions.runs_{uuid.uuid4().hex[:8]}"
+    with open_metastore(server.uri, str(tmp_path / "wh"), hms_db=server.backend_url) as store:
+        if "regressions" not in store.list_databases():
+            store.create_database("regressions")
+        store.create_table(
+            TableDefinition(table, (Column("id", "int"),), properties={"transactional": "true"})
+        )
+        # One committed write first: with none, Hive 4 answers with the lowest invalid write ID
+        # as the high watermark (GetValidWriteIdsForTableFunction), a different test.
+        committed_txn = store.open_txn()
+        store.add_write_component(committed_txn, table, None, WriteOperation.INSERT)
+        store.commit_txn(committed_txn)
+        aborted, still_open = [], []
+        try:
+            for _ in range(6):
+                txn_id = store.open_txn()
+                aborted.append(store.add_write_component(txn_id, table, None, WriteOperation.INSERT))
+                store.abort_txn(txn_id)
+            for _ in range(5):
+                txn_id = store.open_txn()
+                still_open.append(
+                    (txn_id, store.add_write_component(txn_id, table, None, WriteOperation.INSERT))
+                )
+            valid_txns = store.get_valid_txns()
+            assert "-" in valid_txns.to_string()  # the case: Hive 4's form has runs ("a-b")
+            write_ids = store.get_valid_write_ids(table, valid_txns)
+        finally:
+            for txn_id, _ in still_open:
+                store.abort_txn(txn_id)
+    assert write_ids.aborted_ids == tuple(aborted)
+    assert write_ids.open_ids == tuple(w for _, w in still_open)
+    assert write_ids.high_watermark == still_open[-1][1]
+    assert write_ids.min_open_id == still_open[0][1]

@@ -642,7 +642,13 @@ class HiveMetastore(Metastore):
                 table_name=full,
             )
         t = thrift_types()
-        request = t.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=valid_txns.to_string())
+        # Every ID on its own: Hive 3.1's TxnHandler.getValidWriteIds parses the list with
+        # storage-api 2.7's ValidReadTxnList, whose Long.parseLong throws on Hive 4's "a-b" runs
+        # (an unchecked NumberFormatException: the server drops the connection, "TSocket read 0
+        # bytes", on every call once 5 consecutive txns are open or aborted). Hive 4 reads both.
+        request = t.GetValidWriteIdsRequest(
+            fullTableNames=[full], validTxnList=valid_txns.to_string(ranges=False)
+        )
         with self._errors("get_valid_write_ids", full):
             response = self._hms.call("get_valid_write_ids", request)
         entry = response.tblValidWriteIds[0]
