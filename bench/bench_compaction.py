@@ -638,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         if version == "2.3":
             goals.report(
                 "23e",
-                "Hive 2.3.10 CompactorMR major / acidflow compact through the CLI (wall, process wall)",
+                "Hive 2.3.10 CompactorMR major (CompactorMR.run wall) / acidflow compact through the CLI (process wall)",
                 hive["wall"] / cli_wall,
                 3.0,
                 command=command,
