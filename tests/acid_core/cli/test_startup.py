@@ -79,3 +79,68 @@ def test_compact_on_an_empty_queue_imports_no_pyarrow_numpy_or_pandas(tmp_path):
     modules = _modules_after("compact", "--warehouse", str(warehouse), "--executor", "embedded")
     assert "acid_core.compaction.worker" in modules
     assert [m for m in _heavy(modules) if m.split(".")[0] in ("pyarrow", "numpy", "pandas")] == []
+
+
+_OWN_PROCESS = """
+import json, sys
+from acid_core.cli import main
+code = main()
+print(json.dumps({"code": code, "pandas": "pandas" in sys.modules}))
+"""
+
+
+def _warehouse_with_a_queued_major_compaction(warehouse: Path) -> Path:
+    from acid_core.cli import main
+
+    statements = [
+        "CREATE TABLE t (id int, name string) STORED AS ORC TBLPROPERTIES ('transactional'='true')",
+        "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        "INSERT INTO t VALUES (4, 'd'), (5, 'e')",
+        "DELETE FROM t WHERE id = 2",
+        "ALTER TABLE t COMPACT 'major'",
+    ]
+    assert main(["sql", "--warehouse", str(warehouse), *statements]) == 0
+    return warehouse / "t"
+
+
+def _base_bytes(table: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(table)): path.read_bytes()
+        for path in sorted(table.glob("base_*/*"))
+        if path.name.startswith("bucket_")
+    }
+
+
+def test_compact_as_its_own_process_imports_no_pandas_and_writes_the_same_bytes(tmp_path):
+    """The console-script run keeps pandas out (pyarrow's shim would import it); a main(argv) run
+    in another process does not, and both write the same base, byte for byte."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    own = _warehouse_with_a_queued_major_compaction(tmp_path / "own")
+    given = _warehouse_with_a_queued_major_compaction(tmp_path / "given")
+    argv = ["compact", "--executor", "embedded", "--warehouse"]
+    done = subprocess.run(
+        [sys.executable, "-c", _OWN_PROCESS, *argv, str(own.parent)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == {"code": 0, "pandas": False}
+    assert "compacted: major compaction wrote base_" in done.stdout
+    modules = _modules_after(*argv, str(given.parent))  # main(sys.argv[1:]): the interpreter is left alone
+    assert "pandas" in modules
+    own_base, given_base = _base_bytes(own), _base_bytes(given)
+    assert list(own_base) == ["base_0000003_v0000004/bucket_00000"]
+    assert own_base == given_base
+
+
+def test_compact_called_with_argv_leaves_the_import_system_alone(tmp_path):
+    from acid_core.cli import main
+
+    table = _warehouse_with_a_queued_major_compaction(tmp_path / "wh")
+    finders = list(sys.meta_path)
+    assert main(["compact", "--executor", "embedded", "--warehouse", str(table.parent)]) == 0
+    assert sys.meta_path == finders
+    assert len(_base_bytes(table)) == 1
