@@ -52,7 +52,9 @@ Error handling (kazoo exceptions are translated here, chained with ``from``):
       transaction passes right before its commit) waits for the doubt to resolve and raises
       ``LockLostError`` if the session is lost or stays disconnected.
     * ``LockServiceUnavailableError`` when ZooKeeper cannot be reached at start, or when the last
-      attempt failed on a connection error (nothing is held then), or when a release's delete got
+      attempt failed on a connection error (an attempt made while the client is not connected
+      waits for it at most the session timeout, then counts as one; nothing is held then), or when a
+      release's delete got
       no answer within the session timeout (a link too slow or cut for the client to reconnect: kazoo
       queues the request and would wait for ever; by then the server has ended the session and
       its ephemeral nodes itself, or a later ``release`` retries).
@@ -65,6 +67,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
@@ -274,6 +277,7 @@ class KazooLockManager:
 
         def attempt(_number: int) -> tuple[LockHandle | None, list[LockInfo]]:
             try:
+                self._wait_until_connected()
                 result = self._attempt(state, holder, txn_id)
             except (*_CONNECTION_ERRORS, _SessionReplacedError) as e:
                 state.last_error = e
@@ -299,6 +303,19 @@ class KazooLockManager:
             raise
         self._drop_markers(state)
         return handle
+
+    def _wait_until_connected(self) -> None:
+        # kazoo queues a request made while the client is not connected and waits for ever for the
+        # answer: a link so slow that no handshake succeeds (nor learns the session expired) hung
+        # acquire. Nothing is sent until the client is connected; after a session timeout of
+        # waiting, this attempt fails as a connection loss (nothing created, nothing held).
+        deadline = time.monotonic() + self._session_timeout
+        while not self._client.connected:
+            if time.monotonic() >= deadline:
+                raise ConnectionLoss(
+                    f"not connected to ZooKeeper {self.hosts!r} for {self._session_timeout:g} s"
+                )
+            time.sleep(0.05)
 
     def _attempt(
         self, state: _Attempt, holder: str, txn_id: TxnId | None

@@ -36,7 +36,6 @@ from acid_core.errors import (
     HiveMetastoreUnavailableError,
     LockLostError,
     LockServiceUnavailableError,
-    LockTimeoutError,
     LostCommitAbortedError,
 )
 from acid_core.locks import LockMode, LockRequest
@@ -461,7 +460,9 @@ def zk_writers(tmp_path, zookeeper_server, toxiproxy):
         Warehouse(root, SqlMetastore(url, warehouse=root), manager, user=manager.host, heartbeat_seconds=None)
         for manager in managers
     )
-    a.metastore.create_table(TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"}))
+    a.metastore.create_table(
+        TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
+    )
     with a.transaction() as txn:
         txn.acquire_locks(_X)
         txn.insert("t", pa.table({"id": pa.array([1], pa.int32())}))
@@ -540,3 +541,36 @@ def test_zookeeper_latency_near_the_session_timeout_never_lets_two_writers_inter
     ids = sorted(b.read("t").column("id").to_pylist())
     assert ids == ([1, 2, 3] if a_keeps_its_lock else [1, 2])
     assert _open_txns(b.metastore) == []
+
+
+@pytest.mark.integration("zookeeper")
+def test_zookeeper_acquire_on_a_link_past_the_session_gives_up_in_one_line_then_works(zk_writers):
+    """A's link to ZooKeeper 3 s late, its session 2 s: its client cannot reconnect (each handshake's
+    answer comes after it gave up), and kazoo would queue a lock request for ever. The acquire waits
+    a session timeout per attempt, then ends in one line naming ZooKeeper, nothing held (B takes X at
+    once); healed, A's next acquire works."""
+    a, b, proxy = zk_writers
+    toxic = proxy.add("latency", "upstream", latency=3000, jitter=0)
+    try:
+        _wait_for(lambda: not a.lock_manager.is_connected)
+        with pytest.raises(LockServiceUnavailableError) as info:
+            a.lock_manager.acquire(_X, holder="a", retries=1, wait_seconds=0.1)
+    finally:
+        proxy.remove(toxic)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"Could not lock X default.t on ZooKeeper '127.0.0.1:{proxy.port}': the last of 2 "
+    )
+    assert message.endswith("hint: check the ZooKeeper server; nothing is held")
+    handle = b.lock_manager.acquire(_X, holder="b", retries=0)
+    b.lock_manager.release(handle)
+    _wait_for(lambda: a.lock_manager.is_connected)
+    a.lock_manager.release(a.lock_manager.acquire(_X, holder="a", retries=5))
+
+
+def _wait_for(condition, seconds=60.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
