@@ -116,7 +116,7 @@ def _open_txns(metastore):
 
 def test_postgres_latency_with_jitter_write_compaction_and_clean_commit_once(tmp_path, pg_proxy):
     """Every answer of PostgreSQL late (what a lossy link's retransmissions look like): 200 ms +- 150 ms
-    for a write (17 statements), 50 ms +- 40 ms for a major compaction and its clean (~80): each
+    for a write (17 statements), 30 ms +- 25 ms for a major compaction and its clean (~80): each
     succeeds, each commit sent once, every row intact, nothing left open."""
     url, proxy = pg_proxy
     with _warehouse(tmp_path, url) as wh:
@@ -129,7 +129,7 @@ def test_postgres_latency_with_jitter_write_compaction_and_clean_commit_once(tmp
         assert time.monotonic() - started > 1.0  # the proxy did delay the calls (17 x >= 50 ms)
         assert wh.metastore.get_txn(txn.txn_id).state is TxnState.COMMITTED
         proxy.remove(toxic)
-        proxy.add("latency", "downstream", latency=50, jitter=40)
+        proxy.add("latency", "downstream", latency=30, jitter=25)
         wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
         [outcome] = run_worker(wh.metastore, worker_id="worker-1")
         assert outcome.status == "compacted"
