@@ -88,7 +88,7 @@ test-integration: $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Only the integration te
 
 test-all: test test-trino ## What CI runs: make test, then make test-trino
 
-soak: $(STAMP) ## The long reliability soak (multi-process kill -9, with and without service faults; figures in bench/RESULTS.md)
+soak: $(STAMP) $(TOXIPROXY) ## The long reliability soak (multi-process kill -9, with and without service faults; figures in bench/RESULTS.md)
 	ACIDFLOW_SOAK=long $(BIN)/python -m pytest tests/reliability -s -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios; see bench/RESULTS.md)
