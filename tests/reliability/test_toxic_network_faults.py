@@ -53,7 +53,7 @@ from acid_core.writes import Warehouse
 from tests.fixtures.postgres import drop_database, execute_admin
 from tests.reliability.faults import at_commit, at_thrift_call
 
-pytestmark = [pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration("postgres"), pytest.mark.timeout(300)]
 
 _HEAL_AFTER_SECONDS = 2.0
 
@@ -126,7 +126,7 @@ def test_postgres_latency_with_jitter_write_compaction_and_clean_commit_once(tmp
         started = time.monotonic()
         with wh.transaction() as txn:
             txn.insert("t", pa.table({"id": pa.array([3], pa.int32())}))
-        assert time.monotonic() - started > 1.0  # the proxy did delay the calls (17 x >= 50 ms)
+        assert time.monotonic() - started > 0.8  # the proxy did delay the answers (17 x >= 50 ms)
         assert wh.metastore.get_txn(txn.txn_id).state is TxnState.COMMITTED
         proxy.remove(toxic)
         proxy.add("latency", "downstream", latency=30, jitter=25)
@@ -364,13 +364,11 @@ def test_hms_blackhole_held_open_past_the_timeout_is_one_line_naming_the_hms(hms
     wh, table = _hms_table_with_rows(store, [1])
     uri = store._hms.description
     toxic = proxy.add("timeout", "downstream", timeout=0)
-    started = time.monotonic()
     try:
-        with pytest.raises(HiveMetastoreUnavailableError) as info:
+        with pytest.raises(HiveMetastoreUnavailableError) as info:  # without the timeout: a hang
             store.get_table(table)
     finally:
         proxy.remove(toxic)
-    assert time.monotonic() - started < 120  # a bound, not a timing claim: without the timeout it hangs
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(f"Cannot reach the Hive Metastore {uri!r} during 'get_table': ")
