@@ -41,7 +41,19 @@ $(HIVE_STAMP): $(HIVE_POMS)
 	for pom in $(HIVE_POMS); do mvn -q -B -f $$pom dependency:resolve || exit 1; done
 	@mkdir -p $(VENV) && touch $(HIVE_STAMP)
 
-install: $(STAMP) $(HIVE_STAMP) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore, MiniDFSCluster and Trino jars
+# Toxiproxy (Shopify; Go), the user-space proxy that makes latency, jitter and blackholes for the
+# network fault tests (tests/fixtures/toxiproxy.py: this kernel has no tc netem). Built from the Go
+# module proxy into .venv/toxiproxy-<version>/ (server and cli); the binary is the stamp.
+TOXIPROXY_VERSION := v2.12.0
+TOXIPROXY := $(VENV)/toxiproxy-$(TOXIPROXY_VERSION)/server
+
+$(TOXIPROXY):
+	@command -v go >/dev/null || { echo "the network fault tests need Go to build Toxiproxy (https://go.dev/dl/)"; exit 1; }
+	GOBIN=$(abspath $(VENV))/toxiproxy-$(TOXIPROXY_VERSION) go install \
+		github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION) \
+		github.com/Shopify/toxiproxy/v2/cmd/cli@$(TOXIPROXY_VERSION)
+
+install: $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Create or refresh .venv from requirements.txt; fetch the Hive Metastore, MiniDFSCluster and Trino jars; build Toxiproxy
 
 run: $(STAMP) ## The main job: a demo warehouse through the sensor, compaction and cleaner DAGs (real Airflow)
 	$(BIN)/python -m demo.run_platform run --warehouse $(WAREHOUSE)
@@ -62,7 +74,7 @@ typecheck: $(STAMP) ## mypy --strict on acid_core
 # minutes; `.ci/run` runs `make test`, then `make test-trino`.
 TRINO_TESTS := tests/integration/test_trino.py
 
-test: lint typecheck $(STAMP) $(HIVE_STAMP) ## Lint, type check, then the whole suite (integration tests included) except Trino's
+test: lint typecheck $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Lint, type check, then the whole suite (integration tests included) except Trino's
 	$(BIN)/python -m pytest --ignore=$(TRINO_TESTS) $(PYTEST_ARGS)
 
 test-trino: $(STAMP) $(HIVE_STAMP) ## Trino's tests (the second CI target)
@@ -71,12 +83,12 @@ test-trino: $(STAMP) $(HIVE_STAMP) ## Trino's tests (the second CI target)
 test-unit: $(STAMP) ## Only the tests that need no service (quick loop)
 	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
 
-test-integration: $(STAMP) $(HIVE_STAMP) ## Only the integration tests (PostgreSQL, ZooKeeper, Spark, Hive, Airflow)
+test-integration: $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Only the integration tests (PostgreSQL, ZooKeeper, Spark, Hive, Airflow)
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 test-all: test test-trino ## What CI runs: make test, then make test-trino
 
-soak: $(STAMP) ## The long reliability soak (multi-process kill -9, with and without service faults; figures in bench/RESULTS.md)
+soak: $(STAMP) $(TOXIPROXY) ## The long reliability soak (multi-process kill -9, with and without service faults; figures in bench/RESULTS.md)
 	ACIDFLOW_SOAK=long $(BIN)/python -m pytest tests/reliability -s -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(STAMP) ## Run the benchmarks (prints ratios; see bench/RESULTS.md)

@@ -21,6 +21,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.s3",
     "tests.fixtures.spark",
     "tests.fixtures.storage",
+    "tests.fixtures.toxiproxy",
     "tests.fixtures.zookeeper",
     # after zookeeper: it imports its free_port
     "tests.fixtures.spark_cluster",

@@ -65,7 +65,12 @@ Error handling (kazoo exceptions are translated here, chained with ``from``):
       transaction passes right before its commit) waits for the doubt to resolve and raises
       ``LockLostError`` if the session is lost or stays disconnected.
     * ``LockServiceUnavailableError`` when ZooKeeper cannot be reached at start, or when the last
-      attempt failed on a connection error (nothing is held then).
+      attempt failed on a connection error (an attempt made while the client is not connected
+      waits for it at most the session timeout, then counts as one; nothing is held then), or when a
+      release's delete got
+      no answer within the session timeout (a link too slow or cut for the client to reconnect: kazoo
+      queues the request and would wait for ever; by then the server has ended the session and
+      its ephemeral nodes itself, or a later ``release`` retries).
 
 Concurrency: thread-safe; the kazoo client runs its own threads. Idempotency: ``release`` of a
 released handle is a no-op.
@@ -78,6 +83,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
@@ -131,7 +137,13 @@ WRITE_PREFIX = "write-"
 WAIT_PREFIX = "wait-"
 _SEQUENCE_DIGITS = 10
 # Connection trouble, as opposed to a refusal: worth another attempt, else "unavailable".
-_CONNECTION_ERRORS = (ConnectionLoss, OperationTimeoutError, SessionExpiredError, RetryFailedError)
+_CONNECTION_ERRORS = (
+    ConnectionLoss,
+    OperationTimeoutError,
+    SessionExpiredError,
+    RetryFailedError,
+    KazooTimeoutError,  # a bounded wait for an answer (``_delete_within_session_timeout``)
+)
 
 
 def _sequence(name: str) -> int | None:
@@ -208,6 +220,7 @@ class KazooLockManager:
         self._guard = threading.Lock()
         self._held: dict[str, tuple[LockHandle, list[str]]] = {}
         self._loss_generation = 0
+        self._session_timeout = session_timeout
         self._client = KazooClient(
             hosts=hosts,
             timeout=session_timeout,
@@ -282,6 +295,7 @@ class KazooLockManager:
 
         def attempt(_number: int) -> tuple[LockHandle | None, list[LockInfo]]:
             try:
+                self._wait_until_connected()
                 result = self._attempt(state, holder, txn_id)
             except (*_CONNECTION_ERRORS, _SessionReplacedError) as e:
                 state.last_error = e
@@ -307,6 +321,19 @@ class KazooLockManager:
             raise
         self._drop_markers(state)
         return handle
+
+    def _wait_until_connected(self) -> None:
+        # kazoo queues a request made while the client is not connected and waits for ever for the
+        # answer: a link so slow that no handshake succeeds (nor learns the session expired) hung
+        # acquire. Nothing is sent until the client is connected; after a session timeout of
+        # waiting, this attempt fails as a connection loss (nothing created, nothing held).
+        deadline = time.monotonic() + self._session_timeout
+        while not self._client.connected:
+            if time.monotonic() >= deadline:
+                raise ConnectionLoss(
+                    f"not connected to ZooKeeper {self.hosts!r} for {self._session_timeout:g} s"
+                )
+            time.sleep(0.05)
 
     def _attempt(
         self, state: _Attempt, holder: str, txn_id: TxnId | None
@@ -442,9 +469,16 @@ class KazooLockManager:
     def _delete_quietly(self, nodes: Iterable[str]) -> None:
         for node in nodes:
             try:
-                self._client.retry(self._client.delete, node)
+                self._client.retry(self._delete_within_session_timeout, node)
             except NoNodeError:
                 continue
+
+    def _delete_within_session_timeout(self, node: str) -> None:
+        # kazoo's synchronous delete() waits without a bound while the client cannot reconnect (a link
+        # whose round trip outlasts the handshake's timeout never gets an answer, not even "expired"):
+        # a released or aborted transaction hung there. Past the session timeout the server has
+        # expired the session and deleted the node itself, so waiting longer gains nothing.
+        self._client.delete_async(node).get(timeout=self._session_timeout)
 
     def _describe(self, path: str, children: Iterable[str]) -> list[LockInfo]:
         obj = self._object_of(path)

@@ -8,7 +8,8 @@ every packet either way, sockets stay open and see silence (TCP retransmits), as
 Loss and delay are not made here: they need ``tc qdisc ... netem``, and this kernel has no
 ``sch_netem`` (``tc`` answers ``Error: Specified qdisc kind is unknown.``; the first test records
 what the machine says). A partition shorter than TCP's retransmissions is what loss looks like to
-acidflow; a longer one is what a dead link looks like.
+acidflow; a longer one is what a dead link looks like. Loss and delay are made in user space by
+Toxiproxy instead, in ``test_toxic_network_faults.py``.
 
 Checked, as for the other service faults: no committed row lost, no uncommitted row visible, the
 commit never re-sent, no transaction left open past the reaper, and a partition that does not heal
