@@ -235,8 +235,9 @@ class KazooLockManager:
             self._client.close()
             raise LockServiceUnavailableError(
                 f"Could not connect to ZooKeeper at {hosts!r} within {connect_timeout} s; expected a "
-                "running ZooKeeper server; hint: check ACIDFLOW_ZOOKEEPER and that the server answers "
-                "`echo ruok | nc host port`"
+                "running ZooKeeper server; nothing was locked: acidflow stops this run and the next run "
+                "starts from the state the metastore holds; hint: check ACIDFLOW_ZOOKEEPER and that the "
+                "server answers `echo ruok | nc host port`"
             ) from e
 
     # -- session state -------------------------------------------------------------------------

@@ -19,7 +19,8 @@ The file (every key optional; see ``acidflow.yaml.example``)::
     compaction: {pool: acidflow_compaction, pool_slots: 2, executor: auto,
                  spark_threshold_bytes: 1073741824, spark_conn_id: spark_default,
                  retries: 2}                # of the compaction DAG's tasks (0: fail, and alert, at once)
-    cleaner:    {retention: 0, quarantine: false}
+    cleaner:    {retention: 0, quarantine: false,
+                 retries: 2}                # of the cleaner DAG's task (0: fail, and alert, at once)
     alerts:
       default: [log]                        # channels: log, webhook:<url>, email:<address>,
                                             # notifier:<module.Class>?arg=value (an Airflow notifier)
@@ -218,6 +219,7 @@ class AcidflowConfig:
     spark_threshold_bytes: int = 1 << 30
     spark_conn_id: str = "spark_default"
     compaction_retries: int = 2
+    cleaner_retries: int = 2
     cleaner_retention_seconds: float = 0.0
     cleaner_quarantine: bool = False
     default_channels: tuple[str, ...] = ("log",)
@@ -559,7 +561,11 @@ def _parse(data: Mapping[str, Any], source: str) -> AcidflowConfig:
         changes["spark_conn_id"] = _string_list(
             source, "compaction.spark_conn_id", compaction["spark_conn_id"]
         )[0]
-    cleaner = _section(source, data, "cleaner", {"retention", "quarantine"})
+    cleaner = _section(source, data, "cleaner", {"retention", "quarantine", "retries"})
+    if "retries" in cleaner:
+        changes["cleaner_retries"] = _non_negative_int(
+            source, "cleaner.retries", cleaner["retries"], _MAX_RETRIES
+        )
     if "retention" in cleaner:
         changes["cleaner_retention_seconds"] = parse_duration(
             source, "cleaner.retention", cleaner["retention"]

@@ -308,14 +308,24 @@ class AcidBacklogNotifier(BaseNotifier):
     exception; a service fault (``acid_core.errors.failed_service``: PostgreSQL, Hive Metastore,
     ZooKeeper, storage) is named in the message (``... (PostgreSQL fault): ...``) and in
     ``details["service"]``. ``notify_alerts`` sends alerts a task computed (backlog, cleaning).
+
+    Args:
+        message: the alert's text (templated); empty: built from the failure.
+        config: the configuration (default: loaded on first use).
+        task_kind: what the failed task does, for the message: ``compaction`` (``compaction task
+            <dag>.<task>[i] failed for <table> ...``) or ``cleaning`` (the cleaner works on every
+            table: ``cleaning task <dag>.<task>[i] failed ...``).
     """
 
     template_fields = ("message",)
 
-    def __init__(self, message: str = "", config: AcidflowConfig | None = None) -> None:
+    def __init__(
+        self, message: str = "", config: AcidflowConfig | None = None, task_kind: str = "compaction"
+    ) -> None:
         super().__init__()
         self.message = message
         self._config = config
+        self.task_kind = task_kind
 
     @property
     def config(self) -> AcidflowConfig:
@@ -341,7 +351,10 @@ class AcidBacklogNotifier(BaseNotifier):
         where = f"{getattr(ti, 'dag_id', '?')}.{getattr(ti, 'task_id', '?')}[{getattr(ti, 'map_index', -1)}]"
         service = failed_service(error) if isinstance(error, BaseException) else None
         fault = f" ({service} fault)" if service else ""
-        message = self.message or f"compaction task {where} failed for {table}{fault}: {error}"
+        if self.task_kind == "compaction":
+            message = self.message or f"compaction task {where} failed for {table}{fault}: {error}"
+        else:
+            message = self.message or f"{self.task_kind} task {where} failed{fault}: {error}"
         alert = failure_alert(self.config, table, message)
         if service:
             alert = replace(alert, details={**alert.details, "service": service})

@@ -14,7 +14,9 @@
     AcidCleanerOperator                               Hive's cleaner (leases, old readers, retention)
 
 Error mapping (STYLE 3): bad input (unknown table, bad partition, bad type) ->
-``AirflowFailException`` before anything is queued; a failed compaction -> ``AirflowFailException``
+``AirflowFailException`` before anything is queued; a service down while checking the input
+(``acid_core.errors.failed_service``: the metastore, its database) re-raises its own one-line error
+(the task retries, its failure callback names the service); a failed compaction -> ``AirflowFailException``
 with the queue's error message and a ``compaction_failed`` alert; lock/commit conflicts re-raise
 (the task retries).
 """
@@ -131,7 +133,7 @@ def plan_compactions(
         AirflowFailException: an invalid target (unknown table, partition or type); nothing queued.
     """
     from acid_core.compaction.backlog import collect_facts
-    from acid_core.errors import AcidError
+    from acid_core.errors import AcidError, failed_service
     from acid_core.metastore import CompactionType
     from acidflow_airflow.hooks import AcidMetastoreHook
 
@@ -142,6 +144,8 @@ def plan_compactions(
         try:
             checked = validate_targets(metastore, targets)
         except AcidError as error:
+            if failed_service(error) is not None:
+                raise  # a service down is no bad request: the task fails with its line (and retries)
             raise _fail(f"compaction request refused: {error}") from error
         for target in checked:
             table = metastore.get_table(target["table"])
@@ -225,7 +229,7 @@ class AcidCompactionOperator(BaseOperator):
             execute_compaction,
             recover_abandoned_compactions,
         )
-        from acid_core.errors import AcidError, CommitConflictError, LockTimeoutError
+        from acid_core.errors import AcidError, CommitConflictError, LockTimeoutError, failed_service
         from acid_core.metastore import CompactionType
         from acidflow_airflow.hooks import AcidMetastoreHook
 
@@ -247,12 +251,15 @@ class AcidCompactionOperator(BaseOperator):
                         ],
                     )
                 except AcidError as error:
+                    if failed_service(error) is not None:
+                        raise  # a service down is no bad input: the task fails with its line
                     raise _fail(f"task {self.task_id}: {error}") from error
                 compaction_id = metastore.enqueue_compaction(
                     self.table, self.partition, CompactionType(self.compaction_type), initiator_id="airflow"
                 )
             recover_abandoned_compactions(metastore)
             outcomes: list[dict[str, Any]] = []
+            errors: dict[int, AcidError] = {}
             while metastore.get_compaction(compaction_id).state.value == "initiated":
                 claimed = metastore.find_next_to_compact(worker_id)
                 if claimed is None:
@@ -273,14 +280,17 @@ class AcidCompactionOperator(BaseOperator):
                 except (CommitConflictError, LockTimeoutError):
                     raise
                 except AcidError as error:
+                    errors[claimed.id] = error
                     self.log.error("compaction %d of %s failed: %s", claimed.id, claimed.table, error)
             final = metastore.get_compaction(compaction_id)
         state = final.state.value
         if state in _BAD_STATES:
+            # Chained to the error that failed it, so the failure callback names the service
+            # (acid_core.errors.failed_service reads the chain: a read-only disk is storage).
             raise _fail(
                 f"task {self.task_id}: compaction {compaction_id} of {self.table} "
                 f"{self.partition or ''} {state}: {final.error_message}".replace("  ", " ")
-            )
+            ) from errors.get(compaction_id)
         self.log.info("acidflow: compaction %d of %s: %s; ran %s", compaction_id, self.table, state, outcomes)
         return {
             "compaction_id": compaction_id,

@@ -36,6 +36,7 @@ def test_load_config_file_and_env_override(tmp_path):
         "backlog: {warning_deltas: 3, critical_deltas: 9, critical_cleaning_age: 30m}\n"
         "schedules: {sensor: '@hourly', cleaner: null}\n"
         "compaction: {executor: spark, pool_slots: 4, retries: 0}\n"
+        "cleaner: {retries: 1}\n"
         "alerts: {default: [log, 'webhook:http://hooks.local/x'], routes: [{owner: alice, channels: ['email:a@x.org']}]}\n",
         {"ACIDFLOW_WAREHOUSE": "/env/wh", "ACIDFLOW_METASTORE": "postgresql://m/db"},
     )
@@ -49,6 +50,7 @@ def test_load_config_file_and_env_override(tmp_path):
     assert config.levels == BacklogLevels(3, 9, 6 * 3600.0, 1800.0)
     assert (config.sensor_schedule, config.cleaner_schedule) == ("@hourly", None)
     assert (config.executor, config.pool_slots, config.compaction_retries) == ("spark", 4, 0)
+    assert config.cleaner_retries == 1
     assert config.channels_for("sales.orders", "Alice") == ("email:a@x.org",)
     assert config.channels_for("sales.orders", "bob") == ("log", "webhook:http://hooks.local/x")
 
@@ -136,6 +138,7 @@ GARBAGE_CONFIG_CASES = [
         r"compaction.pool_slots=99999999999999999999 .*an integer from 0 to 2147483647",
     ),
     ("compaction: {retries: -1}", r"compaction.retries=-1 .*an integer from 0 to 100"),
+    ("cleaner: {retries: 101}", r"cleaner.retries=101 .*an integer from 0 to 100"),
     (
         "compaction: {spark_threshold_bytes: 99999999999999999999}",
         r"spark_threshold_bytes=99999999999999999999 .*an integer from 0 to 9223372036854775807",

@@ -271,3 +271,22 @@ def test_notifier_callback_names_the_service_of_a_service_fault(webhook, tmp_pat
         f"compaction task acidflow_compaction.compact_embedded[0] failed for db.orders ({service} fault): {error}"
     )
     assert alert["details"] == {"service": service}
+
+
+def test_notifier_callback_of_the_cleaner_names_the_task_and_the_service(webhook, tmp_path):
+    """The cleaner DAG's callback (``task_kind="cleaning"``): no table, the task and the service named."""
+    channel, inbox = webhook
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the client's own AcidError
+        _hive_metastore_down(tmp_path)
+    notifier = AcidBacklogNotifier(config=AcidflowConfig(default_channels=(channel,)), task_kind="cleaning")
+    context = {
+        "ti": SimpleNamespace(dag_id="acidflow_cleaner", task_id="clean_obsolete", map_index=-1),
+        "task": SimpleNamespace(),
+        "exception": info.value,
+    }
+    notifier.notify(context)
+    [alert] = inbox
+    assert alert["message"] == (
+        f"cleaning task acidflow_cleaner.clean_obsolete[-1] failed (Hive Metastore fault): {info.value}"
+    )
+    assert alert["details"] == {"service": "Hive Metastore"}

@@ -2,10 +2,11 @@
 
 The server is a real Hive metastore of this module's own (``restartable_hive_metastore``: its own
 PostgreSQL database; the restart keeps the port and the database, as a deploy or a supervisor
-would). The two commit tests run on Hive 2.3.10, 3.1.3 and 4.0.1 (the commit read-back is what
-differs between versions: ``get_open_txns_info`` on each); the clean test and the compaction killed
-while it writes run on 3.1.3 only (what they exercise is acidflow's side: the ledger, the recovery),
-which keeps the module to one server start per version. acidflow writes, compacts and cleans through it
+would). The two commit tests, the clean test and the compaction killed while it writes run on Hive
+2.3.10, 3.1.3 and 4.0.1 (the commit read-back is ``get_open_txns_info`` on each; Hive 4 names its
+outputs ``_vT`` and asks ``get_table_req``), on one server start per version. The compaction and
+cleaner DAGs under ``airflow dags test`` with the server killed run on 3.1.3 (what they exercise is
+the Airflow side: the task's line, the callback's alert, the next runs). acidflow writes, compacts and cleans through it
 (Thrift; the 3.1 queue by SQL on the backend, ``ACIDFLOW_HMS_DB``). Each test kills the server at a
 chosen point (``at_thrift_call``: just before a call is sent, or ``CuttingProxy``: after the server
 carried a call out, its answer lost), restarts it from a thread, and checks what the issue asks:
@@ -230,7 +231,7 @@ def test_hms_killed_after_compaction_commit_answer_lost_is_read_back_not_resent(
         proxy.close()
 
 
-@_HIVE_31
+@_EVERY_VERSION
 def test_hms_killed_during_clean_run_fails_in_one_line_next_run_finishes(hms, tmp_path):
     """kill -9 between two deletes of a clean: the run stops with one line naming the HMS and what
     comes next, nothing of the base is touched; after the restart the next run finishes the ledger."""
@@ -255,7 +256,9 @@ def test_hms_killed_during_clean_run_fails_in_one_line_next_run_finishes(hms, tm
             hms.restart()
         message = str(info.value)
         assert "\n" not in message
-        assert message.startswith(f"Cannot reach the Hive Metastore {hms.server.uri!r} during 'get_table': ")
+        # Hive 4's client asks with get_table_req (GetTableRequest), the older ones with get_table
+        call = "get_table_req" if hms.server.version.startswith("4.") else "get_table"
+        assert message.startswith(f"Cannot reach the Hive Metastore {hms.server.uri!r} during {call!r}: ")
         assert message.endswith(
             "; expected a HiveMetaStore answering on thrift://host:port; acidflow stops this run and the "
             "next run starts from the state the metastore holds; hint: check that the server runs, "
@@ -302,7 +305,7 @@ except AcidError as error:
 """
 
 
-@_HIVE_31
+@_EVERY_VERSION
 def test_hms_killed_while_compaction_writes_next_run_aborts_its_txn_and_compacts_once(hms, tmp_path):
     """kill -9 of the HMS while a worker process writes its buckets: the worker fails in one line
     naming the HMS and exits; its txn stays open on the restarted server (nobody could abort it) and
@@ -342,7 +345,8 @@ def test_hms_killed_while_compaction_writes_next_run_aborts_its_txn_and_compacts
         assert store.get_txn(entry.txn_id).state is TxnState.ABORTED
         assert store.get_compaction(compaction_id).state is CompactionState.FAILED
         assert not [d for d in os.listdir(location) if d.startswith(".acidflow-staging")]
-        assert [r.status for r in run_cleaner(store)] == ["cleaned"]
+        cleaned = run_cleaner(store)
+        assert [r.status for r in cleaned] == ["cleaned"], (cleaned, _entries(store, table))
         states = [c.state for c in _entries(store, table)]
         assert sorted(s.value for s in states) == sorted(
             [CompactionState.FAILED.value, CompactionState.SUCCEEDED.value]
@@ -351,3 +355,107 @@ def test_hms_killed_while_compaction_writes_next_run_aborts_its_txn_and_compacts
         assert _ids(wh, table) == [1, 2, 3]
     finally:
         store.close()
+
+
+@_HIVE_31
+@pytest.mark.integration("airflow")
+def test_compaction_and_cleaner_dags_hms_killed_fail_in_one_line_alert_the_service_next_runs_converge(
+    hms, tmp_path, airflow_env, webhook
+):
+    """The compaction and cleaner DAGs (``airflow dags test``, HMS mode: ``ACIDFLOW_METASTORE`` the
+    server's thrift:// URI, ``ACIDFLOW_HMS_DB`` its backend) with the server killed (kill -9): each run
+    fails, the failing task's error is the one line naming the Hive Metastore, the failure callback's
+    alert names the service; nothing queued, claimed or deleted. Restarted: the next compaction run
+    compacts once, the next cleaner run cleans both tables once, every row intact."""
+    import json
+
+    from tests.fixtures.airflow import logged_errors, run_airflow
+
+    hook_url, alerts = webhook
+    store = _store(hms, tmp_path)
+    try:
+        wh, cleanable = _with_three_deltas(store, tmp_path)  # compacted: the cleaner has work
+        store.enqueue_compaction(cleanable, None, CompactionType.MAJOR)
+        [compacted] = run_worker(store, worker_id="worker-1")
+        assert compacted.status == "compacted"
+        table = _table(store)  # three deltas: the compaction DAG's work
+        for row in (1, 2, 3):
+            _write(wh, table, [row])
+        before = {name: _directories(store, name) for name in (cleanable, table)}
+        entries = {name: _entries(store, name) for name in (cleanable, table)}
+    finally:
+        store.close()
+    config = tmp_path / "acidflow.yaml"
+    # retries: 0 so that the first failure is final (the default, 2, retries after 1 and 2 min)
+    config.write_text(
+        f"compaction: {{retries: 0}}\ncleaner: {{retries: 0}}\nalerts:\n  default: [log, '{hook_url}']\n"
+    )
+    env = airflow_env(
+        str(hms.server.warehouse),
+        hms.server.uri,
+        ACIDFLOW_CONFIG=str(config),
+        ACIDFLOW_HMS_DB=hms.server.backend_url,
+        ACIDFLOW_LEASE_STORE=f"sqlite:///{tmp_path / 'side.sqlite'}",
+        AIRFLOW__LOGGING__LOGGING_LEVEL="INFO",
+    )
+    conf = json.dumps({"table": table, "type": "major", "executor": "embedded"})
+    prefix = f"Cannot reach the Hive Metastore {hms.server.uri!r} during "
+
+    def failed_with_one_line(dag_id, *args):
+        result = run_airflow(env, "dags", "test", dag_id, *args, check=False)
+        errors = logged_errors(result, prefix)
+        assert errors, (result.stdout + result.stderr)[-5000:]
+        for error in errors:
+            assert error.endswith(
+                "acidflow stops this run and the next run starts from the state the metastore holds; hint: "
+                "check that the server runs, ACIDFLOW_METASTORE (hive.metastore.uris) and "
+                "ACIDFLOW_HMS_TIMEOUT, then rerun"
+            ), error
+        listed = run_airflow(env, "dags", "list-runs", dag_id, "-o", "json").stdout
+        [runs] = [json.loads(line) for line in listed.splitlines() if line.startswith("[{")]
+        assert max(runs, key=lambda run: run["start_date"] or "")["state"] == "failed"
+        return errors
+
+    hms.kill()
+    try:
+        compaction_errors = failed_with_one_line("acidflow_compaction", "-c", conf)
+        cleaner_errors = failed_with_one_line("acidflow_cleaner")
+    finally:
+        hms.restart()
+    service_alerts = [a for a in alerts if a["details"].get("service")]
+    assert [a["details"]["service"] for a in service_alerts] == ["Hive Metastore", "Hive Metastore"]
+    # each alert carries the one line the failed task logged
+    for alert, head, logged in (
+        (
+            service_alerts[0],
+            "compaction task acidflow_compaction.plan[-1] failed for unknown table (Hive Metastore fault): ",
+            compaction_errors,
+        ),
+        (
+            service_alerts[1],
+            "cleaning task acidflow_cleaner.clean_obsolete[-1] failed (Hive Metastore fault): ",
+            cleaner_errors,
+        ),
+    ):
+        assert alert["message"].startswith(head), alert["message"]
+        assert alert["message"][len(head) :] in logged, (alert["message"], logged)
+        assert "\n" not in alert["message"]
+    store = _store(hms, tmp_path)
+    try:
+        # nothing queued, claimed or deleted while the server was down
+        assert {name: _entries(store, name) for name in (cleanable, table)} == entries
+        assert {name: _directories(store, name) for name in (cleanable, table)} == before
+
+        run_airflow(env, "dags", "test", "acidflow_compaction", "-c", conf)
+        [entry] = _entries(store, table)
+        assert entry.state is CompactionState.READY_FOR_CLEANING  # compacted once
+        run_airflow(env, "dags", "test", "acidflow_cleaner")
+        for name in (cleanable, table):
+            assert [c.state for c in _entries(store, name)] == [CompactionState.SUCCEEDED]
+            [base] = _directories(store, name)
+            assert base.startswith("base_")
+            assert _ids(Warehouse(store._warehouse, store, heartbeat_seconds=None), name) == [1, 2, 3]
+        assert [t.txn_id for t in store.show_transactions() if t.state is TxnState.OPEN] == []
+    finally:
+        store.close()
+    assert len([a for a in alerts if a["details"].get("service")]) == 2  # none for the good runs
