@@ -112,6 +112,8 @@ def _submit(cluster: object, warehouse: str, compaction_id: int, workers: int) -
     )
     if line is None:
         raise SystemExit(f"no 'compaction {compaction_id}: compacted: ... (N s)' line in:\n{done.stdout}")
+    for detail in re.findall(r"^(?:warmed .*|  steps: .*)$", done.stdout, re.MULTILINE):
+        print(f"    {detail.strip()}", flush=True)
     return wall, float(line.group(1))
 
 
