@@ -392,7 +392,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker_id = f"{socket.gethostname()}-{os.getpid()}"
         # Before any claim: an entry's time (claim to commit) is then its own work, not start-up.
         warming = time.monotonic()
-        warm_workers = warm_executors(spark)
+        warm_workers: list[str] = []
+        try:
+            warm_workers = warm_executors(spark)
+        except Exception as error:  # e.g. an executor's Python lacks pyarrow: each entry's job fails alone
+            print(
+                f"compact.py: warm-up failed (tasks start cold): {_spark_failure(str(error))}",
+                file=sys.stderr,
+            )
         print(
             f"warmed {len(set(warm_workers))} Python worker(s) ({len(warm_workers)} task(s)) in "
             f"{time.monotonic() - warming:.2f} s",
