@@ -16,8 +16,9 @@ One core each: the goal's cluster is started with ``pin_cores=True``, worker N (
 Python workers with it) on CPU N. ``--cores 1`` alone is only a task slot: a rebalance task's
 Python worker runs pyarrow's decode, the merge's producer and the ORC encode in threads (a task
 of 2M rows: ~1.4 s of CPU, of which ~0.7 s in the encoding thread), so one "one-core" worker on
-this 2-core host already uses both cores and a second one adds none. The same pair of runs on an
-unpinned cluster is printed as an extra line (not the goal).
+this 2-core host also uses the second core (one unpinned worker ran 1.4x faster than one pinned)
+and a second worker adds less than a core. The same pair of runs on an unpinned cluster is
+printed as an extra line (not the goal).
 
 Timed: wall time from submit to exit (the application's start-up included) and the rebalance's
 own time in it, claim to commit, as the job prints it (``(N s)``), with its steps (planning,
