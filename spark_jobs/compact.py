@@ -32,18 +32,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import re
 import socket
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from pyspark.sql import SparkSession
 
@@ -56,10 +58,58 @@ MAX_PARALLEL = 8
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S.*$", re.MULTILINE)  # "pyarrow.lib.ArrowInvalid: ..."
 
 
-def _run_task(descriptor: str) -> str:
+def _python_worker() -> str:
+    """``host:pid`` of this Python worker (which warm worker a task ran in)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _run_task(descriptor: str) -> tuple[str, str]:
     from acid_core.compaction.bucket_merge import BucketTask, compact_bucket
 
-    return compact_bucket(BucketTask.from_json(descriptor)).to_json()
+    return _python_worker(), compact_bucket(BucketTask.from_json(descriptor)).to_json()
+
+
+def _warm_worker(_index: int) -> str:
+    # What every bucket task imports (pyarrow's ORC and dataset readers, numpy, acid_core): about a
+    # second of a cold Python worker's first task, paid here once per Python worker.
+    import pyarrow.dataset  # noqa: F401  (the reader's ORC dataset scan)
+
+    import acid_core.compaction.bucket_merge  # noqa: F401
+
+    return _python_worker()
+
+
+def warm_executors(spark: SparkSession) -> list[str]:
+    """Start and warm a Python worker on every executor core before any entry is claimed.
+
+    A long-running compactor application pays this once, not once per compaction: the first task
+    of an executor otherwise starts its Python worker (``pyspark.daemon`` forks it), fetches the
+    shipped acid_core zip and imports acid_core, numpy and pyarrow before it merges a row, and
+    the JVM loads the classes of its first Python task. One task per core of the registered
+    executors (``defaultParallelism``, at least one each: an executor's core runs them one after
+    the other); with ``spark.python.worker.reuse`` (Spark's default) the compaction tasks that
+    follow run in these warm workers. The driver imports what it verifies outputs with at the
+    same time. Executors that register later start cold, as without this, and so does a worker
+    after a minute with no Python task on its executor (Spark's ``PythonWorkerFactory`` stops
+    idle workers then: ``IDLE_WORKER_TIMEOUT_NS``, not configurable) or after a task failed.
+    Nothing is warmed when ``spark.python.worker.reuse`` is false (every task starts a worker).
+
+    Returns:
+        ``host:pid`` of the Python worker each warm-up task ran in.
+    """
+    import pyarrow.dataset  # noqa: F401  (verify_output_file's reader, on the driver)
+
+    import acid_core.compaction.bucket_merge  # noqa: F401
+
+    context = spark.sparkContext
+    if context.getConf().get("spark.python.worker.reuse", "true").strip().lower() == "false":
+        return []
+    slots = max(1, context.defaultParallelism)
+    context.setJobDescription("acidflow: warm the executors' Python workers")
+    try:
+        return context.parallelize(range(slots), numSlices=slots).map(_warm_worker).collect()
+    finally:
+        context.setJobDescription(None)  # type: ignore[arg-type]
 
 
 def _spark_failure(text: str) -> str:
@@ -74,12 +124,15 @@ def run_tasks_on_spark(
     tasks: Sequence[BucketTask],
     heartbeat: Callable[[], None] | None = None,
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
+    python_workers: list[str] | None = None,
 ) -> list[BucketResult]:
     """Run bucket tasks as one Spark job (one partition per task); returns their BucketResults.
 
     The job runs in a thread of its own while this one calls ``heartbeat`` every
     ``heartbeat_seconds``, so the compaction's transaction stays alive however long the job waits
-    for executors. A failed job raises ``SparkJobError`` naming the task's Python error.
+    for executors. A failed job raises ``SparkJobError`` naming the task's Python error. When
+    given, ``python_workers`` is extended with the ``host:pid`` of the Python worker each task
+    ran in.
     """
     from pyspark import InheritableThread
 
@@ -111,10 +164,12 @@ def run_tasks_on_spark(
         job.join(heartbeat_seconds)
     if "error" in outcome:
         raise SparkJobError(compaction_id, _spark_failure(str(outcome["error"]))) from outcome["error"]  # type: ignore[misc]
-    rows: list[str] = outcome["rows"]  # type: ignore[assignment]
+    rows: list[tuple[str, str]] = outcome["rows"]  # type: ignore[assignment]
     if heartbeat is not None:
         heartbeat()
-    return [Result.from_json(text) for text in rows]
+    if python_workers is not None:
+        python_workers.extend(worker for worker, _ in rows)
+    return [Result.from_json(text) for _, text in rows]
 
 
 def run_entries(
@@ -126,11 +181,14 @@ def run_entries(
     worker_id: str,
     parallel: int,
     heartbeat_seconds: float,
+    warm_workers: Collection[str] = (),
 ) -> int:
     """One application for many queued entries: claim all, run them concurrently, commit each alone.
 
-    Prints one line per entry as it ends (``compaction N: <status>: ...`` or ``compaction N:
-    failed: ...``); returns the number of entries that failed.
+    Prints one line per entry as it ends (``compaction N: <status>: ... (S s)`` then ``steps:
+    ...``, the seconds of each step and how many of its tasks ran in one of ``warm_workers``
+    (``warm_executors``), or ``compaction N: failed: ...``); returns the number of entries that
+    failed.
     """
     from acid_core.compaction.worker import WorkerOptions, execute_compaction
     from acid_core.errors import AcidError
@@ -162,8 +220,16 @@ def run_entries(
     def run_one(entry: object) -> str:
         metastore, locks = services()
 
+        python_workers: list[str] = []
+
         def runner(tasks: Sequence[BucketTask], heartbeat: Callable[[], None]) -> list[BucketResult]:
-            return run_tasks_on_spark(spark, tasks, heartbeat, heartbeat_seconds)
+            return run_tasks_on_spark(spark, tasks, heartbeat, heartbeat_seconds, python_workers)
+
+        steps: list[tuple[str, float]] = [("planning", time.monotonic())]
+
+        def on_step(step: str) -> None:
+            if step != "renamed":
+                steps.append((step, time.monotonic()))
 
         # The worker's heartbeat thread beats at the job's interval too: planning (listing,
         # footers) and verifying run outside the Spark job, and many entries at once on a busy
@@ -173,10 +239,20 @@ def run_entries(
             entry,  # type: ignore[arg-type]
             options=WorkerOptions(heartbeat_seconds=heartbeat_seconds),
             run_tasks=runner,
+            on_step=on_step,
             lock_manager=locks,  # type: ignore[arg-type]
         )
-        # The entry's own time, claim to commit (bench_rebalance compares it without start-up).
-        return f"{outcome.status}: {outcome.message} ({outcome.seconds:.2f} s)"
+        steps.append(("", time.monotonic()))
+        spent = ", ".join(
+            f"{name} {end - begin:.2f} s" for (name, begin), (_, end) in itertools.pairwise(steps)
+        )
+        # The entry's own time, claim to commit (bench_rebalance compares it without start-up),
+        # then where it went (writing = the Spark job; planning includes the lock and the listing).
+        warm = sum(worker in warm_workers for worker in python_workers)
+        return (
+            f"{outcome.status}: {outcome.message} ({outcome.seconds:.2f} s)\n  steps: {spent}; "
+            f"tasks in warm Python workers: {warm} of {len(python_workers)}"
+        )
 
     with (
         opened,
@@ -314,6 +390,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.results_file).write_text("".join(r.to_json() + "\n" for r in results))
             return 0
         worker_id = f"{socket.gethostname()}-{os.getpid()}"
+        # Before any claim: an entry's time (claim to commit) is then its own work, not start-up.
+        warming = time.monotonic()
+        warm_workers: list[str] = []
+        try:
+            warm_workers = warm_executors(spark)
+        except Exception as error:  # e.g. an executor's Python lacks pyarrow: each entry's job fails alone
+            print(
+                f"compact.py: warm-up failed (tasks start cold): {_spark_failure(str(error))}",
+                file=sys.stderr,
+            )
+        print(
+            f"warmed {len(set(warm_workers))} Python worker(s) ({len(warm_workers)} task(s)) in "
+            f"{time.monotonic() - warming:.2f} s",
+            flush=True,
+        )
         if args.compaction_ids is not None:
             failed = run_entries(
                 spark,
@@ -323,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 worker_id=worker_id,
                 parallel=args.parallel or min(len(args.compaction_ids), MAX_PARALLEL),
                 heartbeat_seconds=args.heartbeat_seconds,
+                warm_workers=frozenset(warm_workers),
             )
             return 1 if failed else 0
 

@@ -11,6 +11,7 @@ Hive's rules (a major compaction leaves one ``base_N_vT`` per partition once cle
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -112,8 +113,21 @@ def test_spark_cluster_dag_job_compacts_partitions_and_cleaner_keeps_rows(tmp_pa
     )
     assert plan["spark"], plan
     for args in plan["spark"]:
-        job = _submit(spark_cluster, args)
+        # Every executor registered before the work starts: the warm-up reaches both workers.
+        job = _submit(
+            spark_cluster,
+            args,
+            "--conf",
+            "spark.scheduler.minRegisteredResourcesRatio=1.0",
+            "--conf",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime=600s",
+        )
         assert job.returncode == 0, (job.stdout + job.stderr)[-4000:]
+        # One warm Python worker per one-core executor, and every task of every entry ran in one.
+        assert "warmed 2 Python worker(s) (2 task(s))" in job.stdout, job.stdout
+        warm = re.findall(r"; tasks in warm Python workers: (\d+) of (\d+)$", job.stdout, re.M)
+        assert warm, job.stdout
+        assert all(ran == tasks != "0" for ran, tasks in warm), job.stdout
     for compaction_id in plan["ids"]:
         entry = wh.metastore.get_compaction(compaction_id)
         assert entry.state is CompactionState.READY_FOR_CLEANING, (entry.state, entry.error_message)

@@ -7,6 +7,7 @@ a queue-mode job drained the whole queue. Real spark-submit, local[1], no mocks.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -68,6 +69,13 @@ def test_spark_job_runs_only_the_named_compaction(wh):
     )
     assert job.returncode == 0, job.stderr[-3000:]
     assert f"compaction {first}: compacted" in job.stdout, job.stdout
+    # local[1]: one Python worker warmed before the claim; every task of the entry ran in it.
+    assert "warmed 1 Python worker(s) (1 task(s))" in job.stdout, job.stdout
+    warm = re.search(
+        r"^  steps: planning .*; tasks in warm Python workers: (\d+) of (\d+)$", job.stdout, re.M
+    )
+    assert warm is not None, job.stdout
+    assert warm.group(1) == warm.group(2) != "0", job.stdout
     assert wh.metastore.get_compaction(first).state is CompactionState.READY_FOR_CLEANING
     assert wh.metastore.get_compaction(second).state is CompactionState.INITIATED
     assert read_rows(history) == before

@@ -212,6 +212,56 @@ def test_compaction_verification_failure_commits_nothing(wh):
     assert read_rows(history) == before
 
 
+def test_compaction_verification_failure_of_the_last_of_three_rebalanced_files_commits_nothing(wh):
+    """The outputs are checked a few at a time: a bad checksum in the last of three still fails the
+    compaction, names that file, and leaves the partition as it was."""
+    history = random_history(wh, 7, partitioned=False, buckets=1, txns=6)
+    before = read_rows(history)
+    root = wh.metastore.get_table("default.t").location
+    listing = sorted(os.listdir(root))
+
+    def lying_runner(tasks: list[BucketTask], heartbeat) -> list[BucketResult]:
+        results = run_tasks_embedded(tasks, heartbeat)
+        *good, last = results
+        [output] = last.outputs
+        return [
+            *good,
+            BucketResult(last.bucket_id, (dataclasses.replace(output, checksum=output.checksum ^ 1),)),
+        ]
+
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.REBALANCE, number_of_buckets=3)
+    claimed = wh.metastore.find_next_to_compact("w")
+    with pytest.raises(
+        CompactionVerificationError,
+        match=r"Compaction 1 failed verification: key checksum of .*/bucket_00002",
+    ):
+        execute_compaction(wh.metastore, claimed, run_tasks=lying_runner)
+    info = wh.metastore.get_compaction(claimed.id)
+    assert info.state is CompactionState.FAILED
+    assert wh.metastore.get_txn(info.txn_id).state is TxnState.ABORTED
+    assert sorted(os.listdir(root)) == listing
+    assert read_rows(history) == before
+
+
+def test_verify_outputs_checks_files_at_the_same_time():
+    """Two outputs on a machine with two cores: both checks run at once (each waits for the other at
+    a barrier, which a one-after-the-other loop would never pass)."""
+    from acid_core.compaction.bucket_merge import BucketOutput, embedded_parallelism
+    from acid_core.compaction.worker import _verify_outputs
+
+    assert embedded_parallelism() >= 2, "the test machine has two cores"
+    barrier = threading.Barrier(2, timeout=60)
+    checked = []
+
+    def verify(io, compaction_id, output):
+        barrier.wait()
+        checked.append(output.path)
+
+    outputs = [BucketOutput("base_0000001", f"/wh/t/bucket_0000{n}", 1, 0) for n in range(2)]
+    _verify_outputs(None, 1, outputs, verify)
+    assert sorted(checked) == [o.path for o in outputs]
+
+
 def test_compaction_minor_with_single_range_is_refused(wh):
     with wh.transaction(heartbeat_seconds=None) as txn:
         create_table(wh, "default.r", partitioned=False, buckets=1)
