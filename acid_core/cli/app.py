@@ -170,13 +170,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``acidflow`` command; returns the exit code.
-
-    ``argv`` None means this process's own command line (the console script, ``python -m
-    acid_core.cli``): the process is acidflow's alone, so a command may set process-wide policy
-    (``args.own_process``; ``compact`` keeps pyarrow from importing pandas). A caller that passes
-    ``argv`` (tests, the soak, a library user) gets no such change to its interpreter.
-    """
+    """Run the ``acidflow`` command; returns the exit code."""
     words = sys.argv[1:] if argv is None else list(argv)
     if "_ARGCOMPLETE" in os.environ:
         # The shell asks for completions: every command's options are needed.
@@ -188,7 +182,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         selected = _selected_command(words)
         parser = build_parser([selected] if selected in COMMANDS else [])
     args = parser.parse_args(words)
-    args.own_process = argv is None
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     with _logging_to_stderr(debug=debug) as handler:
         code = _run(args)

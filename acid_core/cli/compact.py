@@ -16,13 +16,6 @@ refused before anything is queued). Each recovered compaction prints one
 alone does not make the exit status 1. With ``--executor auto`` compactions whose inputs reach
 ``--spark-threshold-bytes`` run on Spark. Progress lines go to stderr (``progress``).
 
-Run as its own process (the console script), ``compact`` keeps pandas out of the process: pyarrow's
-pandas shim imports pandas on the first ``pa.array``/``pa.scalar`` call only to check whether an
-argument is a pandas object, about 0.3 s of CPU (as much as SQLAlchemy's ORM) on the path before
-the first batch is encoded, and nothing here converts to or from pandas. With pandas absent the
-shim says so and pyarrow behaves the same for Arrow and numpy inputs; the output bytes are the
-same (``tests/acid_core/cli/test_startup.py``). An in-process ``main(argv)`` caller is left alone.
-
 Not here: the rules (``initiator``, ``planner``), the work (``worker``).
 Errors: an ``AcidError`` propagates to ``app.main`` (one line on stderr, exit 1); a failed
 compaction is one ``compaction N: failed: ...`` line and exit 1. A compaction refused because its
@@ -163,24 +156,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     return compact
 
 
-class _NoPandasFinder:
-    """A ``sys.meta_path`` finder that makes ``import pandas`` fail as if pandas were not installed."""
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
-        if fullname.partition(".")[0] == "pandas":
-            raise ModuleNotFoundError(f"No module named {fullname!r} (acidflow compact does not use it)")
-
-
-def _keep_pandas_out() -> None:
-    """Keep pyarrow's pandas shim from importing pandas in this process (see the module docstring)."""
-    if "pandas" not in sys.modules and not any(isinstance(f, _NoPandasFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _NoPandasFinder())
-
-
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed or found its lock taken."""
-    if getattr(args, "own_process", False):
-        _keep_pandas_out()
     from acid_core.cli.progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import (

@@ -668,7 +668,7 @@ def verify_output_file(io: FileIO, compaction_id: int, output: BucketOutput) -> 
     """
     # Batches of _BATCH_ROWS through Arrow's ORC dataset reader: an output stripe of highly
     # compressible rows can hold millions of rows, so reading whole stripes would not be bounded.
-    import pyarrow.dataset as pads  # pulls in pandas (~0.4 s; not in acidflow compact's own process)
+    import pyarrow.dataset as pads  # pulls in pandas (~0.4 s): only a compaction that runs needs it
 
     stream = io.open_input(output.path)
     try:

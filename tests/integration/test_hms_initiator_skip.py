@@ -94,8 +94,26 @@ def calls(monkeypatch):
 
 @pytest.fixture
 def env(server, tmp_path, monkeypatch):
-    """The side store in ``tmp_path`` (it survives the "restarts"); the table's name."""
-    return _env(tmp_path, monkeypatch)
+    """The side store in ``tmp_path`` (it survives the "restarts"); the table's name.
+
+    The server is the session's: the compactions a test queued are refused at its end, so that no
+    later test's ``find_next_to_compact`` claims them.
+    """
+    table = _env(tmp_path, monkeypatch)
+    yield table
+    _refuse_queued(server, tmp_path, table)
+
+
+def _refuse_queued(server, tmp_path, table):
+    store = open_metastore(server.uri, str(tmp_path), hms_db=server.backend_url)
+    try:
+        for entry in store.show_compactions(table):
+            if entry.state.value in ("initiated", "working"):
+                store.mark_refused(entry.id, "refused by the test that queued it (test_hms_initiator_skip)")
+        left = [e.id for e in store.show_compactions(table) if e.state.value in ("initiated", "working")]
+        assert left == [], f"compactions of {table} still queued after the test: {left}"
+    finally:
+        store.close()
 
 
 def _env(tmp_path, monkeypatch):
@@ -217,9 +235,12 @@ def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_mov
     assert (decided, listed, stats.reasons) == (["p=3"], ["p=3"], {"compaction_activity": 1})
 
     _hive_style_write(server, tmp_path, table, "p=5", commit=False)
-    decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
-    assert decided == everything
-    assert stats.reasons == {"table_written": PARTITIONS}
+    try:
+        decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
+        assert decided == everything
+        assert stats.reasons == {"table_written": PARTITIONS}
+    finally:
+        _refuse_queued(server, tmp_path, table)
 
 
 def test_hive23_initiator_by_thrift_alone_lists_the_table_after_any_transaction(
