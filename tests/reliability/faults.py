@@ -10,6 +10,8 @@
                                                           dropped and the connection closed (answer lost)
     slow_store("/wh/db/t", delay_seconds=0.2)             every FileIO call on a path below it waits first
                                                           (``acid_core.fs.set_file_io_hook``)
+    sql_warehouse(tmp_path, url)                          a Warehouse on that PostgreSQL (no heartbeat thread)
+    commit_statements(engine)                             every ``acidflow_commit_txn`` sent from now on
 
 The actions are real faults: ``PrivatePostgres.kill`` (``pg_ctl stop -m immediate``) and its
 ``resume`` from a timer, ``RestartableMetastore.kill`` (SIGKILL of the HMS JVM) and its ``restart``,
@@ -33,10 +35,12 @@ from acid_core.fs import set_file_io_hook
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
 
     from sqlalchemy.engine import Engine
 
     from acid_core.fs import FileIO
+    from acid_core.writes import Warehouse
 
 
 def at_statement(engine: Engine, fragment: str, action: Callable[[object], None]) -> None:
@@ -223,3 +227,32 @@ def slow_store(prefix: str, delay_seconds: float) -> Iterator[list[str]]:
         yield calls
     finally:
         set_file_io_hook(previous)
+
+
+def sql_warehouse(tmp_path: Path, url: str, commit_check_seconds: float = 30.0) -> Warehouse:
+    """A ``Warehouse`` under ``tmp_path/wh`` on the PostgreSQL at ``url``, with no heartbeat thread.
+
+    ``commit_check_seconds``: how long a commit whose answer was lost is read back for.
+    """
+    from acid_core.metastore import SqlMetastore
+    from acid_core.writes import Warehouse
+
+    root = str(tmp_path / "wh")
+    metastore = SqlMetastore(url, warehouse=root, commit_check_seconds=commit_check_seconds)
+    return Warehouse(root, metastore, heartbeat_seconds=None)
+
+
+def commit_statements(engine: Engine) -> list[str]:
+    """Every ``acidflow_commit_txn`` statement sent from now on (appended as it is sent).
+
+    The first statement of each ``commit_txn``, a write's or a compaction's: a re-sent commit counts
+    twice, while the read-back after a lost answer never sends it.
+    """
+    sent: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if "acidflow_commit_txn" in statement:
+            sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    return sent

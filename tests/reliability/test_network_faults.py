@@ -39,7 +39,7 @@ from acid_core.locks.zookeeper import KazooLockManager
 from acid_core.metastore import Column, SqlMetastore, TableDefinition, TxnState
 from acid_core.writes import Warehouse
 from tests.fixtures.postgres import drop_database, execute_admin
-from tests.reliability.faults import at_commit
+from tests.reliability.faults import at_commit, sql_warehouse
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.timeout(300)]
 
@@ -64,15 +64,6 @@ def url(partitionable_postgres, network_namespace):
         if network_namespace.partitioned:
             network_namespace.heal()
         drop_database(admin, name)
-
-
-def _warehouse(tmp_path, url, commit_check_seconds=30.0):
-    root = str(tmp_path / "wh")
-    return Warehouse(
-        root,
-        SqlMetastore(url, warehouse=root, commit_check_seconds=commit_check_seconds),
-        heartbeat_seconds=None,
-    )
 
 
 def _with_one_committed_row(wh):
@@ -104,7 +95,7 @@ def test_netem_availability_is_what_the_module_docstring_says(network_namespace)
 
 def test_write_commit_partition_that_heals_commits_once(tmp_path, url, network_namespace):
     """The link is cut just before the COMMIT and heals 3 s later: TCP delivers it, committed once, no error."""
-    with _warehouse(tmp_path, url) as wh:
+    with sql_warehouse(tmp_path, url) as wh:
         _with_one_committed_row(wh)
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
@@ -128,7 +119,7 @@ def test_write_commit_partition_that_heals_commits_once(tmp_path, url, network_n
 def test_write_commit_partition_that_does_not_heal_is_one_line_then_reaped(tmp_path, url, network_namespace):
     """The link stays cut past the timeouts: the commit ends in one line naming PostgreSQL (not a hang);
     once healed, the transaction is still open (the COMMIT never arrived), the reaper aborts it."""
-    with _warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
+    with sql_warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
         _with_one_committed_row(wh)
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
@@ -153,7 +144,7 @@ def test_metastore_call_partition_that_does_not_heal_names_postgres_then_heals(
     tmp_path, url, network_namespace
 ):
     """Any call on a cut link: one line naming PostgreSQL (no hang); healed, the next call works."""
-    with _warehouse(tmp_path, url) as wh:
+    with sql_warehouse(tmp_path, url) as wh:
         _with_one_committed_row(wh)
         wh.metastore._engine.dispose()  # the next call connects across the cut link
         network_namespace.partition()

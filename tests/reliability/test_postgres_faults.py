@@ -15,7 +15,6 @@ import time
 
 import pyarrow as pa
 import pytest
-from sqlalchemy import event
 
 from acid_core.compaction.backlog import run_initiator
 from acid_core.compaction.cleaner import run_cleaner
@@ -30,12 +29,17 @@ from acid_core.metastore import (
     Column,
     CompactionState,
     CompactionType,
-    SqlMetastore,
     TableDefinition,
     TxnState,
 )
-from acid_core.writes import Warehouse
-from tests.reliability.faults import CuttingProxy, at_commit, at_statement, client_port
+from tests.reliability.faults import (
+    CuttingProxy,
+    at_commit,
+    at_statement,
+    client_port,
+    commit_statements,
+    sql_warehouse,
+)
 
 pytestmark = pytest.mark.integration("postgres")
 
@@ -73,12 +77,6 @@ class _KillAndResume:
             timer.join()
 
 
-def _warehouse(tmp_path, url, commit_check_seconds=10.0):
-    root = str(tmp_path / "wh")
-    metastore = SqlMetastore(url, warehouse=root, commit_check_seconds=commit_check_seconds)
-    return Warehouse(root, metastore, heartbeat_seconds=None)
-
-
 def _with_one_committed_row(wh):
     wh.metastore.create_table(
         TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
@@ -91,23 +89,11 @@ def _ids(wh):
     return sorted(wh.read("t").column("id").to_pylist())
 
 
-def _commit_sql_count(engine):
-    """How many times the commit's statement reaches the wire from now on."""
-    sent = []
-
-    @event.listens_for(engine, "before_cursor_execute")
-    def count(conn, cursor, statement, parameters, context, executemany):
-        if "acidflow_commit_txn" in statement:
-            sent.append(statement)
-
-    return sent
-
-
 def test_write_commit_postgres_killed_before_commit_aborts_and_names_postgres(
     tmp_path, private_postgres_url, kill_and_resume
 ):
     """The server dies before the COMMIT of a write: after the restart the txn is aborted, never committed late."""
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         _with_one_committed_row(wh)
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
@@ -141,12 +127,12 @@ def test_write_commit_answer_lost_after_commit_is_checked_not_resent(
     proxy = CuttingProxy(port, on_cut=kill_and_resume if restart else None)
     try:
         url = private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
-        with _warehouse(tmp_path, url) as wh:
+        with sql_warehouse(tmp_path, url, commit_check_seconds=10.0) as wh:
             _with_one_committed_row(wh)
             txn = wh.transaction().begin()
             txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
             engine = wh.metastore._engine
-            sent = _commit_sql_count(engine)
+            sent = commit_statements(engine)
             commits = []
             at_commit(
                 engine, lambda conn: (commits.append(1), proxy.cut_after_next_request(client_port(conn)))
@@ -166,7 +152,7 @@ def test_empty_commit_postgres_killed_before_commit_function_aborts(
     tmp_path, private_postgres_url, kill_and_resume
 ):
     """A txn that wrote nothing commits in one autocommit call; the server dying before it aborts the txn."""
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         txn_id = wh.metastore.open_txn()
         at_statement(wh.metastore._engine, "acidflow_commit_txn", kill_and_resume)
         with pytest.raises(LostCommitAbortedError, match=rf"commit of transaction {txn_id} "):
@@ -178,11 +164,11 @@ def test_write_commit_postgres_down_past_check_is_unknown_then_reaped(
     tmp_path, private_postgres, private_postgres_url
 ):
     """The server stays down past the check: the state is unknown (one line); once back, the reaper ends it."""
-    with _warehouse(tmp_path, private_postgres_url, commit_check_seconds=1.0) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=1.0) as wh:
         _with_one_committed_row(wh)
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
-        sent = _commit_sql_count(wh.metastore._engine)
+        sent = commit_statements(wh.metastore._engine)
         at_commit(wh.metastore._engine, lambda _conn: private_postgres.kill())
         with pytest.raises(CommitStateUnknownError) as info:
             txn.commit()
@@ -210,7 +196,7 @@ def test_metastore_call_postgres_down_is_one_line_naming_postgres(
     tmp_path, private_postgres, private_postgres_url
 ):
     """Any other call while the server is down: ``MetastoreDatabaseUnavailableError``, one line; then it heals."""
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         _with_one_committed_row(wh)
         private_postgres.kill()
         try:
@@ -235,7 +221,7 @@ def test_write_commit_postgres_restarted_before_commit_commits(
     tmp_path, private_postgres, private_postgres_url
 ):
     """A restart while the txn writes (before its commit is sent): the commit finds a live connection and commits."""
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         _with_one_committed_row(wh)
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
@@ -283,7 +269,7 @@ def test_compaction_commit_postgres_killed_before_commit_undone_then_converges(
     tmp_path, private_postgres_url, kill_and_resume
 ):
     """Killed before the compaction txn commits: T aborted, its output removed, entry failed; the rerun compacts."""
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         _with_three_deltas(wh)
         claimed = _claim_major(wh)
         with pytest.raises(LostCommitAbortedError):
@@ -312,7 +298,7 @@ def test_compaction_commit_answer_lost_server_down_keeps_output_recovery_marks_c
     proxy = CuttingProxy(port, on_cut=private_postgres.kill)
     try:
         url = private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
-        with _warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
+        with sql_warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
             _with_three_deltas(wh)
             claimed = _claim_major(wh)
             cut = _at_compaction_commit(wh, lambda conn: proxy.cut_after_next_request(client_port(conn)))
@@ -344,7 +330,7 @@ def test_mark_cleaned_postgres_fault_next_cleaner_run_converges(
     proxy = CuttingProxy(port, on_cut=kill_and_resume)
     try:
         url = private_postgres_url.replace(f":{port}/", f":{proxy.port}/")
-        with _warehouse(tmp_path, url) as wh:
+        with sql_warehouse(tmp_path, url, commit_check_seconds=10.0) as wh:
             _with_three_deltas(wh)
             wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
             [outcome] = run_worker(wh.metastore, worker_id="worker-1")
@@ -398,7 +384,7 @@ def test_initiator_cycle_postgres_fault_next_cycle_queues_one_compaction(
     proxy, url = _through_proxy(private_postgres_url, kill_and_resume)
     config = InitiatorConfig(delta_num_threshold=2)
     try:
-        with _warehouse(tmp_path, url) as wh:
+        with sql_warehouse(tmp_path, url, commit_check_seconds=10.0) as wh:
             _with_three_deltas(wh)
             _fault_at_commit_after(
                 wh.metastore._engine, 'INSERT INTO "COMPACTION_QUEUE"', point, proxy, kill_and_resume
@@ -424,7 +410,7 @@ def test_take_lease_answer_lost_orphan_lease_protects_its_snapshot_until_its_ttl
     """The lease row commits but its ID is lost: the orphan keeps what it reads until it expires, then the cleaner runs."""
     proxy, url = _through_proxy(private_postgres_url, kill_and_resume)
     try:
-        with _warehouse(tmp_path, url) as wh:
+        with sql_warehouse(tmp_path, url, commit_check_seconds=10.0) as wh:
             _with_three_deltas(wh)
             _fault_at_commit_after(
                 wh.metastore._engine, 'INSERT INTO "READER_LEASES"', "answer-lost", proxy, kill_and_resume
@@ -456,7 +442,7 @@ def test_cli_postgres_stopped_prints_one_line_exits_nonzero(
     """``acidflow compact``/``clean`` with the metastore's PostgreSQL stopped: one line naming it, exit 1, no traceback."""
     from acid_core.cli import main as acidflow
 
-    with _warehouse(tmp_path, private_postgres_url) as wh:
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:
         _with_three_deltas(wh)
     private_postgres.kill()
     results = {}
@@ -482,7 +468,7 @@ def test_cli_postgres_stopped_prints_one_line_exits_nonzero(
             "acidflow stops this run and the next run starts from the state the database holds; hint: check "
             "the server (pg_isready) and rerun"
         )
-    with _warehouse(tmp_path, private_postgres_url) as wh:  # nothing changed
+    with sql_warehouse(tmp_path, private_postgres_url, commit_check_seconds=10.0) as wh:  # nothing changed
         assert _ids(wh) == [1, 2, 3]
         assert wh.metastore.show_compactions() == []
 

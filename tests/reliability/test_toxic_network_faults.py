@@ -26,7 +26,7 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from sqlalchemy import event, make_url
+from sqlalchemy import make_url
 
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import execute_compaction, run_worker
@@ -51,7 +51,7 @@ from acid_core.metastore import (
 )
 from acid_core.writes import Warehouse
 from tests.fixtures.postgres import drop_database, execute_admin
-from tests.reliability.faults import at_commit, at_thrift_call
+from tests.reliability.faults import at_commit, at_thrift_call, commit_statements, sql_warehouse
 
 pytestmark = [pytest.mark.integration("postgres"), pytest.mark.timeout(300)]
 
@@ -75,15 +75,6 @@ def pg_proxy(postgres_server, toxiproxy):
         drop_database(postgres_server, name)
 
 
-def _warehouse(tmp_path, url, commit_check_seconds=30.0):
-    root = str(tmp_path / "wh")
-    return Warehouse(
-        root,
-        SqlMetastore(url, warehouse=root, commit_check_seconds=commit_check_seconds),
-        heartbeat_seconds=None,
-    )
-
-
 def _with_rows(wh, rows):
     wh.metastore.create_table(
         TableDefinition("t", (Column("id", "int"),), properties={"transactional": "true"})
@@ -97,19 +88,6 @@ def _ids(wh, table="t"):
     return sorted(wh.read(table).column("id").to_pylist())
 
 
-def _commit_statements(engine):
-    """Every ``acidflow_commit_txn`` sent from now on: the first statement of each ``commit_txn`` (a
-    write's or a compaction's), so a re-sent commit counts twice (the read-back never sends it)."""
-    sent = []
-
-    @event.listens_for(engine, "before_cursor_execute")
-    def count(conn, cursor, statement, parameters, context, executemany):
-        if "acidflow_commit_txn" in statement:
-            sent.append(statement)
-
-    return sent
-
-
 def _open_txns(metastore):
     return [t.txn_id for t in metastore.show_transactions() if t.state is TxnState.OPEN]
 
@@ -119,9 +97,9 @@ def test_postgres_latency_with_jitter_write_compaction_and_clean_commit_once(tmp
     for a write (17 statements), 30 ms +- 25 ms for a major compaction and its clean (~80): each
     succeeds, each commit sent once, every row intact, nothing left open."""
     url, proxy = pg_proxy
-    with _warehouse(tmp_path, url) as wh:
+    with sql_warehouse(tmp_path, url) as wh:
         _with_rows(wh, [1, 2])
-        sent = _commit_statements(wh.metastore._engine)
+        sent = commit_statements(wh.metastore._engine)
         toxic = proxy.add("latency", "downstream", latency=200, jitter=150)
         started = time.monotonic()
         with wh.transaction() as txn:
@@ -173,11 +151,11 @@ def test_postgres_blackhole_of_the_commit_that_heals_reads_back_and_aborts(tmp_p
     acidflow reads the transaction back once the link heals, finds it open and aborts it; the one line
     says so; the commit is not re-sent, the row never visible, nothing left open."""
     url, proxy = pg_proxy
-    with _warehouse(tmp_path, url) as wh:
+    with sql_warehouse(tmp_path, url) as wh:
         _with_rows(wh, [1])
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
-        sent = _commit_statements(wh.metastore._engine)
+        sent = commit_statements(wh.metastore._engine)
         _blackhole_at_commit(wh, proxy, "upstream", heal_after=_HEAL_AFTER_SECONDS)
         with pytest.raises(LostCommitAbortedError) as info:
             txn.commit()
@@ -205,11 +183,11 @@ def test_postgres_blackhole_of_the_commit_answer_that_heals_is_read_back_committ
     """PostgreSQL commits but its answer is swallowed (the connection closed after 0.5 s, healed 2 s
     later): acidflow reads the transaction back, committed, exactly once; no error, nothing re-sent."""
     url, proxy = pg_proxy
-    with _warehouse(tmp_path, url) as wh:
+    with sql_warehouse(tmp_path, url) as wh:
         _with_rows(wh, [1])
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
-        sent = _commit_statements(wh.metastore._engine)
+        sent = commit_statements(wh.metastore._engine)
         _blackhole_at_commit(wh, proxy, "downstream", heal_after=_HEAL_AFTER_SECONDS)
         with caplog.at_level(logging.WARNING, logger="acid_core.metastore.sql.metastore"):
             txn.commit()
@@ -226,11 +204,11 @@ def test_postgres_blackhole_of_the_commit_that_does_not_heal_is_one_line_then_re
     """The blackhole stays past ``commit_check_seconds`` (1 s): one line naming PostgreSQL, the commit
     not re-sent; healed, the transaction is still open (the COMMIT never arrived) and the reaper aborts it."""
     url, proxy = pg_proxy
-    with _warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
+    with sql_warehouse(tmp_path, url, commit_check_seconds=1.0) as wh:
         _with_rows(wh, [1])
         txn = wh.transaction().begin()
         txn.insert("t", pa.table({"id": pa.array([2], pa.int32())}))
-        sent = _commit_statements(wh.metastore._engine)
+        sent = commit_statements(wh.metastore._engine)
         _blackhole_at_commit(wh, proxy, "upstream", heal_after=None)
         try:
             with pytest.raises(CommitStateUnknownError) as info:
