@@ -104,6 +104,14 @@ def env(server, tmp_path, monkeypatch):
     _refuse_queued(server, tmp_path, table)
 
 
+@pytest.fixture
+def write_id_env(write_id_server, tmp_path, monkeypatch):
+    """``env`` on the servers with table write IDs; what the test queued is refused at its end."""
+    table = _env(tmp_path, monkeypatch)
+    yield table
+    _refuse_queued(write_id_server, tmp_path, table)
+
+
 def _refuse_queued(server, tmp_path, table):
     store = open_metastore(server.uri, str(tmp_path), hms_db=server.backend_url)
     try:
@@ -213,12 +221,11 @@ def test_hms_initiator_with_backend_db_lists_only_changed_partitions(server, env
 
 
 def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_move(
-    write_id_server, tmp_path, capsys, calls, monkeypatch
+    write_id_server, write_id_env, tmp_path, capsys, calls
 ):
     """Without the backend database the unit is the table: unchanged -> nothing listed; one
     write anywhere -> every partition listed, and still only the partition due is queued."""
-    server = write_id_server
-    table = _env(tmp_path, monkeypatch)
+    server, table = write_id_server, write_id_env
     _create_and_fill(server, tmp_path, capsys, table)
     everything = [f"p={p}" for p in range(PARTITIONS)]
 
@@ -235,12 +242,9 @@ def test_hms_initiator_by_thrift_alone_skips_a_table_whose_write_ids_did_not_mov
     assert (decided, listed, stats.reasons) == (["p=3"], ["p=3"], {"compaction_activity": 1})
 
     _hive_style_write(server, tmp_path, table, "p=5", commit=False)
-    try:
-        decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
-        assert decided == everything
-        assert stats.reasons == {"table_written": PARTITIONS}
-    finally:
-        _refuse_queued(server, tmp_path, table)
+    decided, _, stats, _ = _cycle(server, tmp_path, table, calls, hms_db=False)
+    assert decided == everything
+    assert stats.reasons == {"table_written": PARTITIONS}
 
 
 def test_hive23_initiator_by_thrift_alone_lists_the_table_after_any_transaction(
