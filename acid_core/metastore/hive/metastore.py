@@ -1065,7 +1065,11 @@ class HiveMetastore(Metastore):
     ) -> None:
         """See ``Metastore.mark_cleaned`` (Hive 2.3's ``markCleaned`` by SQL, or ``mark_cleaned``)."""
         if self._use_sql_queue():
-            self._require_queue("mark a compaction cleaned").mark_cleaned(compaction_id)
+            self._require_queue("mark a compaction cleaned").mark_cleaned(
+                compaction_id,
+                has_uncompacted_aborts=has_uncompacted_aborts,
+                aborted_write_ids=aborted_write_ids,
+            )
             return
         # Hive 4's markCleaned forgets COMPLETED_TXN_COMPONENTS up to the struct's highestWriteId:
         # without it (show_compact does not carry it) nothing would be forgotten.

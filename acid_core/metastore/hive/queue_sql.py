@@ -9,8 +9,14 @@ class does, on the same tables, so Hive's own compactor and ``SHOW COMPACTIONS``
     COMPLETED_COMPACTIONS   's' (mark_cleaned), 'f' (mark_failed / refused / aborted), 'a' (attempted)
 
 ``mark_cleaned`` also deletes COMPLETED_TXN_COMPONENTS of the table/partition up to the highest txn,
-TXN_COMPONENTS of aborted txns up to it, and aborted TXNS rows left without components
-(``cleanEmptyAbortedTxns``), as Hive 2.3's ``markCleaned`` does.
+TXN_COMPONENTS of the aborted writes the cleaner saw removed, and aborted TXNS rows left without
+components (``cleanEmptyAbortedTxns``). Which aborted writes follow Hive 4's ``MarkCleanedFunction``,
+not 2.3's and 3.1's ``markCleaned``: those forget every aborted write up to the highest ID, even one
+whose rows still sit in a delta the compaction did not rewrite (a streaming batch's
+``delta_x_y`` that mixes an aborted write with ones still open at compaction time). The transaction
+then leaves TXNS, every snapshot takes it for committed and its rows turn visible (found by the HMS
+fault soak on a real 3.1.3 server). Hive 4 fixed it with the cleaner's ``hasUncompactedAborts`` and
+``writeIds``; acidflow's cleaner hands both to every version.
 
 Hive 2.3 has no column for the compaction transaction, its commit time, the next txn ID at
 commit or the cleaner's retry back-off (Hive 4's CQ_TXN_ID, CQ_COMMIT_TIME, CQ_NEXT_TXN_ID,
@@ -442,11 +448,23 @@ class HiveQueueSql(Hive4QueuePart):
             self._update_meta(c, compaction_id, error_message=error_message[:1000])
             self._to_history(c, compaction_id, "f", allowed)
 
-    def mark_cleaned(self, compaction_id: int) -> None:
-        """``markCleaned``: to history 's'; forget the txn bookkeeping the compaction made obsolete."""
+    def mark_cleaned(
+        self,
+        compaction_id: int,
+        *,
+        has_uncompacted_aborts: bool | None = None,
+        aborted_write_ids: Iterable[int] = (),
+    ) -> None:
+        """``markCleaned``: to history 's'; forget the txn bookkeeping the compaction made obsolete.
+
+        The aborted writes forgotten are Hive 4's (``MarkCleanedFunction.removeTxnComponents``):
+        every one up to the highest ID when ``has_uncompacted_aborts`` is False (no delta that
+        stays holds aborted writes), else only ``aborted_write_ids`` (2.3: txn IDs), else none.
+        """
+        removed = sorted({int(w) for w in aborted_write_ids})
         with self._tx("mark_cleaned") as c:
             row = self._to_history(c, compaction_id, "s", "r")
-            params = {
+            params: dict[str, Any] = {
                 "db": row.database,
                 "tbl": row.table,
                 "part": row.partition,
@@ -456,8 +474,6 @@ class HiveQueueSql(Hive4QueuePart):
             # 2.3 compares txn IDs; 3.1 write IDs (CTC_WRITEID / TC_WRITEID), as its markCleaned does.
             write_ids = self.schema.write_ids
             completed = "CTC_WRITEID" if write_ids else "CTC_TXNID"
-            aborted = "" if write_ids else " AND TXN_ID <= :hi"
-            covered = " AND TC_WRITEID <= :hi" if write_ids else ""
             c.execute(
                 text(
                     "DELETE FROM COMPLETED_TXN_COMPONENTS WHERE CTC_DATABASE = :db AND CTC_TABLE = :tbl "
@@ -465,14 +481,18 @@ class HiveQueueSql(Hive4QueuePart):
                 ),
                 params,
             )
-            c.execute(
-                text(
-                    "DELETE FROM TXN_COMPONENTS WHERE TC_TXNID IN (SELECT TXN_ID FROM TXNS WHERE "
-                    f"TXN_STATE = 'a'{aborted}) AND TC_DATABASE = :db AND TC_TABLE = :tbl "
-                    f"AND TC_PARTITION {part}{covered}"
-                ),
-                params,
+            written = "TC_WRITEID" if write_ids else "TC_TXNID"
+            aborted = (
+                "DELETE FROM TXN_COMPONENTS WHERE TC_TXNID IN (SELECT TXN_ID FROM TXNS WHERE "
+                f"TXN_STATE = 'a') AND TC_DATABASE = :db AND TC_TABLE = :tbl AND TC_PARTITION {part}"
             )
+            if has_uncompacted_aborts is False and row.highest_txn_id is not None:
+                c.execute(text(f"{aborted} AND {written} <= :hi"), params)
+            elif removed:
+                statement = text(f"{aborted} AND {written} IN :ids").bindparams(
+                    sa.bindparam("ids", expanding=True)
+                )
+                c.execute(statement, {**params, "ids": removed})
             # cleanEmptyAbortedTxns: aborted txns with nothing left to track
             c.execute(
                 text(

@@ -246,13 +246,34 @@ def test_hive_queue_sql_mark_compacted_of_an_initiated_entry_raises_and_changes_
     queue.close()
 
 
-def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(backend23):
-    """markCleaned: history 's'; COMPLETED_TXN_COMPONENTS <= highest of that partition; aborted
-    TXN_COMPONENTS <= highest of that partition; aborted txns left without components."""
+# What the cleaner saw -> the aborted TXN_COMPONENTS left (Hive 4's MarkCleanedFunction rule, on
+# every version). Aborted writes 3 and 5 of p=1 (<= the compaction's 10), 4 of p=2, 11 of p=1 (above).
+_ABORTS_FORGOTTEN = pytest.mark.parametrize(
+    ("has_uncompacted_aborts", "removed", "aborted_left"),
+    [
+        # no delta that stays holds aborted writes: every aborted write of p=1 up to 10 forgotten
+        (False, (), [(4, "p=2"), (11, "p=1")]),
+        # one does (a streaming delta_x_y mixing write 5 with valid ones): only the removed write 3
+        (True, (3,), [(4, "p=2"), (5, "p=1"), (11, "p=1")]),
+        # one does and the cleaner removed none, or it did not say: nothing forgotten
+        (True, (), [(3, "p=1"), (4, "p=2"), (5, "p=1"), (11, "p=1")]),
+        (None, (), [(3, "p=1"), (4, "p=2"), (5, "p=1"), (11, "p=1")]),
+    ],
+    ids=["all-compacted", "some-removed", "none-removed", "not-told"],
+)
+
+
+@_ABORTS_FORGOTTEN
+def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(
+    backend23, has_uncompacted_aborts, removed, aborted_left
+):
+    """markCleaned on 2.3 (txn IDs): history 's'; COMPLETED_TXN_COMPONENTS <= highest of that
+    partition; aborted TXN_COMPONENTS of that partition as the cleaner saw them (Hive 4's rule, not
+    2.3's "all up to highest"); aborted txns left without components."""
     url, engine = backend23
-    for txn_id, state in [(3, "a"), (4, "a"), (11, "a")]:
+    for txn_id, state in [(3, "a"), (4, "a"), (5, "a"), (11, "a")]:
         _txn(engine, txn_id, state)
-    for txn, part in [(3, "p=1"), (4, "p=2"), (11, "p=1")]:
+    for txn, part in [(3, "p=1"), (4, "p=2"), (5, "p=1"), (11, "p=1")]:
         _sql(engine, "INSERT INTO TXN_COMPONENTS VALUES (:t, 'db', 't', :p, 'i')", t=txn, p=part)
     for txn, part in [(1, "p=1"), (2, "p=1"), (2, "p=2"), (12, "p=1")]:
         _sql(engine, "INSERT INTO COMPLETED_TXN_COMPONENTS VALUES (:t, 'db', 't', :p)", t=txn, p=part)
@@ -261,7 +282,9 @@ def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(ba
     queue.claim("w-1")
     queue.set_compactor_state(compaction_id, txn_id=13, highest_txn_id=10)
     queue.mark_compacted(compaction_id, next_txn_id=14)
-    queue.mark_cleaned(compaction_id)
+    queue.mark_cleaned(
+        compaction_id, has_uncompacted_aborts=has_uncompacted_aborts, aborted_write_ids=removed
+    )
 
     assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_txn_id FROM COMPLETED_COMPACTIONS") == [
         (compaction_id, "s", 10)
@@ -271,11 +294,8 @@ def test_hive_queue_sql_mark_cleaned_forgets_only_what_the_compaction_covered(ba
         (2, "p=2"),
         (12, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == [
-        (4, "p=2"),
-        (11, "p=1"),
-    ]
-    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == [(4,), (11,)]
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == aborted_left
+    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == sorted({(t,) for t, _ in aborted_left})
     assert queue.get(compaction_id).state == "s"
     queue.close()
 
@@ -467,13 +487,18 @@ def test_queue_schema_for_unsupported_layouts_raises_naming_the_version(version,
         queue_schema_for(version, columns, "postgresql://h/metastore")
 
 
-def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
-    """Hive 3.1's markCleaned compares write IDs: CTC_WRITEID <= highest, aborted TC_WRITEID <= highest."""
+@_ABORTS_FORGOTTEN
+def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(
+    backend31, has_uncompacted_aborts, removed, aborted_left
+):
+    """Hive 3.1 compares write IDs: CTC_WRITEID <= highest; aborted TC_WRITEID as the cleaner saw
+    them (Hive 4's rule: 3.1's "every aborted write up to highest" let a streaming batch's aborted
+    rows turn visible, found by the HMS fault soak)."""
     url, engine = backend31
-    for txn_id, state in [(30, "a"), (31, "a"), (40, "a")]:
+    for txn_id, state in [(30, "a"), (31, "a"), (32, "a"), (40, "a")]:
         _txn(engine, txn_id, state)
-    # txn -> write ID of db.t: 30 -> 3, 31 -> 4 (other partition), 40 -> 11 (above the compaction)
-    for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (40, "p=1", 11)]:
+    # txn -> write ID of db.t: 30 -> 3, 31 -> 4 (other partition), 32 -> 5, 40 -> 11 (above)
+    for txn, part, write_id in [(30, "p=1", 3), (31, "p=2", 4), (32, "p=1", 5), (40, "p=1", 11)]:
         _sql(
             engine,
             "INSERT INTO TXN_COMPONENTS (tc_txnid, tc_database, tc_table, tc_partition, "
@@ -496,7 +521,9 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
     queue.claim("w-1")
     queue.set_compactor_state(compaction_id, txn_id=60, highest_txn_id=10)  # write ID 10 of db.t
     queue.mark_compacted(compaction_id, next_txn_id=61)
-    queue.mark_cleaned(compaction_id)
+    queue.mark_cleaned(
+        compaction_id, has_uncompacted_aborts=has_uncompacted_aborts, aborted_write_ids=removed
+    )
 
     assert _sql(engine, "SELECT cc_id, cc_state, cc_highest_write_id FROM COMPLETED_COMPACTIONS") == [
         (compaction_id, "s", 10)
@@ -505,11 +532,10 @@ def test_hive31_queue_sql_mark_cleaned_forgets_by_write_id(backend31):
         (21, "p=2"),
         (50, "p=1"),
     ]
-    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == [
-        (31, "p=2"),
-        (40, "p=1"),
-    ]
-    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == [(31,), (40,)]
+    by_write_id = {3: 30, 4: 31, 5: 32, 11: 40}
+    left = sorted((by_write_id[w], p) for w, p in aborted_left)
+    assert sorted(_sql(engine, "SELECT tc_txnid, tc_partition FROM TXN_COMPONENTS")) == left
+    assert sorted(_sql(engine, "SELECT txn_id FROM TXNS")) == sorted({(t,) for t, _ in left})
     queue.close()
 
 
