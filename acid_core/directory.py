@@ -9,7 +9,8 @@
         4. AcidDirectoryState.from_listing(...)            (pure)
 
 Not here: any decision (all of it is in ``state``).
-Errors: ``StorageError`` for a missing directory; whatever ``from_listing`` raises.
+Errors: ``StorageError`` for a missing directory (a base's ``_metadata_acid`` that vanished after
+the listing counts as absent); whatever ``from_listing`` raises.
 Concurrency: a listing is a snapshot of a moment; a cleaner deleting obsolete directories at the
 same time can only remove what this snapshot does not read (Hive's cleaner rule).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from acid_core.errors import StorageError
 from acid_core.paths import (
     BASE_PREFIX,
     DELETE_DELTA_PREFIX,
@@ -59,8 +61,23 @@ def list_partition(file_io: FileIO, path: str) -> tuple[list[ListingRow], dict[s
         elif VISIBILITY_PREFIX not in name:
             marker = file_io.join(child, METADATA_FILE)
             if file_io.info(marker) is not None:
-                metadata[name] = file_io.read_bytes(marker).decode("utf-8", errors="replace")
+                text = _read_unless_gone(file_io, marker)
+                if text is not None:
+                    metadata[name] = text
     return entries, metadata
+
+
+def _read_unless_gone(file_io: FileIO, marker: str) -> str | None:
+    # A cleaner may delete an obsolete base between the listing and this read (found by the HMS
+    # fault soak: a minor compaction failed on a vanished base's marker). Gone means not compactor
+    # output, as Hive's MetaDataFile.isCompacted reads a missing file; a base this snapshot does
+    # read is never deleted under it, and reading its files would fail loudly anyway.
+    try:
+        return file_io.read_bytes(marker).decode("utf-8", errors="replace")
+    except StorageError:
+        if file_io.info(marker) is not None:
+            raise
+        return None
 
 
 def load_directory_state(

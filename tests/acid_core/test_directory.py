@@ -173,6 +173,39 @@ def test_malformed_acid_directory_raises_naming_it(store):
     assert "'delta_x_1'" in str(info.value)
 
 
+def test_base_deleted_between_listing_and_marker_read_counts_as_unmarked(store):
+    """A cleaner deletes an obsolete base after the listing, before its ``_metadata_acid`` is read
+    (the HMS fault soak's minor compaction failed so): the state is decided without it, as Hive's
+    ``isCompacted`` reads a missing marker; a marker that is there but unreadable still raises."""
+    file_io, root = store
+    tree = ["base_0000002/bucket_00000", "base_0000002/_metadata_acid", *PARTITION[2:5]]
+    write_partition_tree(
+        file_io,
+        root,
+        tree,
+        contents={"base_0000002/_metadata_acid": COMPACTED, "base_0000004/_metadata_acid": COMPACTED},
+    )
+    obsolete = file_io.join(root, "base_0000002")
+    read_bytes = file_io.read_bytes
+
+    def cleaner_first(path):
+        if path.startswith(obsolete):
+            file_io.delete_dir(obsolete)
+        return read_bytes(path)
+
+    file_io.read_bytes = cleaner_first
+    state = load_directory_state(file_io, root, make_write_id_list(7))
+    assert state.base == "base_0000004"
+    assert set(state.obsolete) == {"base_0000002", "delta_0000001_0000004"}
+
+    def unreadable(path):
+        raise StorageError(f"Cannot read {path!r}: permission denied")
+
+    file_io.read_bytes = unreadable
+    with pytest.raises(StorageError, match="permission denied"):
+        load_directory_state(file_io, root, make_write_id_list(7))
+
+
 def test_missing_directory_raises_storage_error(store):
     file_io, root = store
     missing = file_io.join(root, "nope")
