@@ -34,12 +34,18 @@ the goal compares the medians (one ~2 s rebalance is noisy: two idle single runs
 1.40x). Every output must be the same bytes as the first run's.
 
 Goal (``bench.goals.report``): 23c 1 worker -> 2 workers (one core each) >= 1.6x faster.
-``--smoke``: 20,000 rows, the pinned pair only, goal line marked SMOKE.
+``--smoke``: 20,000 rows, the pinned pair only, goal line marked SMOKE. ``--task-times``: Spark's
+event log on, and each compaction task's launch-to-finish, deserialize and run times printed
+under its run (the profile behind ``bench/RESULTS.md``).
+
+Each task gets the partition's row count and delta marks from the driver (``BucketTask.
+rebalance_rows``: the ORC footers of these insert-only deltas), so no task counts the 4M rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -97,8 +103,49 @@ def build(warehouse: str, rows: int, deltas: int, buckets: int) -> int:
         )
 
 
-def _submit(cluster: object, warehouse: str, compaction_id: int, workers: int) -> tuple[float, float]:
+def _task_times(event_log: Path) -> list[str]:
+    """The compaction job's tasks from a Spark event log: executor, launch to finish, deserialize, run.
+
+    Spark's own per-task metrics (``SparkListenerTaskEnd``), the warm-up job left out.
+    """
+    jobs: dict[int, str] = {}
+    stage_job: dict[int, int] = {}
+    lines = []
+    for path in sorted(p for p in event_log.rglob("events_*") if p.is_file()):
+        for text in path.read_text().splitlines():
+            event = json.loads(text)
+            kind = event["Event"]
+            if kind == "SparkListenerJobStart":
+                jobs[event["Job ID"]] = event.get("Properties", {}).get("spark.job.description") or ""
+                stage_job.update(dict.fromkeys(event["Stage IDs"], event["Job ID"]))
+            elif kind == "SparkListenerTaskEnd" and "compaction" in jobs.get(
+                stage_job.get(event["Stage ID"], -1), ""
+            ):
+                info, metrics = event["Task Info"], event["Task Metrics"]
+                lines.append(
+                    f"task {info['Index']} on executor {info['Executor ID']}: launch to finish "
+                    f"{(info['Finish Time'] - info['Launch Time']) / 1000:.3f} s, deserialize "
+                    f"{metrics['Executor Deserialize Time'] / 1000:.3f} s, run {metrics['Executor Run Time'] / 1000:.3f} s"
+                )
+    return lines
+
+
+def _submit(
+    cluster: object, warehouse: str, compaction_id: int, workers: int, event_log: Path | None = None
+) -> tuple[float, float]:
     from acid_core.compaction.spark_runner import find_spark_submit, spark_job_path
+
+    logging_args = []
+    if event_log is not None:  # --task-times: Spark's per-task metrics (not in the timed span's work)
+        event_log.mkdir(parents=True)
+        logging_args = [
+            "--conf",
+            "spark.eventLog.enabled=true",
+            "--conf",
+            "spark.eventLog.compress=false",
+            "--conf",
+            f"spark.eventLog.dir={event_log.as_uri()}",
+        ]
 
     command = [
         find_spark_submit(),
@@ -113,6 +160,7 @@ def _submit(cluster: object, warehouse: str, compaction_id: int, workers: int) -
         "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf",
         "spark.scheduler.maxRegisteredResourcesWaitingTime=600s",
+        *logging_args,
         spark_job_path(),
         "--warehouse",
         warehouse,
@@ -135,6 +183,8 @@ def _submit(cluster: object, warehouse: str, compaction_id: int, workers: int) -
         raise SystemExit(f"no 'compaction {compaction_id}: compacted: ... (N s)' line in:\n{done.stdout}")
     for detail in re.findall(r"^(?:warmed .*|  steps: .*)$", done.stdout, re.MULTILINE):
         print(f"    {detail.strip()}", flush=True)
+    for detail in [] if event_log is None else _task_times(event_log):
+        print(f"    {detail}", flush=True)
     return wall, float(line.group(1))
 
 
@@ -165,7 +215,8 @@ def _run_pair(
             for workers in (1, 2) if round_ % 2 == 0 else (2, 1):
                 warehouse = str(root / f"wh-{label}-{workers}-{round_}")
                 compaction_id = build(warehouse, args.rows, args.deltas, args.buckets)
-                wall, work = _submit(cluster, warehouse, compaction_id, workers)
+                event_log = root / f"events-{label}-{workers}-{round_}" if args.task_times else None
+                wall, work = _submit(cluster, warehouse, compaction_id, workers, event_log)
                 walls[workers].append(wall)
                 works[workers].append(work)
                 files = _bucket_files(warehouse)
@@ -207,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--buckets", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3, help="rounds per worker count (medians)")
     parser.add_argument("--smoke", action="store_true", help="tiny input, no verdict, pinned workers only")
+    parser.add_argument(
+        "--task-times",
+        action="store_true",
+        help="print each compaction task's times from Spark's event log (launch to finish, deserialize, run)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat {args.repeat}: expected a count >= 1")
@@ -223,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         "python -m bench.bench_rebalance --smoke"
         if args.smoke
         else f"python -m bench.bench_rebalance --rows {args.rows} --deltas {args.deltas} --buckets {args.buckets}"
-        f" --repeat {args.repeat}"
+        f" --repeat {args.repeat}" + (" --task-times" if args.task_times else "")
     )
     print(f"  pinned, application wall, start-up included: 1 -> 2 workers {walls[1] / walls[2]:.2f}x")
     if unpinned is not None:

@@ -53,7 +53,12 @@ from acid_core.paths import (
     try_parse_bucket_file,
     try_parse_original_file,
 )
-from acid_core.writeids import ValidWriteIdList, parse_valid_compactor_write_id_list, parse_valid_txn_list
+from acid_core.writeids import (
+    RangeResponse,
+    ValidWriteIdList,
+    parse_valid_compactor_write_id_list,
+    parse_valid_txn_list,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -70,6 +75,7 @@ __all__ = [
     "compact_bucket",
     "embedded_parallelism",
     "is_key_ordered",
+    "plan_rebalance_layout",
     "run_tasks_embedded",
     "verify_output_file",
 ]
@@ -108,6 +114,11 @@ class BucketTask:
         rebalance_buckets: for a rebalance, the number of output buckets n (``bucket_id`` is then
             the *output* bucket, whose rows come from every input bucket); 0 otherwise.
         order_by: a rebalance's normalized ORDER BY clause ("" for ``ROW__ID`` order).
+        rebalance_rows: for a rebalance without ORDER BY, the live rows of the inputs when the
+            driver took them from the files' footers (``plan_rebalance_layout``); -1: unknown, the
+            task counts them (a pass over every input row's ``ROW__ID``).
+        rebalance_marks: with ``rebalance_rows``, (position, write ID) where each input delta's
+            rows start in ``ROW__ID`` order.
     """
 
     compaction_id: int
@@ -124,6 +135,8 @@ class BucketTask:
     stripe_size: int = 64 * 1024 * 1024
     rebalance_buckets: int = 0
     order_by: str = ""
+    rebalance_rows: int = -1
+    rebalance_marks: tuple[tuple[int, int], ...] = ()
 
     def to_json(self) -> str:
         """One JSON object (a Spark task descriptor)."""
@@ -135,6 +148,8 @@ class BucketTask:
         data = json.loads(text)
         for key in ("outputs", "insert_inputs", "delete_inputs"):
             data[key] = tuple(data[key])
+        if "rebalance_marks" in data:
+            data["rebalance_marks"] = tuple((int(p), int(w)) for p, w in data["rebalance_marks"])
         return cls(**data)
 
 
@@ -448,7 +463,9 @@ def _rebalance_bucket(
     at or before the slice and stops after it, without the data files whose rows all sort before
     that mark (``_drop_files_before``: task k of n decodes the row columns of about (n-k)/n of the
     files, not all of them; a single base file is read whole). With ORDER BY the rows are sorted
-    in memory.
+    in memory. When the driver gives the layout (``task.rebalance_rows``, ``plan_rebalance_layout``:
+    inserts only, from the footers), the count pass is skipped: each task reads only its slice's
+    files.
     """
     view = _InputView(io, root, frozenset(task.insert_inputs), None)
     schema = pa.schema(list(row_type.to_arrow()))
@@ -475,7 +492,11 @@ def _rebalance_bucket(
         )
     else:
         plan = plan_scan(view, root, write_ids, txns)  # one listing for both passes
-        total, marks = _count_with_marks(read(columns=[], plan=plan))
+        if task.rebalance_rows >= 0:  # the driver's layout, from the footers: no count pass
+            total = task.rebalance_rows
+            marks = [(p, (w, _LOWEST_KEY, _LOWEST_KEY)) for p, w in task.rebalance_marks]
+        else:
+            total, marks = _count_with_marks(read(columns=[], plan=plan))
         start, stop = bucket_slice(task.bucket_id, total, task.rebalance_buckets)
         position, first_key = _mark_at_or_before(marks, start)
         # Data files whose rows all sort before the slice's first mark are not read again: the
@@ -489,6 +510,8 @@ def _rebalance_bucket(
             row_type,
             position,
             first_key,
+            # The last slice of a layout from footers reads on: a row past it is a miscount.
+            end_check=task.compaction_id if task.rebalance_rows >= 0 and stop == total else None,
         )
     if start == stop:
         return BucketResult(task.bucket_id, ())  # Hive writes no file for a bucket no row falls in
@@ -518,6 +541,7 @@ def _with_offsets(batches: Sequence[pa.RecordBatch]) -> Iterator[tuple[pa.Record
 
 
 _Key = tuple[int, int, int]
+_LOWEST_KEY: Final = -(2**63)  # a mark from footers: (write ID, lowest, lowest) sorts before its rows
 
 
 def _row_id_columns(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -581,6 +605,76 @@ def _highest_write_id(name: str) -> int | None:
     return directory.max_write_id if isinstance(directory, DeltaDir) else None
 
 
+def _directory_order(name: str) -> tuple[int, int]:
+    directory = parse_acid_dir(name)
+    if isinstance(directory, BaseDir):
+        return (-1, -1)
+    return (directory.min_write_id, -1 if directory.statement_id is None else directory.statement_id)
+
+
+def plan_rebalance_layout(
+    file_io: FileIO,
+    root: str,
+    inputs: Sequence[str],
+    write_ids: ValidCompactorWriteIdList,
+    txns: ValidTxnList,
+) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+    """A rebalance's live rows and where each delta's rows start, from the ORC footers alone.
+
+    Computed once by the driver and handed to every task (``BucketTask.rebalance_rows`` and
+    ``rebalance_marks``), so that no task counts the rows of every input again (a pass over all
+    ``ROW__ID`` values per task: n tasks, n passes). A footer's row count is the file's live rows
+    only when every row is an insert the compactor's snapshot keeps, so the layout is given only
+    when the inputs (``base_N`` and ``delta_x_y`` directories) have: no delete delta, no original
+    file, no legacy update or delete event (``hive.acid.stats``), every write ID of each
+    directory's range valid (base: 1..N), and disjoint increasing write-ID ranges
+    (``is_key_ordered``): then the rows of write IDs below a delta's minimum are exactly those of
+    the directories before it.
+
+    Returns:
+        ``(rows, ((position, write ID), ..))``: one mark per delta whose minimum write ID is above
+        every earlier directory's; or None (the tasks count, as before).
+    """
+    view = _InputView(file_io, root, frozenset(inputs), None)
+    reader_ids = _reader_list(write_ids)
+    plan = plan_scan(view, root, reader_ids, txns)
+    if plan.delete_files:
+        return None
+    prefix = root.rstrip("/") + "/"
+    rows: dict[str, int] = {}
+    for data_file in plan.data_files:
+        if data_file.kind is FileKind.ORIGINAL or not data_file.path.startswith(prefix):
+            return None
+        name = data_file.path[len(prefix) :].split("/", 1)[0]
+        directory = try_parse_acid_dir(name)
+        if isinstance(directory, BaseDir):
+            low, high = 1, directory.write_id
+        elif isinstance(directory, DeltaDir) and not isinstance(directory, DeleteDeltaDir):
+            low, high = directory.min_write_id, directory.max_write_id
+        else:
+            return None
+        if high >= low and reader_ids.is_write_id_range_valid(low, high) is not RangeResponse.ALL:
+            return None
+        facts = probe_file(view, data_file)
+        if facts.non_inserts:
+            return None
+        rows[name] = rows.get(name, 0) + facts.nrows
+    if not is_key_ordered(tuple(rows)):
+        return None
+    total, highest = 0, -1
+    marks: list[tuple[int, int]] = []
+    for name in sorted(rows, key=_directory_order):
+        directory = parse_acid_dir(name)
+        if isinstance(directory, BaseDir):
+            highest = max(highest, directory.write_id)
+        else:
+            if directory.min_write_id > highest:
+                marks.append((total, directory.min_write_id))
+            highest = max(highest, directory.max_write_id)
+        total += rows[name]
+    return total, tuple(marks)
+
+
 def _slice_stream(
     reader: pa.RecordBatchReader,
     start: int,
@@ -589,12 +683,15 @@ def _slice_stream(
     row_type: RowType,
     position: int = 0,
     first_key: _Key | None = None,
+    end_check: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Rows ``start`` to ``stop`` of the rebalance's order as events of ``bucket_id``.
 
     ``reader`` streams in ``ROW__ID`` order; when ``first_key`` is given, its rows below
-    ``first_key`` are skipped and the row ``first_key`` is at ``position`` (rows of files dropped
-    from the read sort before it).
+    ``first_key`` are skipped and the row at or after ``first_key`` is at ``position`` (rows of
+    files dropped from the read sort before it). With ``end_check`` (the compaction ID) the stream
+    must end at ``stop``: a row after it raises ``CompactionVerificationError`` (a row count from
+    footers below the live rows).
     """
     try:
         for batch in reader:
@@ -617,6 +714,15 @@ def _slice_stream(
             position = end
             if position >= stop:
                 break
+        if end_check is not None:
+            extra = max(0, position - stop) + sum(batch.num_rows for batch in reader)
+            if extra:
+                raise CompactionVerificationError(
+                    end_check,
+                    "rows read up to the last slice's end (a footer count below the live rows)",
+                    stop,
+                    stop + extra,
+                )
     finally:
         reader.close()
 

@@ -305,6 +305,22 @@ def _implicit_bucket_count(io: FileIO, root: str) -> int:
     return max(1, len(found))
 
 
+def _rebalance_layout(
+    io: FileIO, root: str, plan: CompactionPlan, write_ids: ValidCompactorWriteIdList, txns: ValidTxnList
+) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+    """The rebalance's row count and delta marks from the footers, once for every task (or None).
+
+    A file the footers cannot be read from is left to the tasks, which fail on it as before.
+    """
+    from acid_core.compaction.bucket_merge import plan_rebalance_layout
+
+    try:
+        return plan_rebalance_layout(io, root, plan.input_names, write_ids, txns)
+    except AcidError as error:
+        _LOG.info("rebalance layout not taken from the footers (the tasks count): %s", one_line(error))
+        return None
+
+
 def _tasks(
     compaction_id: int,
     location: str,
@@ -316,6 +332,7 @@ def _tasks(
     row_type: RowType,
     options: WorkerOptions,
     order_by: str | None = None,
+    layout: tuple[int, tuple[tuple[int, int], ...]] | None = None,
 ) -> list[BucketTask]:
     from acid_core.compaction.bucket_merge import BucketTask
 
@@ -339,6 +356,8 @@ def _tasks(
                 stripe_size=options.stripe_size,
                 rebalance_buckets=len(buckets),
                 order_by=order_by or "",
+                rebalance_rows=-1 if layout is None else layout[0],
+                rebalance_marks=() if layout is None else layout[1],
             )
             for bucket in buckets
         ]
@@ -530,8 +549,11 @@ def _execute_compaction(
             return CompactionOutcome(compaction.id, "refused", f"output {existing[0]!r} already exists")
         staging = staging_name(compaction.id, txn_id)
         size = input_bytes(io, root, plan)
+        layout = None
         if plan.compaction_type is CompactionType.REBALANCE:
             buckets = list(range(compaction.number_of_buckets or _implicit_bucket_count(io, root)))
+            if not compaction.order_by:
+                layout = _rebalance_layout(io, root, plan, write_ids, txns)
         else:
             buckets = _buckets(io, root, plan)
         tasks = _tasks(
@@ -545,6 +567,7 @@ def _execute_compaction(
             row_type,
             options,
             compaction.order_by,
+            layout,
         )
 
         def heartbeat() -> None:
