@@ -79,3 +79,44 @@ def test_compact_on_an_empty_queue_imports_no_pyarrow_numpy_or_pandas(tmp_path):
     modules = _modules_after("compact", "--warehouse", str(warehouse), "--executor", "embedded")
     assert "acid_core.compaction.worker" in modules
     assert [m for m in _heavy(modules) if m.split(".")[0] in ("pyarrow", "numpy", "pandas")] == []
+
+
+_FREEZE_PROBE = """
+import contextlib, gc, io, sys
+from acid_core.cli import main
+mode = sys.argv.pop(1)  # "own": main() reads sys.argv as the console script does
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main() if mode == "own" else main(sys.argv[1:])
+print(code, gc.get_freeze_count(), gc.isenabled())
+"""
+
+
+def _freeze_probe(mode: str, *argv: str) -> tuple[int, int, bool]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    done = subprocess.run(
+        [sys.executable, "-c", _FREEZE_PROBE, mode, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    code, frozen, enabled = done.stdout.split()
+    return int(code), int(frozen), enabled == "True"
+
+
+@pytest.mark.parametrize(("mode", "frozen"), [("own", True), ("argv", False)], ids=["own-process", "argv"])
+def test_compact_freezes_the_collector_only_in_its_own_process(tmp_path, mode, frozen):
+    """The console script (``main()``) moves its start-up objects out of the collector's way; a
+    ``main(argv)`` caller's interpreter is left as it was. Collection stays enabled in both."""
+    from acid_core.metastore import open_metastore
+
+    warehouse = tmp_path / "wh"
+    open_metastore(None, str(warehouse)).close()
+    code, count, enabled = _freeze_probe(
+        mode, "compact", "--warehouse", str(warehouse), "--executor", "embedded"
+    )
+    assert code == 0
+    assert (count > 0) is frozen
+    assert enabled
