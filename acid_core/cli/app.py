@@ -118,7 +118,6 @@ def describe_os_error(error: OSError) -> str:
     """One line for an ``OSError``: the path, what went wrong (``disk full`` for ENOSPC), a hint.
 
     >>> import errno
-import gc
     >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device", "/wh/t"))
     "Disk error on '/wh/t': disk full (no space left on device); expected free space; hint: free space on that disk and rerun; nothing was committed"
     """

@@ -120,3 +120,41 @@ def test_compact_freezes_the_collector_only_in_its_own_process(tmp_path, mode, f
     assert code == 0
     assert (count > 0) is frozen
     assert enabled
+
+
+_RUN_PROBE = """
+import contextlib, io, json, sys
+from acid_core.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+# Clients of other deployments: an embedded warehouse (SQLite metastore, SQL locks, local files)
+# has no use for them, so a compaction there must not pay for their import.
+NOT_EMBEDDED = ("kazoo", "thrift", "boto3", "botocore", "structlog", "alembic", "sqlglot", "pyspark", "py4j")
+
+
+def test_embedded_compaction_imports_no_client_of_another_deployment(tmp_path):
+    from acid_core.writes.transaction import Warehouse
+    from tests.acid_core.compaction.histories import random_history
+
+    location = str(tmp_path / "wh")
+    wh = Warehouse.open(location, heartbeat_seconds=None)
+    random_history(wh, 5, partitioned=False, buckets=1, txns=4)
+    wh.close()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    command = ["compact", "--table", "default.t", "--executor", "embedded", "--json", "--warehouse", location]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_PROBE, *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["code"] == 0
+    assert [json.loads(line)["status"] for line in report["out"].splitlines()] == ["compacted"]
+    assert sorted(m for m in report["modules"] if m.split(".")[0] in NOT_EMBEDDED) == []
