@@ -1,7 +1,9 @@
 """Start-up of ``acidflow`` (issue 14 goal 3): parsing a command imports no heavy library.
 
 Checked in a fresh interpreter, by ``sys.modules`` after ``--help`` (where the handler would
-start), never by time: the time is ``bench/bench_startup.py``'s.
+start), never by time: the time is ``bench/bench_startup.py``'s. Also checked there: a real
+embedded compaction loads no client of another deployment, and ``compact`` freezes the garbage
+collector only in its own process (goal 23e's start-up; its time is ``bench/profile_cli_compact.py``'s).
 """
 
 from __future__ import annotations
