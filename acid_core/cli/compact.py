@@ -158,6 +158,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run_compact(args: argparse.Namespace) -> int:
     """``acidflow compact``: recover, then run queued compactions; exit 1 if any failed or found its lock taken."""
+    from acid_core.cli.app import freeze_start_up
     from acid_core.cli.progress import ProgressReporter
     from acid_core.compaction.spark_runner import SparkSubmitRunner
     from acid_core.compaction.worker import (
@@ -215,6 +216,9 @@ def run_compact(args: argparse.Namespace) -> int:
             else:
                 print(f"compaction {compaction_id}: recovered: {message}")
         before = {c.id for c in metastore.show_compactions() if c.state is CompactionState.FAILED}
+        # Start-up done (SQLAlchemy and its mappers, the metastore's first queries): out of the
+        # collector's way for the compaction's own allocations.
+        freeze_start_up(args)
         # The configured lock manager (ACIDFLOW_LOCK_MANAGER): each compaction holds its
         # partition's maintenance lock, so two workers never compact one partition at once.
         locks = open_lock_manager(metastore_url=metastore_url(args), warehouse=warehouse_dir(args))
