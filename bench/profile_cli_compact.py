@@ -68,20 +68,15 @@ def _patch_data_path():
             mark("first events encoded")
         _write(self, table)
     orc.ORCWriter.write = write
-    _events = writer._write_events
-    def events(*args, **kwargs):
-        try:
-            return _events(*args, **kwargs)
-        finally:
-            mark("last events encoded")
-    writer._write_events = events
-    _verify = merge.verify_output_file
-    def verify(*args, **kwargs):
-        try:
-            return _verify(*args, **kwargs)
-        finally:
-            mark("output verified")
-    merge.verify_output_file = verify
+    def marked_after(function, label):
+        def call(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            finally:
+                mark(label)
+        return call
+    writer._write_events = marked_after(writer._write_events, "last events encoded")
+    merge.verify_output_file = marked_after(merge.verify_output_file, "output verified")
     _compact_bucket = merge.compact_bucket
     def compact_bucket(*args, **kwargs):
         mark("claimed, bucket task built")
