@@ -70,7 +70,9 @@ Error handling (kazoo exceptions are translated here, chained with ``from``):
       release's delete got
       no answer within the session timeout (a link too slow or cut for the client to reconnect: kazoo
       queues the request and would wait for ever; by then the server has ended the session and
-      its ephemeral nodes itself, or a later ``release`` retries).
+      its ephemeral nodes itself, or a later ``release`` retries), or when ``show`` got none (every
+      request waits at most the session timeout; the pruning of empty znodes after a release then
+      just stops, best effort).
 
 Concurrency: thread-safe; the kazoo client runs its own threads. Idempotency: ``release`` of a
 released handle is a no-op.
@@ -86,7 +88,7 @@ import threading
 import time
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -124,6 +126,8 @@ from acid_core.locks.port import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+
+    from kazoo.interfaces import IAsyncResult
 
     from acid_core.types import TxnId
 
@@ -423,7 +427,7 @@ class KazooLockManager:
         for child in children:
             node = f"{path}/{child}"
             try:
-                raw, _ = self._client.get(node)
+                raw, _ = self._answer(self._client.get_async(node))
             except NoNodeError:
                 reaped.add(child)  # released (or its session ended) since the listing
                 continue
@@ -479,7 +483,16 @@ class KazooLockManager:
         # whose round trip outlasts the handshake's timeout never gets an answer, not even "expired"):
         # a released or aborted transaction hung there. Past the session timeout the server has
         # expired the session and deleted the node itself, so waiting longer gains nothing.
-        self._client.delete_async(node).get(timeout=self._session_timeout)
+        self._answer(self._client.delete_async(node))
+
+    def _answer(self, request: IAsyncResult) -> Any:  # noqa: ANN401 - kazoo's results are untyped
+        """``request``'s answer, waited for at most the session timeout (``KazooTimeoutError``).
+
+        Every request goes through here: kazoo's synchronous calls queue a request made while the
+        client cannot reconnect and wait for its answer without a bound (``show`` and the pruning
+        after a release hung so).
+        """
+        return request.get(timeout=self._session_timeout)
 
     def _describe(self, path: str, children: Iterable[str]) -> list[LockInfo]:
         obj = self._object_of(path)
@@ -492,7 +505,7 @@ class KazooLockManager:
         if not extended:
             return LockInfo(obj, mode, waiting=waiting)
         try:
-            raw, _ = self._client.get(node)
+            raw, _ = self._answer(self._client.get_async(node))
             data = json.loads(raw or b"{}")
         except NoNodeError:
             return LockInfo(obj, mode, waiting=waiting)  # released between the listing and now
@@ -555,10 +568,10 @@ class KazooLockManager:
         table_depth = self.root.count("/") + 2
         while path.count("/") > table_depth:
             try:
-                self._client.delete(path)
+                self._answer(self._client.delete_async(path))
             except (NotEmptyError, NoNodeError):
                 return
-            except KazooException:
+            except (KazooException, KazooTimeoutError):
                 return  # best effort only: an empty znode left behind costs nothing
             path = path.rsplit("/", 1)[0]
 
@@ -575,7 +588,9 @@ class KazooLockManager:
             while pending:
                 path = pending.pop()
                 try:
-                    children = self._client.retry(self._client.get_children, path)
+                    children = self._client.retry(
+                        lambda p=path: self._answer(self._client.get_children_async(p))
+                    )
                 except NoNodeError:
                     continue
                 for child in children:

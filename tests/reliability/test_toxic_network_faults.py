@@ -547,6 +547,30 @@ def test_zookeeper_acquire_on_a_link_past_the_session_gives_up_in_one_line_then_
     a.lock_manager.release(a.lock_manager.acquire(_X, holder="a", retries=5))
 
 
+@pytest.mark.integration("zookeeper")
+def test_zookeeper_show_on_a_link_past_the_session_ends_in_one_line_then_works(zk_writers):
+    """``show`` (``acidflow lock show``, the operator's page) on a link 3 s late with a 2 s session:
+    kazoo would queue the listing and wait for ever; it ends after the session timeout in one line
+    naming ZooKeeper; healed, the next ``show`` lists B's lock."""
+    a, b, proxy = zk_writers
+    toxic = proxy.add("latency", "upstream", latency=3000, jitter=0)
+    try:
+        _wait_for(lambda: not a.lock_manager.is_connected)
+        with pytest.raises(LockServiceUnavailableError) as info:  # before the fix: a hang
+            a.lock_manager.show()
+    finally:
+        proxy.remove(toxic)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"Could not list locks on ZooKeeper '127.0.0.1:{proxy.port}': ")
+    handle = b.lock_manager.acquire(_X, holder="b", retries=0)
+    _wait_for(lambda: a.lock_manager.is_connected)
+    assert [(lock.mode, lock.holder) for lock in a.lock_manager.show(extended=True)] == [
+        (LockMode.EXCLUSIVE, "b")
+    ]
+    b.lock_manager.release(handle)
+
+
 def _wait_for(condition, seconds=60.0):
     deadline = time.monotonic() + seconds
     while not condition():
