@@ -194,11 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     with _logging_to_stderr(debug=debug) as handler:
         code = _run(args)
-    if args.own_process:
-        # The interpreter's shutdown collection would walk every object the imports made (pandas,
-        # SQLAlchemy, pyarrow: ~0.05-0.1 s of CPU after the work is done) only to free memory the
-        # process gives back anyway; frozen objects are not walked.
-        gc.freeze()
     # A printed ``acidflow: error:`` line means the run failed, whichever layer logged it.
     return 1 if code == 0 and handler.errors else code
 
