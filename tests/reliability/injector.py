@@ -100,24 +100,12 @@ def zookeeper_faults(server: ZooKeeperServer, session_file: str) -> list[Fault]:
     def restart(seconds: float) -> None:
         server.restart(down_seconds=seconds)
 
-    def holds_locks(session: int) -> bool:
-        # The server's own view (the 4lw "dump": "Sessions with Ephemerals", up to the connections).
-        dump = server.four_letter("dump")
-        ephemerals = dump.partition("Sessions with Ephemerals")[2].partition("Connections dump")[0]
-        return f"0x{session:x}:" in ephemerals
-
     def expire(_seconds: float) -> str | None:
         try:
             with open(session_file, encoding="utf-8") as handle:
                 published = json.load(handle)
         except FileNotFoundError:
             return "no session published yet"
-        # Land the expiry while the writer holds (or waits for) a lock, waiting at most 5 s: an
-        # expiry between two writes ends a session that holds nothing, which no process notices,
-        # and a quick run whose expiries all fell so proved nothing about them (it failed so once).
-        deadline = time.monotonic() + 5.0
-        while not holds_locks(int(published["session"])) and time.monotonic() < deadline:
-            time.sleep(0.02)
         try:
             server.expire_session((int(published["session"]), bytes.fromhex(published["password"])))
         except Exception as error:  # the session ended already (its writer was killed or expired)
