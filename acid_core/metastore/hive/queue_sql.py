@@ -69,7 +69,7 @@ from acid_core.errors import (
     MetastoreError,
     NoSuchCompactionError,
 )
-from acid_core.metastore.hive.v4 import Hive4QueuePart
+from acid_core.metastore.hive.v4 import Hive4QueuePart, delete_cleaned_aborts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -461,7 +461,6 @@ class HiveQueueSql(Hive4QueuePart):
         every one up to the highest ID when ``has_uncompacted_aborts`` is False (no delta that
         stays holds aborted writes), else only ``aborted_write_ids`` (2.3: txn IDs), else none.
         """
-        removed = sorted({int(w) for w in aborted_write_ids})
         with self._tx("mark_cleaned") as c:
             row = self._to_history(c, compaction_id, "s", "r")
             params: dict[str, Any] = {
@@ -486,13 +485,15 @@ class HiveQueueSql(Hive4QueuePart):
                 "DELETE FROM TXN_COMPONENTS WHERE TC_TXNID IN (SELECT TXN_ID FROM TXNS WHERE "
                 f"TXN_STATE = 'a') AND TC_DATABASE = :db AND TC_TABLE = :tbl AND TC_PARTITION {part}"
             )
-            if has_uncompacted_aborts is False and row.highest_txn_id is not None:
-                c.execute(text(f"{aborted} AND {written} <= :hi"), params)
-            elif removed:
-                statement = text(f"{aborted} AND {written} IN :ids").bindparams(
-                    sa.bindparam("ids", expanding=True)
-                )
-                c.execute(statement, {**params, "ids": removed})
+            delete_cleaned_aborts(
+                c,
+                aborted,
+                written,
+                params,
+                has_uncompacted_aborts=has_uncompacted_aborts is not False,
+                highest=row.highest_txn_id,
+                removed=aborted_write_ids,
+            )
             # cleanEmptyAbortedTxns: aborted txns with nothing left to track
             c.execute(
                 text(

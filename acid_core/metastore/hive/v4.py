@@ -36,12 +36,12 @@ from acid_core.metastore.port import CompactionInfo, CompactionState, Compaction
 from acid_core.types import TxnId, WriteId
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from contextlib import AbstractContextManager
 
     from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["Hive4QueuePart", "Hive4QueueRow", "compaction_from_hive4_row"]
+__all__ = ["Hive4QueuePart", "Hive4QueueRow", "compaction_from_hive4_row", "delete_cleaned_aborts"]
 
 # TxnStore.ABORT_TXN_CLEANUP_TYPE: a queue entry of Hive 4's Initiator that only removes aborted
 # writes' files; mark_cleaned of a compaction of the same table (partition) deletes it too.
@@ -190,14 +190,15 @@ class Hive4QueuePart:
             )
             if entry.partition is not None:
                 aborted += f" AND {q('TC_PARTITION')} = :part"
-            removed = sorted({int(w) for w in aborted_write_ids})
-            if not has_uncompacted_aborts and entry.highest_write_id:
-                c.execute(text(f"{aborted} AND {q('TC_WRITEID')} <= :hi"), params)
-            elif removed:
-                statement = text(f"{aborted} AND {q('TC_WRITEID')} IN :ids").bindparams(
-                    sa.bindparam("ids", expanding=True)
-                )
-                c.execute(statement, {**params, "ids": removed})
+            delete_cleaned_aborts(
+                c,
+                aborted,
+                q("TC_WRITEID"),
+                params,
+                has_uncompacted_aborts=has_uncompacted_aborts is not False,
+                highest=entry.highest_write_id,
+                removed=aborted_write_ids,
+            )
             queue = (
                 f"DELETE FROM {q('COMPACTION_QUEUE')} WHERE {q('CQ_ID')} = :id OR ({q('CQ_DATABASE')} = :db "
             )
@@ -218,6 +219,30 @@ class Hive4QueuePart:
         query = sa.select(*_HIVE4_QUEUE.c).where(where).order_by(_HIVE4_QUEUE.c.CQ_ID)
         with self._tx("find_ready_to_clean") as c:
             return [Hive4QueueRow(*r) for r in c.execute(query)]
+
+
+def delete_cleaned_aborts(
+    c: Connection,
+    statement: str,
+    column: str,
+    params: Mapping[str, object],
+    *,
+    has_uncompacted_aborts: bool,
+    highest: int | None,
+    removed: Iterable[int],
+) -> None:
+    """Forget the aborted writes a clean removed (Hive 4's ``MarkCleanedFunction.removeTxnComponents``).
+
+    ``statement`` deletes the table's (partition's) TXN_COMPONENTS of aborted txns; ``column``
+    holds what the cleaner's IDs are (the write ID; 2.3: the txn ID). Every aborted write up to
+    ``highest`` when no delta that stays holds aborted writes, else only ``removed``, else none.
+    """
+    ids = sorted({int(i) for i in removed})
+    if not has_uncompacted_aborts and highest:
+        c.execute(text(f"{statement} AND {column} <= :hi"), {**params, "hi": int(highest)})
+    elif ids:
+        expanding = text(f"{statement} AND {column} IN :ids").bindparams(sa.bindparam("ids", expanding=True))
+        c.execute(expanding, {**params, "ids": ids})
 
 
 def compaction_from_hive4_row(row: Hive4QueueRow) -> CompactionInfo:
