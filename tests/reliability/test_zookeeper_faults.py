@@ -34,8 +34,8 @@ def holders(tmp_path, zookeeper_server):
     root, url = str(tmp_path / "wh"), f"sqlite:///{tmp_path}/metastore.db"
     opened = []
 
-    def holder(name):
-        manager = KazooLockManager(zookeeper_server.hosts, session_timeout=4.0, host=name)
+    def holder(name, session_timeout=4.0):
+        manager = KazooLockManager(zookeeper_server.hosts, session_timeout=session_timeout, host=name)
         wh = Warehouse(root, SqlMetastore(url, warehouse=root), manager, user=name, heartbeat_seconds=None)
         opened.append((wh, manager))
         return wh
@@ -120,8 +120,12 @@ def test_transaction_session_expired_write_after_loss_is_refused_and_aborted(zoo
 
 
 def test_transaction_zookeeper_restart_commit_waits_for_reconnect_and_commits(zookeeper_server, holders):
-    """ZooKeeper restarts while A holds X: the commit waits for the session to reconnect (it survives), then commits."""
-    a = holders("a")
+    """ZooKeeper restarts while A holds X: the commit waits for the session to reconnect (it survives), then commits.
+
+    The session survives when the client reconnects within its timeout of the server's start; 4 s
+    was too short on a loaded 2-core CI machine (the session expired once), hence 20 s here.
+    """
+    a = holders("a", session_timeout=20.0)
     txn = a.transaction().begin()
     txn.acquire_locks(_TABLE_X)
     _insert(a, 2, txn)
