@@ -122,8 +122,8 @@ def test_transaction_session_expired_write_after_loss_is_refused_and_aborted(zoo
 def test_transaction_zookeeper_restart_commit_waits_for_reconnect_and_commits(zookeeper_server, holders):
     """ZooKeeper restarts while A holds X: the commit waits for the session to reconnect (it survives), then commits.
 
-    The session survives when the client reconnects within its timeout of the server's start; 4 s
-    was too short on a loaded 2-core CI machine (the session expired once), hence 20 s here.
+    ZooKeeper keeps a session over a restart only if the client reconnects within its timeout of
+    the server's start; 20 s leaves a loaded 2-core CI machine room (4 s expired there once).
     """
     a = holders("a", session_timeout=20.0)
     txn = a.transaction().begin()
