@@ -8,7 +8,7 @@
                ``soak writer stopped by a service fault: <acidflow's one-line error>``: its write
                in flight stays pending in the journal and the next writer resolves it; with
                ``--zookeeper`` its locks are ZooKeeper's, and before each step it writes its session
-               (ID and password) to ``--session-file`` for the fault injector to expire
+               (ID, password and its pid) to ``--session-file`` for the fault injector to expire
     compactor  forever: ``acidflow compact --table default.t --type minor|major`` or
                ``acidflow initiate`` + ``acidflow compact`` (embedded executor)
     cleaner    forever: ``acidflow clean`` (sometimes ``--quarantine``, sometimes ``--purge-trash``)
@@ -77,7 +77,7 @@ def _publish_session(args: argparse.Namespace, writer: SoakWriter) -> None:
     session, password = client_id
     temporary = f"{args.session_file}.{os.getpid()}"
     with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump({"session": session, "password": password.hex()}, handle)
+        json.dump({"session": session, "password": password.hex(), "pid": os.getpid()}, handle)
     os.replace(temporary, args.session_file)
 
 

@@ -12,22 +12,28 @@
 A ``Fault`` is a real mechanism: ``pg_ctl stop -m immediate`` and start again (restart; an outage
 of a few seconds), the veth link of the PostgreSQL's network namespace set down and up
 (partition), SIGKILL of the Hive Metastore's JVM and a restart on the same port and database,
-``mount -o remount,ro`` of the warehouse's tmpfs and back. Each one heals before ``inject``
+``mount -o remount,ro`` of the warehouse's tmpfs and back, ZooKeeper stopped and started, a
+ZooKeeper session expired while its writer, paused, holds a write's locks. Each one heals before ``inject``
 returns, so once ``stop()`` returned every service is whole again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from acid_core.locks.zookeeper import DEFAULT_ROOT
+
 if TYPE_CHECKING:
     import random
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from tests.fixtures.hms import RestartableMetastore
     from tests.fixtures.netns import NetworkNamespace
@@ -89,12 +95,21 @@ def postgres_faults(
     return faults
 
 
-def zookeeper_faults(server: ZooKeeperServer, session_file: str) -> list[Fault]:
+def zookeeper_faults(
+    server: ZooKeeperServer, session_file: str, *, root: str = DEFAULT_ROOT, within: float = 10.0
+) -> list[Fault]:
     """ZooKeeper stopped and started again; the writer's session (from ``session_file``) expired.
 
     The expiry is kazoo's harness technique (``ZooKeeperServer.expire_session``: a second client
     joins the session with its ID and password, then closes it, which the server takes as the
-    session's end), on the session the writer published before its current step.
+    session's end), on the session the writer published before its current step. It lands while the
+    writer holds a write's locks: the injector waits (at most ``within`` seconds) until a lock node
+    under ``root`` owned by that session carries a transaction, stops the writer (SIGSTOP, a pause
+    like a long GC: it cannot commit meanwhile), expires the session and lets it go on (SIGCONT),
+    so the writer finds its locks lost at its commit's fence. An expiry between two writes goes
+    unnoticed (the next statement gets a new session), and at random times most of them did: a
+    60 s run once ended with six expiries and none reaching acidflow. When no write holds a lock
+    within ``within`` the session is expired all the same.
     """
 
     def restart(seconds: float) -> None:
@@ -106,16 +121,65 @@ def zookeeper_faults(server: ZooKeeperServer, session_file: str) -> list[Fault]:
                 published = json.load(handle)
         except FileNotFoundError:
             return "no session published yet"
+        session, pid = int(published["session"]), int(published["pid"])
+        paused = _pause_during_write(server, root, session, pid, within)
         try:
-            server.expire_session((int(published["session"]), bytes.fromhex(published["password"])))
+            server.expire_session((session, bytes.fromhex(published["password"])))
         except Exception as error:  # the session ended already (its writer was killed or expired)
             return f"the session had ended ({type(error).__name__})"
+        finally:
+            if paused:
+                with contextlib.suppress(ProcessLookupError):  # the driver killed it meanwhile
+                    os.kill(pid, signal.SIGCONT)
         return None
 
     return [
         Fault("zookeeper-restart", "ZooKeeper", restart, (0.0, 4.0)),
         Fault("zookeeper-session-expiry", "ZooKeeper", expire),
     ]
+
+
+def _pause_during_write(server: ZooKeeperServer, root: str, session: int, pid: int, within: float) -> bool:
+    """SIGSTOP ``pid`` once its ``session`` holds a write transaction's lock node; whether it did."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoNodeError
+
+    def transaction_nodes(path: str) -> Iterator[str]:
+        for child in client.get_children(path):
+            node = f"{path}/{child}"
+            if not child.startswith(("read-", "write-")):
+                yield from transaction_nodes(node)
+                continue
+            data, stat = client.get(node)
+            if stat.ephemeralOwner == session and json.loads(data or b"{}").get("txn_id") is not None:
+                yield node
+
+    client = KazooClient(hosts=server.hosts, timeout=10)
+    try:
+        client.start(timeout=10)
+    except Exception:  # ZooKeeper is down (a restart in progress): expire what can be expired
+        client.close()
+        return False
+    try:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                held = next(transaction_nodes(root), None)
+            except NoNodeError:  # a node went away while it was read: look again
+                held = None
+            if held is not None:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    return False
+                if client.exists(held) is not None:
+                    return True
+                os.kill(pid, signal.SIGCONT)  # it released the lock before it stopped: wait again
+            time.sleep(0.01)
+        return False
+    finally:
+        client.stop()
+        client.close()
 
 
 def hms_restart(server: RestartableMetastore) -> Fault:

@@ -10,7 +10,8 @@ and heals them:
               it heals
     hms       the Hive 3.1.3 Metastore kill -9ed and restarted on its port and database
     zookeeper the locks in ZooKeeper (the metastore a PostgreSQL left alone): ZooKeeper stopped and
-              started again, and the writer's session expired while it may hold a lock
+              started again, and the writer's session expired while it holds a write's locks (paused
+              by SIGSTOP meanwhile, so the expiry reaches its commit's fence)
 
 Once the last fault healed the soak's invariants hold (no committed row lost, no aborted or
 uncommitted row visible, no lease broken, nothing outside the table touched, no transaction left
@@ -45,9 +46,7 @@ _NAMED = {
     "hms": "Hive Metastore",
     "zookeeper": "ZooKeeper",
 }
-# Seconds of chaos per backend (an HMS restart alone takes ~15 s on quiet cores). ZooKeeper 60 s:
-# a session expiry reaches acidflow only when it lands during a write (a check's read lock goes
-# unnoticed), and 40 s (3-4 expiries) once ended with none reaching it (seed 1102195166).
+# Seconds of chaos per backend (an HMS restart alone takes ~15 s on quiet cores).
 _QUICK_SECONDS = {"sqlite": 40.0, "postgres": 50.0, "hms": 60.0, "zookeeper": 60.0}
 
 
