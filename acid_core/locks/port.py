@@ -347,8 +347,12 @@ class LockHandle:
         txn_id: TxnId | None,
         acquired_at: datetime,
         handle_id: str | None = None,
+        verify: Callable[[LockHandle], None] | None = None,
     ) -> None:
         self.requests: tuple[LockRequest, ...] = tuple(requests)
+        # The backend's round trip that ``confirm`` makes: raises ``LockLostError`` unless the lock
+        # service itself still holds the locks (the local state can lag behind it after a pause).
+        self._verify = verify
         self.holder = holder
         self.txn_id = txn_id
         self.acquired_at = acquired_at
@@ -394,8 +398,13 @@ class LockHandle:
         restart) nobody can tell whether the session outlived the outage; this waits up to
         ``timeout_seconds`` for it to reconnect (held) or be reported lost.
 
+        Then, with a backend that can tell (ZooKeeper), it asks the lock service itself: a process
+        that was paused (a long GC, SIGSTOP) past its session timeout may not have heard of the
+        expiry yet when it resumes, and its local state would still say held.
+
         Raises:
-            LockLostError: the session was lost, or is still suspended after ``timeout_seconds``.
+            LockLostError: the session was lost, is still suspended after ``timeout_seconds``, or
+                the lock service no longer holds the locks.
         """
         if not self._live.wait(timeout_seconds):
             raise LockLostError(
@@ -405,6 +414,9 @@ class LockHandle:
                 "stop writing and abort the transaction, then retry it from the start"
             )
         self.check()
+        if self._verify is not None and not self._released:
+            self._verify(self)
+            self.check()
 
     def _mark_suspended(self, suspended: bool) -> None:
         if suspended and self._lost_reason is None:

@@ -63,7 +63,12 @@ Error handling (kazoo exceptions are translated here, chained with ``from``):
       client reconnects in time the handles stay valid. Writers that cannot tolerate the doubt
       should pause while ``is_connected`` is False; ``LockHandle.confirm`` (the fence a
       transaction passes right before its commit) waits for the doubt to resolve and raises
-      ``LockLostError`` if the session is lost or stays disconnected.
+      ``LockLostError`` if the session is lost or stays disconnected. Then it asks the server
+      (``exists`` on each of the handle's nodes, retried over a dropped connection for up to the
+      session timeout): a process paused past its session timeout (a long GC, SIGSTOP) resumes
+      before kazoo has heard of the expiry, and a node deleted by another client never shows in
+      the client's state; a node gone or owned by another session marks the handle lost
+      (``LockLostError``) and its other nodes are deleted.
     * ``LockServiceUnavailableError`` when ZooKeeper cannot be reached at start, or when the last
       attempt failed on a connection error (an attempt made while the client is not connected
       waits for it at most the session timeout, then counts as one; nothing is held then), or when a
@@ -377,7 +382,9 @@ class KazooLockManager:
         except _CONNECTION_ERRORS:
             self._delete_quietly(created)
             raise
-        handle = LockHandle(state.planned, holder=holder, txn_id=txn_id, acquired_at=acquired_at)
+        handle = LockHandle(
+            state.planned, holder=holder, txn_id=txn_id, acquired_at=acquired_at, verify=self._verify
+        )
         with self._guard:
             # kazoo reports LOST before any operation of the next session can run, so an unchanged
             # generation means every node above belongs to the live session.
@@ -521,6 +528,59 @@ class KazooLockManager:
             acquired_at=datetime.fromisoformat(acquired) if acquired else None,
             waiting=waiting,
         )
+
+    def _verify(self, handle: LockHandle) -> None:
+        """``LockHandle.confirm``'s round trip: the server still holds the handle's nodes for us.
+
+        Each node must exist and belong to this session, as the server says now: kazoo's state can
+        lag (a process paused past its session timeout has not heard of the expiry when it resumes)
+        and an operator may have deleted a node. When not, the handle is marked lost (``confirm``
+        then raises ``LockLostError``) and its other nodes are deleted, so nothing of it stays held.
+        """
+        with self._guard:
+            entry = self._held.get(handle.handle_id)
+        if entry is None:
+            return  # released, or lost (then ``check`` raises)
+        nodes = entry[1]
+        deadline = time.monotonic() + self._session_timeout
+        while True:
+            try:
+                stats = [self._answer(self._client.exists_async(node)) for node in nodes]
+                break
+            except SessionExpiredError:
+                self._lose(handle, f"the ZooKeeper session to {self.hosts!r} expired")
+                return
+            except _CONNECTION_ERRORS as e:
+                # A dropped connection (a restart) is retried while the session may still live.
+                if time.monotonic() >= deadline:
+                    raise LockLostError(
+                        f"Locks of holder {handle.holder!r} (txn {handle.txn_id}) are in doubt: ZooKeeper "
+                        f"{self.hosts!r} did not confirm them within {self._session_timeout:g} s "
+                        f"({type(e).__name__}); expected a live session; hint: stop writing and abort "
+                        "the transaction, then retry it from the start",
+                        service="ZooKeeper",
+                    ) from e
+                time.sleep(0.05)
+        client_id = self._client.client_id
+        session = None if client_id is None else client_id[0]
+        gone = [
+            node
+            for node, stat in zip(nodes, stats, strict=True)
+            if stat is None or stat.ephemeralOwner != session
+        ]
+        if gone:
+            self._lose(
+                handle,
+                f"ZooKeeper {self.hosts!r} no longer holds its lock node {gone[0]} (deleted by another client)",
+            )
+
+    def _lose(self, handle: LockHandle, reason: str) -> None:
+        with self._guard:
+            entry = self._held.pop(handle.handle_id, None)
+        handle._mark_lost(reason, service="ZooKeeper")
+        if entry is not None:
+            with contextlib.suppress(*_CONNECTION_ERRORS):  # they end with the session at the latest
+                self._delete_quietly(entry[1])
 
     # -- release / show / close ----------------------------------------------------------------
 

@@ -5,13 +5,21 @@ holder's session expires (kazoo's harness trick: another client joins the sessio
 the second can take the lock; the first must learn it (``LockLostError``), stop and abort, so its
 write never interleaves with the second's (fencing, as kazoo's lock recipe advises). A server
 restart leaves the session in doubt: the commit waits for it, and fails in one line if it lasts.
+The commit's fence asks ZooKeeper itself, so a holder paused past its session (or whose node an
+operator deleted) learns it even before its client has heard of it.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -175,3 +183,82 @@ def test_transaction_zookeeper_down_past_confirm_aborts_in_one_line_next_run_com
     _wait_for(lambda: a.lock_manager.is_connected)
     _insert(a, 2)
     assert _ids(a) == [1, 2]
+
+
+def test_transaction_lock_node_deleted_by_another_client_commit_asks_zookeeper_and_aborts(
+    zookeeper_server, holders
+):
+    """A's lock node is deleted behind its back (an operator's ``deleteall``): its session lives, so
+    only ZooKeeper knows; the commit's fence asks it, aborts A in one line, and B's write stands."""
+    from kazoo.client import KazooClient
+
+    a, b = holders("a"), holders("b")
+    txn = a.transaction().begin()
+    txn.acquire_locks(_TABLE_X)
+    _insert(a, 2, txn)
+    operator = KazooClient(hosts=zookeeper_server.hosts)
+    operator.start(timeout=15)
+    try:
+        path = "/acidflow/locks/default/t"
+        (node,) = [f"{path}/{child}" for child in operator.get_children(path)]
+        operator.delete(node)
+    finally:
+        operator.stop()
+        operator.close()
+    assert not txn._locks[0].is_lost  # nothing told A's client
+    _insert(b, 3)  # B gets the X that A believes it holds, and commits
+    with pytest.raises(LockLostError) as info:
+        txn.commit()
+    assert str(info.value) == (
+        f"Transaction {txn.txn_id} was aborted before its commit: Locks of holder "
+        f"'a@{socket.gethostname()}' (txn {txn.txn_id}) on X default.t were lost: ZooKeeper "
+        f"{zookeeper_server.hosts!r} no longer holds its lock node {node} (deleted by another client); "
+        "expected a live session; hint: stop writing and abort the transaction, then retry it from the start"
+    )
+    assert failed_service(info.value) == "ZooKeeper"
+    assert a.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
+    assert _ids(a) == [1, 3]
+    _insert(a, 2)  # the same manager (its session lived) locks and commits again
+    assert _ids(a) == [1, 2, 3]
+
+
+def test_transaction_holder_paused_past_its_session_learns_at_commit_and_aborts(
+    tmp_path, zookeeper_server, holders
+):
+    """A holder process paused (SIGSTOP: a long GC) while its session is expired and B writes: when
+    it resumes and commits at once, before kazoo may have heard of the expiry, the commit's fence
+    asks ZooKeeper and aborts it; only B's row is visible."""
+    b = holders("b")
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.reliability.paused_holder",
+            zookeeper_server.hosts,
+            str(tmp_path / "wh"),
+            f"sqlite:///{tmp_path}/metastore.db",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ) as worker:
+        try:
+            published = json.loads(worker.stdout.readline())
+            os.kill(worker.pid, signal.SIGSTOP)
+            try:
+                zookeeper_server.expire_session((published["session"], bytes.fromhex(published["password"])))
+                _insert(b, 3)  # B takes the X the paused holder still believes it holds
+                worker.stdin.write("commit\n")
+                worker.stdin.flush()
+            finally:
+                os.kill(worker.pid, signal.SIGCONT)
+            outcome = worker.stdout.readline().strip()
+            assert worker.wait(timeout=60) == 0
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+    assert outcome.startswith(f"LOST Transaction {published['txn']} was aborted before its commit: "), outcome
+    assert "\n" not in outcome
+    assert b.metastore.get_txn(published["txn"]).state is TxnState.ABORTED
+    assert _ids(b) == [1, 3]
