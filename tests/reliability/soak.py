@@ -551,6 +551,8 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     # dead pid, also while ZooKeeper still keeps the dead session, whose timeout each restart
     # re-arms: the run with seed 1194515100 was refused here), and minor compactions not cleaned
     # yet do not block a major one.
+    before = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns()).to_string()
+    report.notes.append(f"before the final compaction: write IDs {before}; txns {_txn_states(metastore)}")
     code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
     if not (
         any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
@@ -558,6 +560,7 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     ):
         report.failures.append(f"the final major compaction did not run: exit {code}: {output.strip()}")
         return
+    report.notes.append(f"final major compaction: {' '.join(output.split())[-300:]}")
     _clean_until_done(config, report, metastore)
     stuck = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.READY_FOR_CLEANING]
     if stuck:
@@ -573,7 +576,12 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     acid = [n for n in visible if try_parse_acid_dir(n) is not None]
     bases = [n for n in acid if n.startswith("base_")]
     if len(bases) != 1 or len(acid) != 1:
-        report.failures.append(f"the table did not converge to one base: {visible}")
+        # What the compactor and the cleaner saw (the metastore is gone once the test ends).
+        snapshot = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns())
+        report.failures.append(
+            f"the table did not converge to one base: {visible}; the compactor's write IDs now: "
+            f"{snapshot.to_string()}; transactions: {_txn_states(metastore)}"
+        )
     if set(visible) - set(acid):
         report.failures.append(
             f"files in the table directory that are not ACID directories: {sorted(set(visible) - set(acid))}"
@@ -584,6 +592,11 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     hidden = [n for n in names if n.startswith(("_", ".")) and n not in _HIDDEN_OK and n not in staging]
     if hidden:
         report.notes.append(f"hidden names in the table directory: {hidden}")
+
+
+def _txn_states(metastore: Metastore) -> str:
+    txns = metastore.show_transactions()
+    return ", ".join(f"{t.txn_id} {t.state.value}" for t in txns[-8:]) or "none"
 
 
 def main(argv: list[str] | None = None) -> int:
