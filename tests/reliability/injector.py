@@ -172,7 +172,12 @@ def _pause_during_write(server: ZooKeeperServer, root: str, session: int, pid: i
                     os.kill(pid, signal.SIGSTOP)
                 except ProcessLookupError:
                     return False
-                if client.exists(held) is not None:
+                try:
+                    still_held = client.exists(held) is not None
+                except BaseException:
+                    os.kill(pid, signal.SIGCONT)  # never leave the writer stopped
+                    raise
+                if still_held:
                     return True
                 os.kill(pid, signal.SIGCONT)  # it released the lock before it stopped: wait again
             time.sleep(0.01)
