@@ -74,8 +74,8 @@ typecheck: $(STAMP) ## mypy --strict on acid_core
 # minutes; `.ci/run` runs `make test`, then `make test-trino`.
 TRINO_TESTS := tests/integration/test_trino.py
 
-test: lint typecheck $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Lint, type check, then the whole suite (integration tests included) except Trino's
-	$(BIN)/python -m pytest --ignore=$(TRINO_TESTS) $(PYTEST_ARGS)
+test: lint typecheck $(STAMP) $(HIVE_STAMP) $(TOXIPROXY) ## Lint, type check, then the whole suite (integration tests included) except Trino's; ends with the 30 slowest tests
+	$(BIN)/python -m pytest --ignore=$(TRINO_TESTS) --durations=30 $(PYTEST_ARGS)
 
 test-trino: $(STAMP) $(HIVE_STAMP) ## Trino's tests (the second CI target)
 	$(BIN)/python -m pytest $(TRINO_TESTS) $(PYTEST_ARGS)
