@@ -90,6 +90,22 @@ def _expire(zookeeper_server, wh, txn):
     _wait_for(lambda: handle.is_lost)
 
 
+def _second_holder_commits_first_is_aborted(a, b, txn, lost_because):
+    """B takes the X that A lost and commits; A's commit is aborted in one line naming ZooKeeper."""
+    _insert(b, 3)
+    with pytest.raises(LockLostError) as info:
+        txn.commit()
+    assert str(info.value) == (
+        f"Transaction {txn.txn_id} was aborted before its commit: Locks of holder "
+        f"'a@{socket.gethostname()}' (txn {txn.txn_id}) on X default.t were lost: {lost_because}; expected a "
+        "live session; hint: stop writing and abort the transaction, then retry it from the start"
+    )
+    # The service is known to the alert (and the soak's fault check), not only in the text.
+    assert failed_service(info.value) == "ZooKeeper"
+    assert a.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
+    assert _ids(a) == [1, 3]  # A's row never visible: no interleaving
+
+
 def test_transaction_session_expired_before_commit_aborts_and_second_holder_wins(zookeeper_server, holders):
     """A's session expires while it holds X; B takes X and commits; A's commit is refused and A aborted."""
     a, b = holders("a"), holders("b")
@@ -97,19 +113,9 @@ def test_transaction_session_expired_before_commit_aborts_and_second_holder_wins
     txn_a.acquire_locks(_TABLE_X)
     _insert(a, 2, txn_a)
     _expire(zookeeper_server, a, txn_a)
-    _insert(b, 3)  # B gets the lock A lost and commits
-    with pytest.raises(LockLostError) as info:
-        txn_a.commit()
-    assert str(info.value) == (
-        f"Transaction {txn_a.txn_id} was aborted before its commit: Locks of holder "
-        f"'a@{socket.gethostname()}' (txn {txn_a.txn_id}) on X default.t were lost: the ZooKeeper session to "
-        f"{zookeeper_server.hosts!r} expired; expected a live session; hint: stop writing and abort the "
-        "transaction, then retry it from the start"
+    _second_holder_commits_first_is_aborted(
+        a, b, txn_a, f"the ZooKeeper session to {zookeeper_server.hosts!r} expired"
     )
-    # The service is known to the alert (and the soak's fault check), not only in the text.
-    assert failed_service(info.value) == "ZooKeeper"
-    assert a.metastore.get_txn(txn_a.txn_id).state is TxnState.ABORTED
-    assert _ids(a) == [1, 3]  # A's row never visible: no interleaving
     _insert(a, 2)  # the next run of A, on the manager's new session
     assert _ids(a) == [1, 2, 3]
 
@@ -206,18 +212,12 @@ def test_transaction_lock_node_deleted_by_another_client_commit_asks_zookeeper_a
         operator.stop()
         operator.close()
     assert not txn._locks[0].is_lost  # nothing told A's client
-    _insert(b, 3)  # B gets the X that A believes it holds, and commits
-    with pytest.raises(LockLostError) as info:
-        txn.commit()
-    assert str(info.value) == (
-        f"Transaction {txn.txn_id} was aborted before its commit: Locks of holder "
-        f"'a@{socket.gethostname()}' (txn {txn.txn_id}) on X default.t were lost: ZooKeeper "
-        f"{zookeeper_server.hosts!r} no longer holds its lock node {node} (deleted by another client); "
-        "expected a live session; hint: stop writing and abort the transaction, then retry it from the start"
+    _second_holder_commits_first_is_aborted(
+        a,
+        b,
+        txn,
+        f"ZooKeeper {zookeeper_server.hosts!r} no longer holds its lock node {node} (deleted by another client)",
     )
-    assert failed_service(info.value) == "ZooKeeper"
-    assert a.metastore.get_txn(txn.txn_id).state is TxnState.ABORTED
-    assert _ids(a) == [1, 3]
     _insert(a, 2)  # the same manager (its session lived) locks and commits again
     assert _ids(a) == [1, 2, 3]
 
