@@ -563,16 +563,15 @@ class KazooLockManager:
                 time.sleep(0.05)
         client_id = self._client.client_id
         session = None if client_id is None else client_id[0]
-        gone = [
-            node
-            for node, stat in zip(nodes, stats, strict=True)
-            if stat is None or stat.ephemeralOwner != session
-        ]
-        if gone:
-            self._lose(
-                handle,
-                f"ZooKeeper {self.hosts!r} no longer holds its lock node {gone[0]} (deleted by another client)",
-            )
+        for node, stat in zip(nodes, stats, strict=True):
+            if stat is None or stat.ephemeralOwner != session:
+                how = (
+                    "deleted by another client"
+                    if stat is None
+                    else f"owned by session {stat.ephemeralOwner:#x}"
+                )
+                self._lose(handle, f"ZooKeeper {self.hosts!r} no longer holds its lock node {node} ({how})")
+                return
 
     def _lose(self, handle: LockHandle, reason: str) -> None:
         with self._guard:

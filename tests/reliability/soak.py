@@ -566,8 +566,7 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     # dead pid, also while ZooKeeper still keeps the dead session, whose timeout each restart
     # re-arms: the run with seed 1194515100 was refused here), and minor compactions not cleaned
     # yet do not block a major one.
-    before = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns()).to_string()
-    report.notes.append(f"before the final compaction: write IDs {before}; txns {_txn_states(metastore)}")
+    report.notes.append(f"before the final compaction: {_metastore_view(metastore)}")
     code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
     if not (
         any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
@@ -591,11 +590,9 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     acid = [n for n in visible if try_parse_acid_dir(n) is not None]
     bases = [n for n in acid if n.startswith("base_")]
     if len(bases) != 1 or len(acid) != 1:
-        # What the compactor and the cleaner saw (the metastore is gone once the test ends).
-        snapshot = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns())
+        # What the compactor and the cleaner see (the metastore is gone once the test ends).
         report.failures.append(
-            f"the table did not converge to one base: {visible}; the compactor's write IDs now: "
-            f"{snapshot.to_string()}; transactions: {_txn_states(metastore)}"
+            f"the table did not converge to one base: {visible}; now {_metastore_view(metastore)}"
         )
     if set(visible) - set(acid):
         report.failures.append(
@@ -609,9 +606,11 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
         report.notes.append(f"hidden names in the table directory: {hidden}")
 
 
-def _txn_states(metastore: Metastore) -> str:
-    txns = metastore.show_transactions()
-    return ", ".join(f"{t.txn_id} {t.state.value}" for t in txns[-8:]) or "none"
+def _metastore_view(metastore: Metastore) -> str:
+    """The compactor's write-ID list of the soak table and the last open or aborted txns, one line."""
+    write_ids = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns()).to_string()
+    txns = ", ".join(f"{t.txn_id} {t.state.value}" for t in metastore.show_transactions()[-8:])
+    return f"write IDs {write_ids}; txns {txns or 'none'}"
 
 
 def main(argv: list[str] | None = None) -> int:
