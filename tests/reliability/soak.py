@@ -54,14 +54,14 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from acid_core.cli import main as acidflow
 from acid_core.compaction.cleaner import run_cleaner
 from acid_core.compaction.worker import recover_abandoned_compactions
 from acid_core.fs import file_io_for
 from acid_core.metastore import CompactionState, TxnState, open_metastore
-from acid_core.paths import try_parse_acid_dir
+from acid_core.paths import BaseDir, DeltaDir, try_parse_acid_dir
 from tests.reliability.actors import SERVICE_FAULT_EXIT, SERVICE_FAULT_PREFIX
 from tests.reliability.injector import FaultInjector
 from tests.reliability.model import read_records, replay
@@ -592,7 +592,8 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     if len(bases) != 1 or len(acid) != 1:
         # What the compactor and the cleaner see (the metastore is gone once the test ends).
         report.failures.append(
-            f"the table did not converge to one base: {visible}; now {_metastore_view(metastore)}"
+            f"the table did not converge to one base: {visible}; now {_metastore_view(metastore)}; "
+            f"{_forensics(metastore, acid, writer.journal.records())}"
         )
     if set(visible) - set(acid):
         report.failures.append(
@@ -611,6 +612,73 @@ def _metastore_view(metastore: Metastore) -> str:
     write_ids = metastore.get_compactor_write_ids(TABLE, metastore.get_valid_txns()).to_string()
     txns = ", ".join(f"{t.txn_id} {t.state.value}" for t in metastore.show_transactions()[-8:])
     return f"write IDs {write_ids}; txns {txns or 'none'}"
+
+
+def _forensics(metastore: Metastore, acid: list[str], journal: list[dict[str, Any]]) -> str:
+    """Where each write ID above the newest base came from, one line (a table that did not converge).
+
+    For each such write ID of the SQL metastore: its ``TXN_TO_WRITE_ID`` row's txn (or none), that
+    txn's ``TXNS`` state (or none) and ``TXN_COMPONENTS`` count; the settled mark, the table's
+    newest write-ID rows, its last compactions (state, highest write ID, txn, next txn); and the
+    writer journal's last records. Read through the metastore's engine: diagnostics only.
+    """
+    import sqlalchemy as sa
+    from sqlalchemy.orm import Session
+
+    from acid_core.metastore.sql import models as m
+
+    parsed = [try_parse_acid_dir(n) for n in acid]
+    floor = max((d.write_id for d in parsed if isinstance(d, BaseDir)), default=0)
+    above = sorted(
+        {
+            w
+            for d in parsed
+            if isinstance(d, DeltaDir)
+            for w in range(max(d.min_write_id, floor + 1), d.max_write_id + 1)
+        }
+    )
+    tail = [{k: r[k] for k in ("t", "op", "kind", "txn", "outcome") if k in r} for r in journal[-6:]]
+    engine = getattr(metastore, "_engine", None)
+    if engine is None:
+        return f"forensics: write IDs above the base {above}; journal tail {tail}"
+    database, table = TABLE.split(".")
+    lines = [f"write IDs above the base {above}"]
+    with Session(engine) as s:
+        same = (m.TxnToWriteId.database == database, m.TxnToWriteId.table == table)
+        for write_id in above:
+            txn_id = s.scalar(
+                sa.select(m.TxnToWriteId.txn_id).where(*same, m.TxnToWriteId.write_id == write_id)
+            )
+            state = None if txn_id is None else s.scalar(sa.select(m.Txn.state).where(m.Txn.txn_id == txn_id))
+            components = (
+                None
+                if txn_id is None
+                else s.scalar(sa.select(sa.func.count()).where(m.TxnComponent.txn_id == txn_id))
+            )
+            lines.append(f"write {write_id}: txn {txn_id} state {state} components {components}")
+        newest = s.execute(
+            sa.select(m.TxnToWriteId.write_id, m.TxnToWriteId.txn_id)
+            .where(*same)
+            .order_by(m.TxnToWriteId.write_id.desc())
+            .limit(4)
+        ).all()
+        lines.append(f"newest write-ID rows {[tuple(r) for r in newest]}")
+        next_write = s.scalar(
+            sa.select(m.NextWriteId.next_write_id).where(
+                m.NextWriteId.database == database, m.NextWriteId.table == table
+            )
+        )
+        lines.append(
+            f"next write ID {next_write}; settled mark {s.scalar(sa.select(m.NextTxnId.next_txn_id))}"
+        )
+        models: tuple[Any, ...] = (m.CompactionQueueEntry, m.CompletedCompaction)
+        for model in models:
+            rows = s.scalars(sa.select(model).order_by(model.id.desc()).limit(4)).all()
+            lines.append(
+                f"{model.__tablename__} "
+                + str([(r.id, r.state, r.highest_write_id, r.txn_id, r.next_txn_id) for r in rows])
+            )
+    return "forensics: " + "; ".join(lines) + f"; journal tail {tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
