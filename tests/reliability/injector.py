@@ -42,17 +42,44 @@ if TYPE_CHECKING:
     from tests.fixtures.zookeeper import ZooKeeperServer
 
 
+class WriterGrace:
+    """Until when the soak's driver spares the writer its SIGKILLs (thread-safe).
+
+    A fault aimed at the writer (its ZooKeeper session expired while it is paused holding a
+    write's locks) shows only at the writer's commit: a SIGKILL before that (the driver kills at
+    random every 1-3 s, and once more when the chaos phase ends) would hide it, and a run once
+    ended with every aimed expiry hidden so (no line naming ZooKeeper). The driver neither kills the
+    writer nor ends the chaos phase while the grace lasts.
+    """
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def extend(self, seconds: float) -> None:
+        """Spare the writer for ``seconds`` from now (never shortens a grace already given)."""
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def active(self) -> bool:
+        """Whether the writer is spared now."""
+        with self._lock:
+            return time.monotonic() < self._until
+
+
 @dataclass(frozen=True, slots=True)
 class Fault:
     """One kind of fault: ``inject(seconds)`` breaks the service, holds it that long, heals it.
 
     ``inject`` returns None, or why there was nothing to break (counted as ``<kind> (missed)``).
+    ``writer_grace``: set by a fault aimed at the writer (see ``WriterGrace``).
     """
 
     kind: str
     service: str
     inject: Callable[[float], str | None]
     seconds: tuple[float, float] = (0.0, 0.0)
+    writer_grace: WriterGrace | None = None
 
 
 def postgres_faults(
@@ -115,6 +142,8 @@ def zookeeper_faults(
     def restart(seconds: float) -> None:
         server.restart(down_seconds=seconds)
 
+    grace = WriterGrace()
+
     def expire(_seconds: float) -> str | None:
         try:
             with open(session_file, encoding="utf-8") as handle:
@@ -122,25 +151,36 @@ def zookeeper_faults(
         except FileNotFoundError:
             return "no session published yet"
         session, pid = int(published["session"]), int(published["pid"])
-        paused = _pause_during_write(server, root, session, pid, within)
+        paused = _pause_during_write(server, root, session, pid, within, grace)
         try:
             server.expire_session((session, bytes.fromhex(published["password"])))
         except Exception as error:  # the session ended already (its writer was killed or expired)
             return f"the session had ended ({type(error).__name__})"
         finally:
             if paused:
+                grace.extend(_FENCE_GRACE_SECONDS)  # until its commit's fence has seen the expiry
                 with contextlib.suppress(ProcessLookupError):  # the driver killed it meanwhile
                     os.kill(pid, signal.SIGCONT)
         return None
 
     return [
         Fault("zookeeper-restart", "ZooKeeper", restart, (0.0, 4.0)),
-        Fault("zookeeper-session-expiry", "ZooKeeper", expire),
+        Fault("zookeeper-session-expiry", "ZooKeeper", expire, writer_grace=grace),
     ]
 
 
-def _pause_during_write(server: ZooKeeperServer, root: str, session: int, pid: int, within: float) -> bool:
-    """SIGSTOP ``pid`` once its ``session`` holds a write transaction's lock node; whether it did."""
+# A writer let go after an aimed expiry reaches its commit's fence within a second or two on quiet
+# cores; this leaves room for busy ones. Spared meanwhile, it is killed as usual afterwards.
+_FENCE_GRACE_SECONDS = 15.0
+
+
+def _pause_during_write(
+    server: ZooKeeperServer, root: str, session: int, pid: int, within: float, grace: WriterGrace
+) -> bool:
+    """SIGSTOP ``pid`` once its ``session`` holds a write transaction's lock node; whether it did.
+
+    The writer is spared the driver's SIGKILLs (``grace``) from just before it is stopped.
+    """
     from kazoo.client import KazooClient
     from kazoo.exceptions import NoNodeError
 
@@ -168,6 +208,7 @@ def _pause_during_write(server: ZooKeeperServer, root: str, session: int, pid: i
             except NoNodeError:  # a node went away while it was read: look again
                 held = None
             if held is not None:
+                grace.extend(_FENCE_GRACE_SECONDS)
                 try:
                     os.kill(pid, signal.SIGSTOP)
                 except ProcessLookupError:

@@ -438,12 +438,19 @@ def _wait_until_answering(config: SoakConfig, report: SoakReport, seconds: float
             time.sleep(1.0)
 
 
+def _writer_spared(config: SoakConfig) -> bool:
+    """Whether a fault aimed at the writer waits for it to reach its commit (``WriterGrace``)."""
+    return any(f.writer_grace is not None and f.writer_grace.active() for f in config.faults)
+
+
 def _chaos_over(config: SoakConfig, started: float, injector: FaultInjector | None) -> bool:
     elapsed = time.monotonic() - started
     if elapsed <= config.chaos_seconds:
         return False
     if injector is None or not injector.is_alive() or elapsed > 3 * config.chaos_seconds:
         return True
+    if _writer_spared(config):
+        return False
     return all(injector.counts[fault.kind] >= config.min_faults_each for fault in config.faults)
 
 
@@ -487,6 +494,8 @@ def _chaos(
         needed = 2 if victim.role == "writer" else 1  # the writer restarts slowest: let it progress
         if not victim.poll_ready() or victim.progress() < victim.baseline + needed:
             continue  # still importing or recovering: let it finish some work first
+        if victim is writer and _writer_spared(config):
+            continue  # an aimed fault's effect shows at its commit: another victim instead
         _killed(report, victim, config)
         report.kills[victim.role] += 1
         victim.start()
