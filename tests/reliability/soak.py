@@ -13,7 +13,8 @@
          every live lease against the model after each of its steps, and after each restart
       4. when the writer reached its operations: SIGKILL the others; recovery as an operator
          would run it: the writer's journal resolved, its checks once more; every lease released;
-         ``acidflow compact --type major``, then ``acidflow clean`` until nothing is ready
+         ``acidflow compact --type major``, then ``acidflow clean`` until nothing is ready, in
+         rounds until one base is left (at most three; Hive's write-ID rule can need two)
       5. the invariants: no committed row lost and no aborted/uncommitted row visible (SELECT ==
          model), every lease read its rows at every step (no lease broken), every sentinel intact
          (nothing deleted outside the table), the table converged to one base (nothing newer
@@ -578,15 +579,26 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     # re-arms: the run with seed 1194515100 was refused here), and minor compactions not cleaned
     # yet do not block a major one.
     report.notes.append(f"before the final compaction: {_metastore_view(metastore)}")
-    code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
-    if not (
-        any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
-        or "refused: major compaction not needed" in output  # one base already: the directory check decides
-    ):
-        report.failures.append(f"the final major compaction did not run: exit {code}: {output.strip()}")
-        return
-    report.notes.append(f"final major compaction: {' '.join(output.split())[-300:]}")
-    _clean_until_done(config, report, metastore)
+    # Rounds of a major compaction and cleans, as a scheduler runs them: one is not always enough
+    # (Hive's rule in ``_FINAL_ROUNDS``'s comment).
+    file_io, path = file_io_for(location)
+    for round_number in range(1, _FINAL_ROUNDS + 1):
+        code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
+        if not (
+            any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
+            or "refused: major compaction not needed"
+            in output  # one base already: the directory check decides
+        ):
+            report.failures.append(f"the final major compaction did not run: exit {code}: {output.strip()}")
+            return
+        which = "" if round_number == 1 else f" (round {round_number})"
+        report.notes.append(f"final major compaction{which}: {' '.join(output.split())[-300:]}")
+        _clean_until_done(config, report, metastore)
+        left = _acid_names(file_io, path)
+        if len(left) == 1 and left[0].startswith("base_"):
+            break
+        if round_number < _FINAL_ROUNDS:
+            report.notes.append(f"round {round_number} left {left}; now {_metastore_view(metastore)}")
     stuck = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.READY_FOR_CLEANING]
     if stuck:
         report.failures.append(
@@ -595,7 +607,6 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     working = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.WORKING]
     if working:
         report.failures.append(f"compactions {working} still 'working' with no worker alive")
-    file_io, path = file_io_for(location)
     names = sorted(entry.name for entry in file_io.list_dir(path))
     visible = [n for n in names if not n.startswith(("_", "."))]
     acid = [n for n in visible if try_parse_acid_dir(n) is not None]
@@ -616,6 +627,21 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     hidden = [n for n in names if n.startswith(("_", ".")) and n not in _HIDDEN_OK and n not in staging]
     if hidden:
         report.notes.append(f"hidden names in the table directory: {hidden}")
+
+
+# Hive's GetValidWriteIdsForTableFunction: with no committed TXN_TO_WRITE_ID row left under the
+# high watermark (housekeeping deleted them all while a txn had no write ID yet), the lowest invalid
+# write ID is the watermark. A second aborted write above it is neither valid nor aborted to the
+# compactor and the cleaner until the cleaner has forgotten the first one's txn: the next round
+# removes it (``test_regressions.py::test_aborted_writes_above_a_table_with_no_committed_write_id_
+# row_converge_in_two_rounds``). A third round only in case the second one's clean is retried.
+_FINAL_ROUNDS = 3
+
+
+def _acid_names(file_io: Any, path: str) -> list[str]:
+    """The ACID directories of the table directory, sorted."""
+    names = (entry.name for entry in file_io.list_dir(path))
+    return sorted(n for n in names if not n.startswith(("_", ".")) and try_parse_acid_dir(n) is not None)
 
 
 def _metastore_view(metastore: Metastore) -> str:
