@@ -584,17 +584,17 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     file_io, path = file_io_for(location)
     for round_number in range(1, _FINAL_ROUNDS + 1):
         code, output = _cli(config, "compact", "--table", TABLE, "--type", "major", "--executor", "embedded")
+        # "refused: major compaction not needed": one base already, the directory check decides.
         if not (
             any(f": {status}:" in output for status in ("compacted", "nothing_to_rewrite"))
-            or "refused: major compaction not needed"
-            in output  # one base already: the directory check decides
+            or "refused: major compaction not needed" in output
         ):
             report.failures.append(f"the final major compaction did not run: exit {code}: {output.strip()}")
             return
         which = "" if round_number == 1 else f" (round {round_number})"
         report.notes.append(f"final major compaction{which}: {' '.join(output.split())[-300:]}")
         _clean_until_done(config, report, metastore)
-        left = _acid_names(file_io, path)
+        left = _table_names(file_io, path)[2]
         if len(left) == 1 and left[0].startswith("base_"):
             break
         if round_number < _FINAL_ROUNDS:
@@ -607,9 +607,7 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
     working = [c.id for c in metastore.show_compactions(TABLE) if c.state is CompactionState.WORKING]
     if working:
         report.failures.append(f"compactions {working} still 'working' with no worker alive")
-    names = sorted(entry.name for entry in file_io.list_dir(path))
-    visible = [n for n in names if not n.startswith(("_", "."))]
-    acid = [n for n in visible if try_parse_acid_dir(n) is not None]
+    names, visible, acid = _table_names(file_io, path)
     bases = [n for n in acid if n.startswith("base_")]
     if len(bases) != 1 or len(acid) != 1:
         # What the compactor and the cleaner see (the metastore is gone once the test ends).
@@ -638,10 +636,11 @@ def _converge(config: SoakConfig, report: SoakReport, writer: SoakWriter, locati
 _FINAL_ROUNDS = 3
 
 
-def _acid_names(file_io: Any, path: str) -> list[str]:
-    """The ACID directories of the table directory, sorted."""
-    names = (entry.name for entry in file_io.list_dir(path))
-    return sorted(n for n in names if not n.startswith(("_", ".")) and try_parse_acid_dir(n) is not None)
+def _table_names(file_io: Any, path: str) -> tuple[list[str], list[str], list[str]]:
+    """The table directory's names, sorted: all, the visible ones, the ACID directories."""
+    names = sorted(entry.name for entry in file_io.list_dir(path))
+    visible = [n for n in names if not n.startswith(("_", "."))]
+    return names, visible, [n for n in visible if try_parse_acid_dir(n) is not None]
 
 
 def _metastore_view(metastore: Metastore) -> str:
