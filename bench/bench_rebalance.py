@@ -103,6 +103,11 @@ def build(warehouse: str, rows: int, deltas: int, buckets: int) -> int:
         )
 
 
+def is_compaction_job(description: str) -> bool:
+    """Whether a Spark job description is a compaction's job (``spark_jobs/compact.py``), not the warm-up."""
+    return description.startswith("acidflow compaction")
+
+
 def _task_times(event_log: Path) -> list[str]:
     """The compaction job's tasks from a Spark event log: executor, launch to finish, deserialize, run.
 
@@ -118,8 +123,8 @@ def _task_times(event_log: Path) -> list[str]:
             if kind == "SparkListenerJobStart":
                 jobs[event["Job ID"]] = event.get("Properties", {}).get("spark.job.description") or ""
                 stage_job.update(dict.fromkeys(event["Stage IDs"], event["Job ID"]))
-            elif kind == "SparkListenerTaskEnd" and "compaction" in jobs.get(
-                stage_job.get(event["Stage ID"], -1), ""
+            elif kind == "SparkListenerTaskEnd" and is_compaction_job(
+                jobs.get(stage_job.get(event["Stage ID"], -1), "")
             ):
                 info, metrics = event["Task Info"], event["Task Metrics"]
                 lines.append(

@@ -49,8 +49,6 @@ def _kind(pid: int) -> str | None:
         command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return None
-    if not command.startswith(("java", "/")) and "python" not in command:
-        return None
     return next((kind for marker, kind in _KINDS if marker in command), None)
 
 
@@ -131,7 +129,7 @@ def _job_window(event_log: Path) -> tuple[float, float]:
                 described[event["Job ID"]] = (description, event["Submission Time"] / 1000)
             elif event["Event"] == "SparkListenerJobEnd":
                 description, submitted = described.get(event["Job ID"], ("", 0.0))
-                if description.startswith("acidflow compaction"):
+                if bench_rebalance.is_compaction_job(description):
                     return submitted, event["Completion Time"] / 1000
     raise SystemExit(f"no compaction job in the event log {event_log}")
 
@@ -144,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deltas", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--interval", type=float, default=0.02, help="sampling interval, seconds")
-    parser.add_argument(
-        "--conf", action="append", default=[], help="a driver setting k=v for every spark-submit"
-    )
+    parser.add_argument("--conf", action="append", default=[], help="a --conf k=v for every spark-submit")
     args = parser.parse_args(argv)
     with (
         tempfile.TemporaryDirectory(prefix="acidflow-profile-rebalance-cpu-") as scratch,
