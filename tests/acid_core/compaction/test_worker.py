@@ -420,3 +420,47 @@ def _rows(wh) -> list[tuple[int, str]]:
 
 def _last_compaction_txn(wh) -> int:
     return max(c.txn_id for c in wh.metastore.show_compactions("default.t") if c.txn_id is not None)
+
+
+def test_one_big_bucket_on_two_cores_is_encoded_in_parts(tmp_path):
+    """An unbucketed table's one big bucket file: with cores to spare the embedded runner gives
+    them to its encoding (``encode_threads``): the base is stitched from parts, one stripe or more
+    each, and holds the same events as the one-writer base (pyorc reads both)."""
+    import pyorc
+
+    bases = {}
+    for threads in (1, 2):
+        warehouse = Warehouse.open(str(tmp_path / f"wh{threads}"), heartbeat_seconds=None)
+        try:
+            create_table(warehouse, "default.big", partitioned=False, buckets=1)
+            for start in (0, 400_000):  # ~40 MiB of events in all: more than one 32 MiB part
+                ids = list(range(start, start + 400_000))
+                with warehouse.transaction(heartbeat_seconds=None) as txn:
+                    txn.insert(
+                        "default.big",
+                        pa.table({"id": pa.array(ids, pa.int32()), "v": [f"v-{i}" for i in ids]}),
+                    )
+
+            def runner(tasks, heartbeat, threads=threads):
+                return run_tasks_embedded(tasks, heartbeat, parallel=threads)
+
+            warehouse.metastore.enqueue_compaction("default.big", None, CompactionType.MAJOR)
+            claimed = warehouse.metastore.find_next_to_compact("w")
+            execute_compaction(warehouse.metastore, claimed, run_tasks=runner)
+            root = warehouse.metastore.get_table("default.big").location
+            [base] = [name for name in os.listdir(root) if name.startswith("base_")]
+            with open(os.path.join(root, base, "bucket_00000"), "rb") as f:
+                reader = pyorc.Reader(f)
+                bases[threads] = (
+                    reader.num_of_stripes,
+                    list(reader),
+                    reader.user_metadata["hive.acid.stats"],
+                )
+        finally:
+            warehouse.close()
+    (one_stripes, one_events, one_stats), (two_stripes, two_events, two_stats) = bases[1], bases[2]
+    assert one_stats == two_stats == b"800000,0,0"
+    assert [event[5][0] for event in one_events] == list(range(800_000))
+    assert one_stripes == 1, "one ORC writer: one 64 MiB stripe"
+    assert two_stripes >= 2, "two 32 MiB parts at least"
+    assert two_events == one_events
