@@ -95,6 +95,7 @@ from acid_core.errors import (
     StorageError,
     one_line,
 )
+from acid_core.orc.nested_nulls import with_struct_nulls_in_children
 from acid_core.orc.orc_tail import finish_tail, string_type_overrides
 from acid_core.orc.schema import (
     BUCKET,
@@ -762,7 +763,7 @@ def _write_events(
                 for start in range(0, batch.num_rows, _CHUNK_ROWS):
                     chunk = batch.slice(start, _CHUNK_ROWS)
                     before = sink.written
-                    writer.write(pa.Table.from_batches([chunk]))
+                    writer.write(pa.Table.from_batches([with_struct_nulls_in_children(chunk)]))
                     pending_rows += chunk.num_rows
                     last_chunk = chunk
                     if sink.written != before:
@@ -860,7 +861,8 @@ def _encode_part(
     """One part as a whole ORC file in memory (pyarrow encodes without the GIL), and its layout."""
     out = pa.BufferOutputStream()
     writer = _orc_writer(out, compression, stripe_size)
-    writer.write(pa.Table.from_batches(events, schema=schema))  # one call: the GIL is released once
+    # One call (the GIL is released once); each batch as pyarrow writes right (``orc.nested_nulls``).
+    writer.write(pa.Table.from_batches([with_struct_nulls_in_children(b) for b in events], schema=schema))
     writer.close()
     data = out.getvalue().to_pybytes()
     return data, read_layout(data)

@@ -95,6 +95,7 @@ from acid_core.metastore import (
     format_partition_name,
     open_metastore,
 )
+from acid_core.orc.nested_nulls import with_struct_nulls_in_children
 from acid_core.orc.schema import ROW_ID_COLUMN
 from acid_core.orc.writer import (
     DEFAULT_COMPRESSION,
@@ -641,6 +642,10 @@ class Transaction:
             name = f"000000_0_copy_{copy}"
         target = file_io.join(directory, name)
         temporary = file_io.join(directory, f".{name}.acidflow-tmp")
+        # Null structs' children null and no sliced struct: what pyarrow's ORC writer writes right.
+        data = pa.Table.from_batches(
+            [with_struct_nulls_in_children(batch) for batch in data.to_batches()], schema=data.schema
+        )
         with file_io.open_output(temporary) as out:
             paorc.write_table(
                 data, out, compression=_PLAIN_COMPRESSION.get(self.warehouse.compression.lower(), "ZLIB")
