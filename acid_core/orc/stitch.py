@@ -31,7 +31,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from acid_core.orc.orc_tail import (
     _compression_chunks,
@@ -459,27 +459,30 @@ def _merge_date(subs: list[_Sub]) -> bytes:
     return (_pick(minimum, True) or b"") + (_pick(maximum, False) or b"")
 
 
+def _timestamp_end(fields: _Fields, local_field: int) -> tuple[tuple[int, int], bytes] | None:
+    """One end of a part's timestamp range: its (UTC millis, nanos + 1) key and encoded fields.
+
+    ``local_field`` is 1 (minimum) or 2 (maximum); the UTC value is 2 fields on, the nanos 4.
+    """
+    local, utc, nanos = (
+        _sint(fields, local_field),
+        _sint(fields, local_field + 2),
+        _int32(fields, local_field + 4),
+    )
+    if local is None and utc is None:
+        return None
+    key = (utc if utc is not None else cast("int", local), nanos or 0)
+    encoded = (
+        (b"" if local is None else _enc_sint(local_field, local))
+        + (b"" if utc is None else _enc_sint(local_field + 2, utc))
+        + (b"" if nanos is None else _enc_int32(local_field + 4, nanos))
+    )
+    return key, encoded
+
+
 def _merge_timestamp(subs: list[_Sub]) -> bytes:
-    lows, highs = [], []
-    for s, _ in subs:
-        local, utc, nanos = _sint(s, 1), _sint(s, 3), _int32(s, 5)
-        if local is not None or utc is not None:
-            key = (utc if utc is not None else local, nanos or 0)
-            encoded = (
-                (b"" if local is None else _enc_sint(1, local))
-                + (b"" if utc is None else _enc_sint(3, utc))
-                + (b"" if nanos is None else _enc_int32(5, nanos))
-            )
-            lows.append((key, encoded))
-        local, utc, nanos = _sint(s, 2), _sint(s, 4), _int32(s, 6)
-        if local is not None or utc is not None:
-            key = (utc if utc is not None else local, nanos or 0)
-            encoded = (
-                (b"" if local is None else _enc_sint(2, local))
-                + (b"" if utc is None else _enc_sint(4, utc))
-                + (b"" if nanos is None else _enc_int32(6, nanos))
-            )
-            highs.append((key, encoded))
+    lows = [end for s, _ in subs if (end := _timestamp_end(s, 1)) is not None]
+    highs = [end for s, _ in subs if (end := _timestamp_end(s, 2)) is not None]
     low, high = _pick(lows, True) or b"", _pick(highs, False) or b""
     # Field order 1, 2, 3, 4, 5, 6 as ORC writes it: split the picked groups back into fields.
     by_field = {field: raw for part in (low, high) for field, raw in _raw_fields(part)}

@@ -130,9 +130,9 @@ def test_event_files_keep_every_nested_value_property(tmp_path_factory, drawn, c
     assert _read_rows(path) == [_as_pyorc(row) for row in rows[cut:]]
 
 
-def test_a_big_event_file_in_chunks_and_parts_keeps_nested_values(tmp_path):
-    # 40,000 rows: the writer feeds the ORC writer 16K-row slices; with 2 threads, in parts.
-    rows = [
+def _patterned_rows(count: int) -> list[dict]:
+    """Nulls at every level, each at its own period, so that values of neighbours differ."""
+    return [
         {
             "id": i,
             "addr": None if i % 3 == 0 else {"city": f"c{i}", "zip": i},
@@ -140,8 +140,13 @@ def test_a_big_event_file_in_chunks_and_parts_keeps_nested_values(tmp_path):
             "tags": None if i % 4 == 0 else [None, {"city": "t", "zip": i % 13}],
             "props": None if i % 6 == 0 else [("k", None if i % 2 else {"city": "p", "zip": i % 17})],
         }
-        for i in range(40_000)
+        for i in range(count)
     ]
+
+
+def test_a_big_event_file_in_chunks_and_parts_keeps_nested_values(tmp_path):
+    # 40,000 rows: the writer feeds the ORC writer 16K-row slices; with 2 threads, in parts.
+    rows = _patterned_rows(40_000)
     events = insert_events(_row_table(rows), write_id=3, bucket_id=0, row_type=ROW_TYPE)
     expected = [_as_pyorc(row) for row in rows]
     for threads in (1, 2):
@@ -165,16 +170,7 @@ def test_a_delete_delta_of_a_table_with_nested_structs_reads_back(tmp_path):
 
 @pytest.mark.integration("spark")
 def test_javas_orc_reader_reads_the_nested_values_acidflow_wrote(spark, tmp_path):
-    rows = [
-        {
-            "id": i,
-            "addr": None if i % 3 == 0 else {"city": f"c{i}", "zip": i},
-            "deep": None if i % 5 == 0 else {"inner": None if i % 2 else {"x": i % 7}, "y": i % 11},
-            "tags": None if i % 4 == 0 else [None, {"city": "t", "zip": i % 13}],
-            "props": None if i % 6 == 0 else [("k", None if i % 2 else {"city": "p", "zip": i % 17})],
-        }
-        for i in range(30_000)
-    ]
+    rows = _patterned_rows(30_000)
     events = insert_events(_row_table(rows), write_id=3, bucket_id=0, row_type=ROW_TYPE)
     path = tmp_path / "bucket_00000"
     write_event_file(LocalFileIO(), str(path), [events.slice(5)], ROW_TYPE)
