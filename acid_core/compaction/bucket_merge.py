@@ -348,9 +348,7 @@ def _delete_events(
         )
 
 
-def compact_bucket(
-    task: BucketTask, file_io: FileIO | None = None, *, encode_threads: int = 1
-) -> BucketResult:
+def compact_bucket(task: BucketTask, file_io: FileIO | None = None) -> BucketResult:
     """Merge one bucket of a compaction's inputs into its staged output files (one task).
 
     The same function runs in the embedded worker and inside Spark tasks.
@@ -358,8 +356,6 @@ def compact_bucket(
     Args:
         task: what to merge and where to write.
         file_io: the filesystem; default ``file_io_for(task.location)``.
-        encode_threads: threads that encode the parts of a big output file (``write_event_file``;
-            the bytes do not depend on it). A Spark task has one core: 1.
 
     Returns:
         The files written, with event counts and key checksums of the merged stream.
@@ -373,7 +369,7 @@ def compact_bucket(
     row_type = RowType.from_orc(task.row_type)
     staging = io.join(root, task.staging)
     if task.rebalance_buckets:
-        return _rebalance_bucket(task, io, root, write_ids, txns, row_type, encode_threads)
+        return _rebalance_bucket(task, io, root, write_ids, txns, row_type)
     outputs: list[BucketOutput] = []
     for name in task.outputs:
         directory = parse_acid_dir(name)
@@ -399,7 +395,6 @@ def compact_bucket(
             stripe_size=task.stripe_size,
             bucket_id=task.bucket_id,
             check_in_thread=True,
-            encode_threads=encode_threads,
         )
         if stats.rows != tally.events:
             raise CompactionVerificationError(
@@ -458,7 +453,6 @@ def _rebalance_bucket(
     write_ids: ValidWriteIdList,
     txns: ValidTxnList,
     row_type: RowType,
-    encode_threads: int = 1,
 ) -> BucketResult:
     """One output bucket of a rebalance (``acid_core.compaction.rebalance`` has the rules).
 
@@ -531,7 +525,6 @@ def _rebalance_bucket(
         stripe_size=task.stripe_size,
         bucket_id=task.bucket_id,
         check_in_thread=True,
-        encode_threads=encode_threads,
     )
     if stats.rows != tally.events or tally.events != stop - start:
         raise CompactionVerificationError(
@@ -746,26 +739,22 @@ def embedded_parallelism() -> int:
 def run_tasks_embedded(
     tasks: Sequence[BucketTask], heartbeat: Callable[[], None], *, parallel: int | None = None
 ) -> list[BucketResult]:
-    """Run tasks in this process on ``parallel`` cores (default: one per core, at most 4), heartbeating.
+    """Run tasks in this process, ``parallel`` buckets at a time, heartbeating as each one finishes.
 
     Each bucket already uses two threads (the merge, and the ORC encoding: ``compact_bucket``);
-    several buckets at once keep every core encoding, and the cores left over encode the parts of
-    a big bucket file (fewer buckets than cores: one bucket of an unbucketed table on two cores
-    encodes two parts at once). Memory: ``parallel`` buckets' delete sets and stripes, and the
-    parts being encoded. Results come in ``tasks`` order; the first failure is raised once the
-    running tasks end (tasks not started yet are cancelled).
+    several buckets at once keep every core encoding. Memory: ``parallel`` buckets' delete sets and
+    stripes. Results come in ``tasks`` order; the first failure is raised once the running tasks
+    end (tasks not started yet are cancelled).
     """
-    budget = embedded_parallelism() if parallel is None else max(1, parallel)
-    workers = min(len(tasks), budget)
-    encode_threads = max(1, budget // max(1, workers))
+    workers = min(len(tasks), embedded_parallelism() if parallel is None else max(1, parallel))
     if workers <= 1:
         results: list[BucketResult] = []
         for task in tasks:
-            results.append(compact_bucket(task, encode_threads=encode_threads))
+            results.append(compact_bucket(task))
             heartbeat()
         return results
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="acidflow-bucket") as pool:
-        futures = [pool.submit(compact_bucket, task, encode_threads=encode_threads) for task in tasks]
+        futures = [pool.submit(compact_bucket, task) for task in tasks]
         try:
             for future in as_completed(futures):
                 future.result()

@@ -39,17 +39,6 @@ Before the file is kept, the observed stripe row counts are checked against the 
 so a change in that ORC behaviour fails loudly instead of writing a wrong key index.
 ``stripe_size`` (bytes, ORC's ``orc.stripe.size``) controls how often that happens.
 
-Big files on several cores (``encode_threads`` > 1): the ORC C++ writer encodes on one core, the
-critical path of a big compaction. Such a file's events are cut into parts of ``part_size`` bytes
-(32 MiB of Arrow data by default), at batch ends: the first part streams into the writer above,
-each further part is encoded by its own ``ORCWriter`` on a pool thread (pyarrow releases the GIL),
-and ``orc.stitch`` joins them: the parts' stripes byte for byte, in order, under one rebuilt tail
-(stripe statistics concatenated, file statistics merged as ORC's ``ColumnStatisticsImpl.merge``).
-Each stripe's last key comes from the part's events at the stripe's end, as read from the part's
-footer. The cut depends on the events only, so the bytes are the same for any ``encode_threads``
-> 1; a stitched file has at least one stripe per part (Hive's writer would cut fewer, bigger
-stripes: ORC readers do not care). ``encode_threads`` = 1 (Spark tasks) keeps one writer.
-
 Invariants: events are *validated*, not sorted: the writer streams (memory stays bounded by the
 stripe the ORC writer buffers plus the last 8 MiB it wrote, held back to rewrite the tail), so it
 cannot sort; out-of-order keys raise ``InvalidEventError`` naming the first offending
@@ -72,12 +61,10 @@ Errors: ``InvalidWriterOptionError`` (bad compression or stripe size), ``Invalid
 from __future__ import annotations
 
 import errno
-import itertools
 import logging
 import posixpath
 import uuid
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
@@ -113,14 +100,11 @@ from acid_core.orc.schema import (
     normalize_event_schema,
     parse_hive_type,
 )
-from acid_core.orc.stitch import OrcLayout, read_layout, read_tail_layout, stitch_tail
 from acid_core.orc.stream import prefetch
 from acid_core.paths import ACID_FORMAT_FILE, BaseDir, DeleteDeltaDir, DeltaDir, format_bucket_file
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
-
-    import pyarrow.orc as orc
 
     from acid_core.fs import FileIO
 
@@ -162,16 +146,12 @@ _COMPRESSIONS: Final[Mapping[str, _ArrowCompression]] = {
 COMPRESSION_KINDS: Final = tuple(_COMPRESSIONS)
 DEFAULT_COMPRESSION: Final = "zlib"  # OrcConf.COMPRESS default, what Hive writes
 DEFAULT_STRIPE_SIZE: Final = 64 * 1024 * 1024  # OrcConf.STRIPE_SIZE default
-DEFAULT_PART_SIZE: Final = (
-    32 * 1024 * 1024
-)  # Arrow bytes of events per part a thread encodes (encode_threads > 1)
 _COMPRESSION_BLOCK_SIZE: Final = 256 * 1024  # OrcConf.BUFFER_SIZE default
 _ROW_INDEX_STRIDE: Final = 10_000  # OrcConf.ROW_INDEX_STRIDE default
 _TAIL_HOLD_BYTES: Final = 8 * 1024 * 1024  # Footer + PostScript must fit: kilobytes in practice
 _CHUNK_ROWS: Final = 16 * 1024  # rows per ORCWriter.write call: the granularity of stripe ends
 _CHECK_AHEAD_BATCHES: Final = 2  # batches checked ahead of the encoder (``check_in_thread``)
 _MIN_STRIPE_SIZE: Final = 1024
-_ORC_MAGIC: Final = b"ORC"
 _LONG_MAX: Final = 2**63 - 1
 _BUCKET_VERSION_SHIFT: Final = 29
 
@@ -662,24 +642,6 @@ class _StripeObservingSink:
         """The held bytes: at least the last ``_TAIL_HOLD_BYTES`` written (or everything held)."""
         return b"".join(self.held)
 
-    def release_stripes(self, content_end: int) -> None:
-        """Forward the held bytes before file position ``content_end``, drop the rest, stop holding.
-
-        After a part's ORC writer closed: its stripes go on to the output, its tail is replaced by
-        the stitched file's.
-        """
-        held = self.tail()
-        start = self.written - len(held)
-        if not start <= content_end <= self.written:
-            raise ValueError(
-                f"stripes end at {content_end}, outside the held bytes [{start}, {self.written})"
-            )
-        self.held.clear()
-        self.held_bytes = 0
-        self.holding = False
-        self.written = start
-        self.write(held[: content_end - start])
-
     def writable(self) -> bool:
         return True
 
@@ -708,10 +670,18 @@ def _checked(
         yield checker.fit_strings(batch)
 
 
-def _orc_writer(sink: object, compression: _ArrowCompression, stripe_size: int) -> orc.ORCWriter:
+def _write_events(
+    sink: _StripeObservingSink,
+    batches: Iterable[pa.RecordBatch],
+    checker: _EventChecker,
+    compression: _ArrowCompression,
+    stripe_size: int,
+    check_in_thread: bool = False,
+) -> tuple[list[RowKey], list[int]]:
+    """Write the events; return the last key and the row count of each stripe, as observed."""
     import pyarrow.orc as orc
 
-    return orc.ORCWriter(
+    writer = orc.ORCWriter(
         cast("IO[bytes]", sink),
         file_version="0.12",
         batch_size=_CHUNK_ROWS,
@@ -720,25 +690,6 @@ def _orc_writer(sink: object, compression: _ArrowCompression, stripe_size: int) 
         compression_block_size=_COMPRESSION_BLOCK_SIZE,
         row_index_stride=_ROW_INDEX_STRIDE,
     )
-
-
-def _write_events(
-    sink: _StripeObservingSink,
-    batches: Iterable[pa.RecordBatch],
-    checker: _EventChecker,
-    compression: _ArrowCompression,
-    stripe_size: int,
-    check_in_thread: bool = False,
-    encode_threads: int = 1,
-    part_size: int = DEFAULT_PART_SIZE,
-) -> tuple[list[RowKey], list[int]]:
-    """Write the events; return the last key and the row count of each stripe.
-
-    The events stream into one ORC writer on this thread, the stripe ends observed. With
-    ``encode_threads`` > 1 that writer ends after ``part_size`` bytes of events, and a bigger file
-    continues in parts encoded on ``encode_threads`` threads (``_write_parts``) and is stitched.
-    """
-    writer = _orc_writer(sink, compression, stripe_size)
     stripe_keys: list[RowKey] = []
     stripe_rows: list[int] = []
     try:
@@ -752,128 +703,26 @@ def _write_events(
             # encodes; the checker's state is final once the prefetch has ended (it is read below).
             checked = prefetch(checked, depth=_CHECK_AHEAD_BATCHES, name="acidflow-check")
         with closing(checked):
-            size = 0
-            following: pa.RecordBatch | None = None
-            last_chunk: pa.RecordBatch | None = None
             for batch in checked:
-                if encode_threads > 1 and size >= part_size and batch.num_rows:
-                    following = batch  # the first part is full and more events come: stitch parts
-                    break
-                size += batch.nbytes
                 for start in range(0, batch.num_rows, _CHUNK_ROWS):
                     chunk = batch.slice(start, _CHUNK_ROWS)
                     before = sink.written
+                    # A sliced struct with nulls is what pyarrow writes wrong (``orc.nested_nulls``).
                     writer.write(pa.Table.from_batches([with_struct_nulls_in_children(chunk)]))
                     pending_rows += chunk.num_rows
-                    last_chunk = chunk
                     if sink.written != before:
                         stripe_keys.append(_last_key(chunk))
                         stripe_rows.append(pending_rows)
                         pending_rows = 0
-            sink.holding = True
-            writer.close()
-            if pending_rows and last_chunk is not None:
-                # The last stripe ends at the last key written (the checker may be ahead of it).
-                stripe_keys.append(_last_key(last_chunk))
-                stripe_rows.append(pending_rows)
-            if following is not None:
-                first = read_tail_layout(sink.tail(), sink.written)
-                sink.release_stripes(first.content_end)
-                _write_parts(
-                    sink,
-                    first,
-                    itertools.chain([following], checked),
-                    checker.schema,
-                    compression,
-                    stripe_size,
-                    encode_threads,
-                    part_size,
-                    stripe_keys,
-                    stripe_rows,
-                )
+        sink.holding = True
+        writer.close()
     except BaseException:
         sink.discarding = True  # nothing more reaches the output; the caller deletes it
         raise
+    if pending_rows and checker.last_key is not None:
+        stripe_keys.append(checker.last_key)
+        stripe_rows.append(pending_rows)
     return stripe_keys, stripe_rows
-
-
-def _write_parts(
-    sink: _StripeObservingSink,
-    first: OrcLayout,
-    batches: Iterable[pa.RecordBatch],
-    schema: pa.Schema,
-    compression: _ArrowCompression,
-    stripe_size: int,
-    encode_threads: int,
-    part_size: int,
-    stripe_keys: list[RowKey],
-    stripe_rows: list[int],
-) -> None:
-    """The rest of a big file: parts of ``part_size`` bytes encoded on threads, then the stitched tail.
-
-    The sink holds the first part's stripes. Each further part is encoded by its own ORC writer
-    on a pool thread; the parts' stripes reach the sink in order; the key index gets each stripe's
-    last key from the part's events. At most ``encode_threads`` parts are encoding and one is
-    filling. The part boundaries depend on the events only, so the bytes do not depend on
-    ``encode_threads``.
-    """
-    layouts = [first]
-    pending: deque[tuple[Future[tuple[bytes, OrcLayout]], list[pa.RecordBatch]]] = deque()
-
-    def finish_oldest() -> None:
-        future, events = pending.popleft()
-        data, layout = future.result()
-        sink.write(data[len(_ORC_MAGIC) : layout.content_end])
-        layouts.append(layout)
-        position = 0
-        for rows in layout.stripe_rows:
-            position += rows
-            stripe_keys.append(_key_at(events, position - 1))
-            stripe_rows.append(rows)
-
-    with ThreadPoolExecutor(max_workers=max(1, encode_threads), thread_name_prefix="acidflow-encode") as pool:
-        try:
-            part: list[pa.RecordBatch] = []
-            size = 0
-            for batch in itertools.chain(batches, [None]):
-                if batch is not None and batch.num_rows:
-                    part.append(batch)
-                    size += batch.nbytes
-                if part and (size >= part_size or batch is None):
-                    while len(pending) >= max(1, encode_threads):
-                        finish_oldest()
-                    future = pool.submit(_encode_part, part, schema, compression, stripe_size)
-                    pending.append((future, part))
-                    part, size = [], 0
-            while pending:
-                finish_oldest()
-        except BaseException:
-            for future, _ in pending:
-                future.cancel()
-            raise
-    sink.holding = True
-    sink.write(stitch_tail(layouts))
-
-
-def _encode_part(
-    events: list[pa.RecordBatch], schema: pa.Schema, compression: _ArrowCompression, stripe_size: int
-) -> tuple[bytes, OrcLayout]:
-    """One part as a whole ORC file in memory (pyarrow encodes without the GIL), and its layout."""
-    out = pa.BufferOutputStream()
-    writer = _orc_writer(out, compression, stripe_size)
-    # One call (the GIL is released once); each batch as pyarrow writes right (``orc.nested_nulls``).
-    writer.write(pa.Table.from_batches([with_struct_nulls_in_children(b) for b in events], schema=schema))
-    writer.close()
-    data = out.getvalue().to_pybytes()
-    return data, read_layout(data)
-
-
-def _key_at(events: Sequence[pa.RecordBatch], index: int) -> RowKey:
-    for batch in events:
-        if index < batch.num_rows:
-            return _last_key(batch.slice(index, 1))
-        index -= batch.num_rows
-    raise ValueError(f"a stripe ends past the part's {sum(b.num_rows for b in events)} events")
 
 
 def _last_key(chunk: pa.RecordBatch) -> RowKey:
@@ -891,17 +740,12 @@ def write_event_file(
     allowed_operations: Collection[int] = (OPERATION_INSERT, OPERATION_UPDATE, OPERATION_DELETE),
     bucket_id: int | None = None,
     check_in_thread: bool = False,
-    encode_threads: int = 1,
-    part_size: int = DEFAULT_PART_SIZE,
 ) -> EventFileStats:
     """Write one ACID event file (one bucket) from a stream of event batches.
 
     Memory is bounded by one stripe (plus one input batch): batches are validated and written as
-    they come. With ``encode_threads`` > 1, a file of more than ``part_size`` bytes of events is
-    encoded in parts of ``part_size`` bytes, ``encode_threads`` at a time, and stitched
-    (``orc.stitch``); memory is then bounded by ``encode_threads + 1`` parts. With no batches (or
-    only empty ones) a valid empty event file is written, with key index ``""`` and stats
-    ``"0,0,0"``, as Hive writes an empty base bucket.
+    they come. With no batches (or only empty ones) a valid empty event file is written, with key
+    index ``""`` and stats ``"0,0,0"``, as Hive writes an empty base bucket.
 
     Args:
         file_io: where to write.
@@ -917,13 +761,6 @@ def write_event_file(
         check_in_thread: iterate ``batches`` and validate them in a producer thread, ahead of the
             encoder (this thread then only encodes: two cores; the compaction's merge uses it). The
             same checks, the same errors at the same position, the same bytes.
-        encode_threads: parts of a big file encoded at once (an ORC writer encodes on one core).
-            1 (the default): one ORC writer, whatever the size. From 2 on the bytes do not depend
-            on it: the parts are cut by the events alone.
-        part_size: bytes of events (Arrow's in-memory size) per encoded part when
-            ``encode_threads`` > 1; a file holding no more is written by one ORC writer. Each part
-            holds its own stripes, so a stitched file's stripes hold at most this many bytes of
-            events (Hive's writer cuts 64 MiB stripes of encoded data: ours are smaller).
 
     Returns:
         What was written: counts, stripe keys and the metadata values.
@@ -937,10 +774,6 @@ def write_event_file(
     """
     arrow_compression = _pyarrow_compression(compression)
     _check_stripe_size(stripe_size)
-    if isinstance(encode_threads, bool) or not isinstance(encode_threads, int) or encode_threads < 1:
-        raise InvalidWriterOptionError("encode_threads", encode_threads, "an integer >= 1")
-    if isinstance(part_size, bool) or not isinstance(part_size, int) or part_size < _MIN_STRIPE_SIZE:
-        raise InvalidWriterOptionError("part_size", part_size, f"a size in bytes >= {_MIN_STRIPE_SIZE}")
     if file_io.info(path) is not None:
         raise StorageError(f"Cannot write event file {path!r}: it already exists; expected a new file name")
     checker = _EventChecker(path, row_type, allowed_operations, bucket_id)
@@ -950,14 +783,7 @@ def write_event_file(
         try:
             sink = _StripeObservingSink(output)
             stripe_keys, stripe_rows = _write_events(
-                sink,
-                batches,
-                checker,
-                arrow_compression,
-                stripe_size,
-                check_in_thread,
-                encode_threads,
-                part_size,
+                sink, batches, checker, arrow_compression, stripe_size, check_in_thread
             )
             stats = EventFileStats(
                 path,

@@ -22,14 +22,7 @@ import pytest
 from acid_core.bucket_codec import encode_bucket_property
 from acid_core.fs import LocalFileIO
 from acid_core.orc.schema import RowType
-from acid_core.orc.writer import (
-    delete_events,
-    insert_events,
-    sort_events,
-    write_acid_dir,
-    write_acid_version_file,
-    write_event_file,
-)
+from acid_core.orc.writer import delete_events, insert_events, sort_events, write_acid_dir
 from acid_core.paths import BaseDir, DeleteDeltaDir, DeltaDir
 from tests.fixtures.hive import hive_txn_list
 
@@ -219,46 +212,6 @@ def test_hive_splits_at_stripes_use_the_key_index(hive, tmp_path):
     writer.insert(5, {0: rows}, base=True)
     bucket = encode_bucket_property(0)
     writer.delete(6, sorted((5, bucket, i) for i in rng.sample(range(12_000), 300)))
-    for high_watermark in (5, 6):
-        split_count, read = _read_rows_split_by_stripes(
-            hive, writer.table_dir, hive_txn_list(high_watermark), max_split_size=10_000
-        )
-        assert split_count >= 5, "the base must be read as several stripe-aligned splits"
-        assert sorted(read) == writer.history.visible(high_watermark)
-
-
-def test_hive_reads_a_base_encoded_in_parts_and_stitched(hive, tmp_path):
-    """A base written on three threads in parts (``encode_threads``): Hive's readers, whole and in
-    ETL splits at its stripes, where the stitched file's stripe offsets and key index decide."""
-    rng = random.Random(7)
-    writer = Writer(str(tmp_path / "t"), bucket_count=1)
-    rows = [(i, f"name-{rng.random():.12f}", rng.randrange(10**6)) for i in range(12_000)]
-    batch = pa.record_batch(
-        {
-            "id": pa.array([r[0] for r in rows], pa.int32()),
-            "name": pa.array([r[1] for r in rows], pa.string()),
-            "salary": pa.array([r[2] for r in rows], pa.int32()),
-        }
-    )
-    events = insert_events(batch, write_id=5, bucket_id=0, row_type=ROW_TYPE)
-    base = tmp_path / "t" / "base_0000005"
-    base.mkdir(parents=True)
-    write_acid_version_file(writer.file_io, str(base))
-    write_event_file(
-        writer.file_io,
-        str(base / "bucket_00000"),
-        [events.slice(i, 1000) for i in range(0, events.num_rows, 1000)],
-        ROW_TYPE,
-        compression="none",
-        encode_threads=3,
-        part_size=32 * 1024,  # ~700 events per part, ends at the 1000-event batches: a part each
-    )
-    with (base / "bucket_00000").open("rb") as f:
-        assert pyorc.Reader(f).num_of_stripes >= 10, "one stripe per part at least"
-    bucket = encode_bucket_property(0)
-    writer.history.inserted[5] = {(5, bucket, i): row for i, row in enumerate(rows)}
-    writer.delete(6, sorted((5, bucket, i) for i in rng.sample(range(12_000), 300)))
-    _assert_hive_reads_model(hive, writer, (5, 6))
     for high_watermark in (5, 6):
         split_count, read = _read_rows_split_by_stripes(
             hive, writer.table_dir, hive_txn_list(high_watermark), max_split_size=10_000
