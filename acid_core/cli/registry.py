@@ -58,6 +58,10 @@ COMMANDS: Final[dict[str, Command]] = {
     "lock": Command(
         "acid_core.cli.lock", "acquire or list table/partition locks (ZooKeeper or the metastore)"
     ),
+    "check": Command(
+        "acid_core.cli.check",
+        "find ORC files whose struct values were written shifted (pyarrow's writer, before the fix)",
+    ),
     "completion": Command(
         "acid_core.cli.completion", "print the shell code that completes acidflow's commands and options"
     ),
@@ -97,6 +101,9 @@ EXAMPLES: Final[dict[str, str]] = {
     "lock": """\
   acidflow lock acquire sales.orders/ds=2024-01-01 --mode X --hold 30
   acidflow lock show --extended --json""",
+    "check": """\
+  acidflow check /warehouse/sales/customers        # a table: every ORC file below it
+  acidflow check s3://bucket/warehouse --json      # a whole warehouse, one JSON object per damaged file""",
     "completion": """\
   eval "$(acidflow completion bash)"               # in ~/.bashrc
   acidflow completion zsh > ~/.zfunc/_acidflow""",

@@ -17,15 +17,25 @@ back. :func:`with_struct_nulls_in_children` does that below the top level, at ev
 returns the batch unchanged (the same object) when its schema has no struct below the top level.
 Pure: Arrow in, Arrow out. ``tests/acid_core/orc/test_nested_nulls.py`` shows the loss with
 pyarrow's bare writer and its absence through acidflow's writers.
+
+Finding files written that way (``acidflow check``): the writer's statistics count every child
+value it was given, the placeholders under null structs included, while a reader sees a child
+value only under a non-null struct. :class:`StructChildCounts` counts, stripe by stripe, the
+non-null values a reader sees in each child of a struct; a child whose Footer ``numberOfValues``
+is higher was written shifted. (A correct file of any writer, Hive's, Trino's or acidflow's since
+the fix, has them equal: a child holds values only where its struct is not null.)
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
-__all__ = ["with_struct_nulls_in_children"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["StructChildCounts", "struct_column_ids", "with_struct_nulls_in_children"]
 
 
 def _has_struct(data_type: pa.DataType) -> bool:
@@ -94,3 +104,68 @@ def with_struct_nulls_in_children(batch: pa.RecordBatch) -> pa.RecordBatch:
             columns[position] = _rebuilt(pa.concat_arrays([column]))
             changed = True
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema) if changed else batch
+
+
+def struct_column_ids(schema: pa.Schema) -> set[int]:
+    """ORC column IDs of the struct columns below the root (pre-order: the top-level columns from 1)."""
+    ids: set[int] = set()
+
+    def visit(data_type: pa.DataType, column_id: int) -> int:
+        if pa.types.is_struct(data_type):
+            ids.add(column_id)
+        child_id = column_id + 1
+        for i in range(data_type.num_fields):
+            child_id = visit(data_type.field(i).type, child_id)
+        return child_id
+
+    column_id = 1
+    for field in schema:
+        column_id = visit(field.type, column_id)
+    return ids
+
+
+class StructChildCounts:
+    """Non-null values a reader sees in each child of a struct column, by ORC column ID.
+
+    Column IDs are ORC's pre-order numbering (0 the root struct, 1.. the top-level columns and their
+    descendants). Feed every stripe (:meth:`add`), then compare with the Footer (:meth:`shifted`).
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+        self.names: dict[int, str] = {}
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Count one stripe's (or batch's) values."""
+        column_id = 1
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            column_id = self._visit(column, name, column_id)
+
+    def _visit(self, array: pa.Array[Any], name: str, column_id: int) -> int:
+        """Count below ``array`` (column ``column_id``); return the next column ID after its subtree."""
+        data_type = array.type
+        child_id = column_id + 1
+        if pa.types.is_struct(data_type):
+            # flatten(): each child with the struct's nulls applied, as a reader returns it.
+            for field, child in zip(data_type, cast("pa.StructArray", array).flatten(), strict=True):
+                path = f"{name}.{field.name}"
+                self.names[child_id] = path
+                self.seen[child_id] = self.seen.get(child_id, 0) + len(child) - child.null_count
+                child_id = self._visit(child, path, child_id)
+        elif pa.types.is_map(data_type):
+            mapped = cast("pa.MapArray[Any, Any]", array)
+            child_id = self._visit(mapped.keys, f"{name}.key", child_id)
+            child_id = self._visit(mapped.items, f"{name}.value", child_id)
+        elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+            child_id = self._visit(cast("pa.ListArray[Any]", array).flatten(), f"{name}.element", child_id)
+        elif data_type.num_fields:
+            raise TypeError(f"an ORC column of Arrow type {data_type} is not supported")
+        return child_id
+
+    def shifted(self, footer_counts: Sequence[tuple[int, bool]]) -> list[str]:
+        """Struct children whose Footer counts more values than a reader sees: written shifted."""
+        return [
+            self.names[column_id]
+            for column_id in sorted(self.seen)
+            if column_id < len(footer_counts) and footer_counts[column_id][0] > self.seen[column_id]
+        ]

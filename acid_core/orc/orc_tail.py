@@ -25,7 +25,7 @@ from acid_core.orc.schema import HiveType, RowType, event_orc_type, parse_hive_t
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["constant_integer_columns", "finish_tail", "string_type_overrides"]
+__all__ = ["column_value_counts", "constant_integer_columns", "finish_tail", "string_type_overrides"]
 
 # ORC protobuf field numbers (orc_proto.proto): PostScript.footerLength, PostScript.compression,
 # Footer.metadata, UserMetadataItem.name/value.
@@ -149,6 +149,35 @@ def constant_integer_columns(file_tail: bytes, rows: int) -> dict[int, int]:
         return constants
     except ValueError:
         return {}
+
+
+def column_value_counts(file_tail: bytes) -> list[tuple[int, bool]]:
+    """(numberOfValues, hasNull) of each column ID, from the file's statistics.
+
+    Args:
+        file_tail: an uncompressed, serialized ORC ``FileTail`` (``ORCFile.reader.serialized_file_tail()``).
+
+    Returns:
+        One pair per column ID (0 is the root struct); empty when the Footer has no statistics.
+
+    Raises:
+        ValueError: a tail this code cannot parse.
+    """
+    footers = [v for f, w, v in _proto_fields(file_tail) if f == _TAIL_FOOTER and w == 2]
+    if not footers:
+        raise ValueError("no Footer in the ORC file tail")
+    counts: list[tuple[int, bool]] = []
+    for f, w, v in _proto_fields(_without_length(footers[0])):
+        if f != _FOOTER_STATISTICS or w != 2:
+            continue
+        values, has_null = 0, False
+        for g, x, u in _proto_fields(_without_length(v)):
+            if g == _STATS_NUMBER_OF_VALUES and x == 0:
+                values = _read_varint(u, 0)[0]
+            elif g == _STATS_HAS_NULL and x == 0:
+                has_null = bool(_read_varint(u, 0)[0])
+        counts.append((values, has_null))
+    return counts
 
 
 def _length_delimited(field: int, payload: bytes) -> bytes:
