@@ -30,7 +30,7 @@ damaged file (``{"path": ..., "columns": [...]}``), then ``{"checked": N, "damag
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from acid_core.cli.options import add_common_options, open_existing_metastore
 from acid_core.cli.registry import add_command_parser
@@ -136,23 +136,7 @@ def _hidden(path: str, root: str) -> bool:
 
 def _shifted_columns(file_io: FileIO, path: str) -> list[str] | None:
     """The shifted struct children of one file; None if it is not an ORC file."""
-    import pyarrow as pa
-    import pyarrow.orc as paorc
-
-    from acid_core.orc.nested_nulls import StructChildCounts, struct_column_ids
-    from acid_core.orc.orc_tail import column_value_counts
+    from acid_core.orc.nested_nulls import shifted_struct_columns
 
     with file_io.open_input(path) as stream:
-        try:
-            orc_file = paorc.ORCFile(stream)
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError):
-            return None
-        tail = cast("bytes", orc_file.reader.serialized_file_tail())  # the stub says int
-        footer = column_value_counts(tail)
-        structs = struct_column_ids(orc_file.schema)
-        if not any(footer[c][1] for c in structs if c < len(footer)):
-            return []  # no null struct value: nothing can be shifted, no stripe is decoded
-        counts = StructChildCounts()
-        for stripe in range(orc_file.nstripes):
-            counts.add(orc_file.read_stripe(stripe))
-        return counts.shifted(footer)
+        return shifted_struct_columns(stream)

@@ -24,6 +24,7 @@ value only under a non-null struct. :class:`StructChildCounts` counts, stripe by
 non-null values a reader sees in each child of a struct; a child whose Footer ``numberOfValues``
 is higher was written shifted. (A correct file of any writer, Hive's, Trino's or acidflow's since
 the fix, has them equal: a child holds values only where its struct is not null.)
+:func:`shifted_struct_columns` does it for one ORC stream.
 """
 
 from __future__ import annotations
@@ -34,8 +35,14 @@ import pyarrow as pa
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import IO
 
-__all__ = ["StructChildCounts", "struct_column_ids", "with_struct_nulls_in_children"]
+__all__ = [
+    "StructChildCounts",
+    "shifted_struct_columns",
+    "struct_column_ids",
+    "with_struct_nulls_in_children",
+]
 
 
 def _has_struct(data_type: pa.DataType) -> bool:
@@ -169,3 +176,26 @@ class StructChildCounts:
             for column_id in sorted(self.seen)
             if column_id < len(footer_counts) and footer_counts[column_id][0] > self.seen[column_id]
         ]
+
+
+def shifted_struct_columns(stream: IO[bytes]) -> list[str] | None:
+    """The struct children of an ORC file that were written shifted; None if it is not ORC.
+
+    Reads the Footer; decodes the stripes only when a struct column has nulls.
+    """
+    import pyarrow.orc as paorc
+
+    from acid_core.orc.orc_tail import column_value_counts
+
+    try:
+        orc_file = paorc.ORCFile(stream)
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError):
+        return None
+    tail = cast("bytes", orc_file.reader.serialized_file_tail())  # pyarrow's stub says int
+    footer = column_value_counts(tail)
+    if not any(footer[c][1] for c in struct_column_ids(orc_file.schema) if c < len(footer)):
+        return []  # no null struct value: nothing can be shifted, no stripe is decoded
+    counts = StructChildCounts()
+    for stripe in range(orc_file.nstripes):
+        counts.add(orc_file.read_stripe(stripe))
+    return counts.shifted(footer)
