@@ -18,9 +18,9 @@ or ``_`` are skipped, as readers skip them) and, where a struct column has nulls
 stripes: a struct child whose Footer counts more values than a reader sees is named. Without
 PATH it checks the location of every table of the metastore (``--metastore``, else the embedded
 one of ``--warehouse``) and of every partition outside its table's directory; a location with no
-files yet is skipped. It changes nothing. The rows of a damaged file cannot be recovered from it: rewrite them from their source,
-or restore the compaction's inputs from the cleaner's trash (``acidflow clean --restore``) and
-compact again.
+files yet is skipped. It changes nothing. The rows of a damaged file cannot be recovered from
+it: rewrite them from their source, or restore the compaction's inputs from the cleaner's trash
+(``acidflow clean --restore``) and compact again.
 
 Exit status: 0 nothing damaged, 1 a damaged file (or an error). ``--json``: one object per
 damaged file (``{"path": ..., "columns": [...]}``), then ``{"checked": N, "damaged": K,

@@ -11,12 +11,13 @@ last ones::
     read     [None, {city: ''}, {city: c1}, None, {city: c2}]
 
 (the children's values are written for every row while their PRESENT stream has a value only
-where the parent is not null). A top-level struct is written right. With the children null
-wherever their struct is (``StructArray.flatten`` gives exactly those), the same values are read
-back. :func:`with_struct_nulls_in_children` does that below the top level, at every depth, and
-returns the batch unchanged (the same object) when its schema has no struct below the top level.
-Pure: Arrow in, Arrow out. ``tests/acid_core/orc/test_nested_nulls.py`` shows the loss with
-pyarrow's bare writer and its absence through acidflow's writers.
+where the parent is not null). Any sliced struct array with nulls, at the top level too, is
+written with its validity read from offset 0. :func:`with_struct_nulls_in_children` copies each
+column that holds a null struct (at any depth) to offset 0 and makes the children of every null
+struct null (``StructArray.flatten``); then the same values are read back. A batch without a null
+struct is returned as it is (the same object), so files of tables without one do not change.
+``tests/acid_core/orc/test_nested_nulls.py`` shows the loss with pyarrow's bare writer and its
+absence through acidflow's writers.
 
 Finding files written that way (``acidflow check``): the writer's statistics count every child
 value it was given, the placeholders under null structs included, while a reader sees a child
@@ -24,7 +25,8 @@ value only under a non-null struct. :class:`StructChildCounts` counts, stripe by
 non-null values a reader sees in each child of a struct; a child whose Footer ``numberOfValues``
 is higher was written shifted. (A correct file of any writer, Hive's, Trino's or acidflow's since
 the fix, has them equal: a child holds values only where its struct is not null.)
-:func:`shifted_struct_columns` does it for one ORC stream.
+:func:`shifted_struct_columns` does it for one ORC stream (the only function here that reads;
+the others are pure, Arrow in, Arrow out).
 """
 
 from __future__ import annotations
