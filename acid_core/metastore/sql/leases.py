@@ -9,7 +9,6 @@ Errors: ``NoSuchLeaseError``; bad TTLs ``InvalidMetastoreRequestError``.
 from __future__ import annotations
 
 import socket
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
@@ -73,10 +72,17 @@ class SqlLeasePart(SqlMetastoreBase):
     def renew_lease(self, lease_id: int, ttl_seconds: float, now: float | None = None) -> Lease:
         """See ``Metastore.renew_lease``: the same snapshot, expiring ``ttl_seconds`` from now."""
         check_lease_ttl(ttl_seconds)
-        lease, now_s = self.get_lease(lease_id), self._now_ms(now) / 1000
-        if lease.expires <= now_s:  # the cleaner may already have deleted what it read
-            raise NoSuchLeaseError(lease_id)
-        return self.put_lease(replace(lease, expires=now_s + ttl_seconds))
+        _check_id("lease ID", lease_id)
+        now_ms = self._now_ms(now)
+        # One database transaction with the row locked: an expiry (``expire_leases``, the cleaner)
+        # deleting the lease between the check and the write must not see it written back.
+        with self._transaction("renew_lease") as s:
+            row = s.get(ReaderLease, lease_id, with_for_update=True)
+            if row is None or row.expires <= now_ms:  # the cleaner may already have deleted what it read
+                raise NoSuchLeaseError(lease_id)
+            row.expires = now_ms + _ms(ttl_seconds)
+            s.flush()
+            return _lease(row)
 
     def put_lease(self, lease: Lease) -> Lease:
         """Insert or replace a lease record as given (its ID included), without checking the catalog.
@@ -131,11 +137,16 @@ class SqlLeasePart(SqlMetastoreBase):
         with self._transaction("expire_leases") as s:
             ids = list(
                 s.scalars(
-                    select(ReaderLease.id).where(ReaderLease.expires <= now_ms).order_by(ReaderLease.id)
+                    # Locked: a renewal that moved the expiry first is seen (re-checked) and kept;
+                    # one that comes after finds the row gone (``renew_lease`` locks it too).
+                    select(ReaderLease.id)
+                    .where(ReaderLease.expires <= now_ms)
+                    .order_by(ReaderLease.id)
+                    .with_for_update()
                 )
             )
             if ids:
-                s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids)))
+                s.execute(delete(ReaderLease).where(ReaderLease.id.in_(ids), ReaderLease.expires <= now_ms))
             return ids
 
     def record_backlog_samples(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from acid_core.errors import CommitConflictError
+from acid_core.errors import CommitConflictError, NoSuchLeaseError
 from acid_core.metastore import (
     Column,
     InMemoryMetastore,
@@ -255,3 +255,57 @@ def test_killed_writer_is_reaped_and_its_write_id_stays_invalid(url):
         snapshot = store.get_valid_write_ids("t", store.get_valid_txns())
         assert snapshot.aborted_ids == (write_id,)
         assert snapshot.is_write_id_valid(write_id + 1)
+
+
+_LEASE_ROUNDS = 60
+
+
+def _race_renew_and_expire(
+    renewer: SqlMetastore, expirer: SqlMetastore, lease_id: int, expiry: float
+) -> dict:
+    """Renew at ``expiry - 0.001`` and expire at ``expiry + 0.5`` at once, from two threads."""
+    both = threading.Barrier(2)
+    outcome: dict[str, bool] = {}
+
+    def renew() -> None:
+        both.wait(timeout=_TIMEOUT_SECONDS)
+        try:
+            renewer.renew_lease(lease_id, 1.0, now=expiry - 0.001)
+            outcome["renewed"] = True
+        except NoSuchLeaseError:
+            outcome["renewed"] = False
+
+    def expire() -> None:
+        both.wait(timeout=_TIMEOUT_SECONDS)
+        outcome["expired"] = lease_id in expirer.expire_leases(now=expiry + 0.5)
+
+    threads = [threading.Thread(target=renew), threading.Thread(target=expire)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=_TIMEOUT_SECONDS)
+    return outcome
+
+
+def test_renewal_racing_the_expiry_never_revives_a_deleted_lease(url):
+    """A renew that passes its expiry check as ``expire_leases`` deletes the lease must not put it back.
+
+    Each round takes a lease expiring at T; one thread renews it at T - 0.001 (in time), another
+    store expires leases at T + 0.5 (a renewed lease then lives to T + 0.999 and stays). Either
+    order is fine, but never both: a renewal that succeeded while the expiry deleted the lease (the
+    cleaner then deletes what it reads) leaves the reader believing in a lease nobody honours.
+    Found on PostgreSQL: renew read, then wrote, in two transactions; expire selected, then deleted.
+    """
+    _create_table(url)
+    with SqlMetastore(url) as renewer, SqlMetastore(url) as expirer:
+        for round_ in range(_LEASE_ROUNDS):
+            lease = renewer.take_lease("t", 1.0, now=10_000.0 * (round_ + 1))
+            outcome = _race_renew_and_expire(renewer, expirer, lease.lease_id, lease.expires)
+            assert set(outcome) == {"renewed", "expired"}, f"round {round_}: a thread failed"
+            assert not (outcome["renewed"] and outcome["expired"]), (
+                f"round {round_}: a deleted lease was renewed"
+            )
+            leases = [x.lease_id for x in renewer.list_leases()]
+            assert (lease.lease_id in leases) == outcome["renewed"]
+            for lease_id in leases:
+                renewer.release_lease(lease_id)
