@@ -3,7 +3,7 @@
 ::
 
     with LeaseHeartbeat(open_store, lease_id, ttl_seconds=3600, interval_seconds=60):
-        ...  # a long read: every 60 s the thread calls renew_lease(lease_id, 3600)
+        ...  # a long read: at once, then every 60 s, the thread calls renew_lease(lease_id, 3600)
 
 On a Hive Metastore a lease is an open HMS transaction that the HMS aborts when it is not
 heartbeated within ``hive.txn.timeout`` (300 s by default); ``renew_lease`` heartbeats it and moves
@@ -47,7 +47,9 @@ def heartbeat_interval(ttl_seconds: float, txn_timeout_seconds: float = 300.0) -
 
 
 class LeaseHeartbeat:
-    """A context manager that renews ``lease_id`` every ``interval_seconds`` (see the module docstring).
+    """A context manager that renews ``lease_id`` at once, then every ``interval_seconds``.
+
+    See the module docstring.
 
     Args:
         open_store: opens the thread's own metastore (closed when the thread stops).
@@ -90,18 +92,25 @@ class LeaseHeartbeat:
             _LOG.warning("lease %d: cannot open the metastore to heartbeat it: %s", self.lease_id, e)
             return
         try:
-            while not self._stop.wait(self._interval):
-                try:
-                    store.renew_lease(self.lease_id, self._ttl)
-                except (LeaseLostError, NoSuchLeaseError) as e:
-                    self.error = e
-                    _LOG.warning("lease %d is gone; no more heartbeats: %s", self.lease_id, e)
-                    return
-                except AcidError as e:  # a hiccup: the next beat tries again, well before the timeout
-                    _LOG.warning("lease %d: heartbeat failed (retried next beat): %s", self.lease_id, e)
-                    continue
-                self.renewals += 1
-                if self._on_renew is not None:
-                    self._on_renew(self.renewals)
+            # The first beat at once: the lease may have been taken a while ago (how long is not
+            # known here), so its TTL may run out before a first beat one interval from now.
+            while self._beat(store) and not self._stop.wait(self._interval):
+                pass
         finally:
             store.close()
+
+    def _beat(self, store: Metastore) -> bool:
+        """Renew once; False once the lease is gone (then no more beats)."""
+        try:
+            store.renew_lease(self.lease_id, self._ttl)
+        except (LeaseLostError, NoSuchLeaseError) as e:
+            self.error = e
+            _LOG.warning("lease %d is gone; no more heartbeats: %s", self.lease_id, e)
+            return False
+        except AcidError as e:  # a hiccup: the next beat tries again, well before the timeout
+            _LOG.warning("lease %d: heartbeat failed (retried next beat): %s", self.lease_id, e)
+            return True
+        self.renewals += 1
+        if self._on_renew is not None:
+            self._on_renew(self.renewals)
+        return True

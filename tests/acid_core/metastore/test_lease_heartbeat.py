@@ -40,6 +40,23 @@ def test_lease_heartbeat_renews_until_the_block_ends(tmp_path):
     assert beat.renewals == after  # stopped with the block
 
 
+def test_lease_heartbeat_renews_at_once_not_one_interval_late(tmp_path):
+    """The lease may be nearly out of TTL when the block starts: the first renewal does not wait."""
+    warehouse, lease = _warehouse(tmp_path)
+    renewed = threading.Event()
+    with LeaseHeartbeat(
+        lambda: open_metastore(None, warehouse),
+        lease.lease_id,
+        7_200,
+        3_600,
+        on_renew=lambda _: renewed.set(),
+    ) as beat:
+        assert renewed.wait(60), "no renewal before the first interval (an hour) ran out"
+    assert beat.renewals == 1
+    with open_metastore(None, warehouse) as store:
+        assert store.get_lease(lease.lease_id).expires >= lease.created + 7_200
+
+
 def test_lease_heartbeat_stops_on_a_released_lease_and_keeps_the_error(tmp_path):
     warehouse, lease = _warehouse(tmp_path)
     with open_metastore(None, warehouse) as store:
