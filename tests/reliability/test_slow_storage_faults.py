@@ -47,6 +47,7 @@ pytestmark = pytest.mark.timeout(300)
 
 _BUCKETS = 4
 _TXN_TIMEOUT_SECONDS = 2.0  # the reaper's timeout in these tests (Hive's hive.txn.timeout, 300 s)
+_LEASE_TTL_SECONDS = 4.0  # shorter than the slow read (about 7 s), long against a stalled host
 
 
 def _url(tmp_path):
@@ -140,10 +141,13 @@ def test_compaction_on_slow_store_heartbeats_reaper_and_second_worker_spare_it(w
 
 
 def test_lease_reader_on_slow_store_keeps_its_snapshot_while_cleaners_run(wh, tmp_path):
-    """A lease of TTL 1 s renewed every 0.3 s, a read that takes several seconds on the slow store, a
-    cleaner every 0.2 s meanwhile: it waits, deletes nothing the reader reads; the reader gets its rows."""
+    """A lease of TTL 4 s renewed every 0.3 s, a read that takes about 7 s on the slow store, a
+    cleaner every 0.2 s meanwhile: it waits, deletes nothing the reader reads; the reader gets its rows.
+
+    The TTL is 13 beats long: a CI host that stalled this process for 3 s expired a 1 s lease (its
+    renewal came late, the test failed on ``heartbeat.error``, nothing was deleted)."""
     rows = _table_with_deltas(wh)
-    lease = wh.metastore.take_lease("default.t", 1.0)
+    lease = wh.metastore.take_lease("default.t", _LEASE_TTL_SECONDS)
     wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
     [outcome] = run_worker(wh.metastore, worker_id="worker-1")
     assert outcome.status == "compacted"
@@ -163,7 +167,9 @@ def test_lease_reader_on_slow_store_keeps_its_snapshot_while_cleaners_run(wh, tm
     thread = threading.Thread(target=cleaners)
     started = time.monotonic()
     with (
-        LeaseHeartbeat(lambda: _other_store(tmp_path, wh), lease.lease_id, 1.0, 0.3) as heartbeat,
+        LeaseHeartbeat(
+            lambda: _other_store(tmp_path, wh), lease.lease_id, _LEASE_TTL_SECONDS, 0.3
+        ) as heartbeat,
         slow_store(_location(wh), delay_seconds=0.5) as calls,
     ):
         thread.start()
@@ -172,7 +178,7 @@ def test_lease_reader_on_slow_store_keeps_its_snapshot_while_cleaners_run(wh, tm
         finally:
             stop.set()
             thread.join()
-    assert time.monotonic() - started > 1.0, "the read did not outlast the lease's TTL"
+    assert time.monotonic() - started > _LEASE_TTL_SECONDS, "the read did not outlast the lease's TTL"
     assert heartbeat.error is None
     assert heartbeat.renewals >= 1
     assert calls.count("open_input") >= 3  # the three deltas, each read late
