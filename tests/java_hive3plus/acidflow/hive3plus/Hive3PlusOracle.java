@@ -53,6 +53,7 @@ import org.apache.hadoop.hive.ql.io.orc.OrcStruct;
 import org.apache.hadoop.hive.ql.io.orc.VectorizedOrcAcidRowBatchReader;
 import org.apache.hadoop.hive.ql.metadata.VirtualColumn;
 import org.apache.hadoop.hive.ql.plan.MapWork;
+import org.apache.hadoop.hive.serde2.SerDeUtils;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspector;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorFactory;
 import org.apache.hadoop.hive.serde2.objectinspector.StructField;
@@ -73,7 +74,7 @@ import org.apache.hadoop.mapred.Reporter;
 
 public final class Hive3PlusOracle {
   public static final String COLUMNS = "id,name,salary";
-  public static final String COLUMN_TYPES = "int,string,int";
+  public static final String COLUMN_TYPES = "int:string:int";
   private static final String NULL = "\\N";
 
   private Hive3PlusOracle() {
@@ -264,6 +265,12 @@ public final class Hive3PlusOracle {
   // -- readers ---------------------------------------------------------------------------------------
 
   static JobConf readerConf(String tableDir, String writeIds, String validTxns, int bucketCount, boolean vectorized) {
+    return readerConf(tableDir, writeIds, validTxns, bucketCount, vectorized, COLUMNS, COLUMN_TYPES);
+  }
+
+  /** The job of a scan of {@code columns} (comma-separated) of {@code columnTypes} (Hive's type list). */
+  static JobConf readerConf(String tableDir, String writeIds, String validTxns, int bucketCount, boolean vectorized,
+      String columns, String columnTypes) {
     JobConf job = new JobConf(newConf());
     job.set(hive_metastoreConstants.BUCKET_COUNT, Integer.toString(bucketCount));
     job.set(hive_metastoreConstants.TABLE_IS_TRANSACTIONAL, "true");
@@ -271,10 +278,10 @@ public final class Hive3PlusOracle {
     job.setBoolean(HiveConf.ConfVars.HIVE_TRANSACTIONAL_TABLE_SCAN.varname, true);
     job.setInt(HiveConf.ConfVars.HIVE_TXN_OPERATIONAL_PROPERTIES.varname,
         AcidUtils.AcidOperationalProperties.getDefault().toInt());
-    job.set(IOConstants.SCHEMA_EVOLUTION_COLUMNS, COLUMNS);
-    job.set(IOConstants.SCHEMA_EVOLUTION_COLUMNS_TYPES, COLUMN_TYPES);
-    job.set("columns", COLUMNS);
-    job.set("columns.types", COLUMN_TYPES.replace(',', ':'));
+    job.set(IOConstants.SCHEMA_EVOLUTION_COLUMNS, columns);
+    job.set(IOConstants.SCHEMA_EVOLUTION_COLUMNS_TYPES, columnTypes);
+    job.set("columns", columns);
+    job.set("columns.types", columnTypes);
     job.setBoolean(HiveConf.ConfVars.HIVE_VECTORIZATION_ENABLED.varname, vectorized);
     job.set(HiveConf.ConfVars.HIVE_ORC_SPLIT_STRATEGY.varname, "BI");
     job.setBoolean(HiveConf.ConfVars.HIVE_ORC_INCLUDE_FILE_ID_IN_SPLITS.varname, false);
@@ -330,6 +337,50 @@ public final class Hive3PlusOracle {
     }
   }
 
+  /**
+   * Read a table of any columns (nested types too) with this version's row-mode ACID reader
+   * (OrcInputFormat.getRecordReader: OrcRawRecordMerger).
+   *
+   * @param columns the column names, comma-separated
+   * @param columnTypes their Hive types, colon-separated ("bigint:struct<city:string,zip:int>"), as
+   *     the metastore's columns.types
+   * @return a JSON array of rows {@code [[writeId, bucketProperty, rowId], {"column": value, ...}]},
+   *     each row's values rendered by Hive's own SerDeUtils.getJSONString, in the order Hive returns
+   *     them
+   */
+  public static String readTypedRows(String tableDir, String writeIds, String validTxns, String columns,
+      String columnTypes, int bucketCount) throws IOException {
+    JobConf job = readerConf(tableDir, writeIds, validTxns, bucketCount, false, columns, columnTypes);
+    List<String> names = Arrays.asList(columns.split(","));
+    List<TypeInfo> types = TypeInfoUtils.getTypeInfosFromTypeString(columnTypes);
+    ObjectInspector inspector = OrcStruct.createObjectInspector(TypeInfoFactory.getStructTypeInfo(names, types));
+    OrcInputFormat format = new OrcInputFormat();
+    StringBuilder out = new StringBuilder("[");
+    for (InputSplit split : format.getSplits(job, 1)) {
+      RecordReader<NullWritable, OrcStruct> reader = format.getRecordReader(split, job, Reporter.NULL);
+      try {
+        NullWritable key = reader.createKey();
+        OrcStruct value = reader.createValue();
+        while (reader.next(key, value)) {
+          if (out.length() > 1) {
+            out.append(',');
+          }
+          out.append('[').append(rowIdJson(reader)).append(',')
+              .append(SerDeUtils.getJSONString(value, inspector)).append(']');
+        }
+      } finally {
+        reader.close();
+      }
+    }
+    return out.append(']').toString();
+  }
+
+  private static String rowIdJson(RecordReader<NullWritable, OrcStruct> reader) {
+    RecordIdentifier id = reader instanceof AcidInputFormat.AcidRecordReader
+        ? ((AcidInputFormat.AcidRecordReader<?, ?>) reader).getRecordIdentifier() : null;
+    return id == null ? "null" : "[" + id.getWriteId() + "," + id.getBucketProperty() + "," + id.getRowId() + "]";
+  }
+
   /** The batch context of a scan of id, name, salary with ROW__ID projected (as an UPDATE's scan). */
   private static VectorizedRowBatchCtx rowIdBatchContext() {
     return new VectorizedRowBatchCtx(
@@ -350,15 +401,7 @@ public final class Hive3PlusOracle {
       NullWritable key = reader.createKey();
       OrcStruct value = reader.createValue();
       while (reader.next(key, value)) {
-        RecordIdentifier id = reader instanceof AcidInputFormat.AcidRecordReader
-            ? ((AcidInputFormat.AcidRecordReader<?, ?>) reader).getRecordIdentifier() : null;
-        StringBuilder row = new StringBuilder("[");
-        if (id == null) {
-          row.append("null");
-        } else {
-          row.append('[').append(id.getWriteId()).append(',').append(id.getBucketProperty()).append(',')
-              .append(id.getRowId()).append(']');
-        }
+        StringBuilder row = new StringBuilder("[").append(rowIdJson(reader));
         row.append(',').append(intJson(inspector.getStructFieldData(value, fields.get(0))));
         Object name = inspector.getStructFieldData(value, fields.get(1));
         row.append(',').append(name == null ? "null" : quote(name.toString()));
