@@ -46,7 +46,10 @@ from tests.reliability.faults import slow_store
 pytestmark = pytest.mark.timeout(300)
 
 _BUCKETS = 4
-_TXN_TIMEOUT_SECONDS = 2.0  # the reaper's timeout in these tests (Hive's hive.txn.timeout, 300 s)
+_TXN_TIMEOUT_SECONDS = 4.0  # the reaper's timeout in these tests (Hive's hive.txn.timeout, 300 s)
+# Heartbeats every quarter timeout (Hive's: every half): a host that stalls this process for up to
+# 3 s (CI did once) must not let the reaper, which wakes with the heartbeat thread, see a lapse.
+_HEARTBEAT_SECONDS = _TXN_TIMEOUT_SECONDS / 4
 _LEASE_TTL_SECONDS = 4.0  # shorter than the slow read (about 7 s), long against a stalled host
 
 
@@ -116,12 +119,12 @@ def test_compaction_on_slow_store_heartbeats_reaper_and_second_worker_spare_it(w
     thread = threading.Thread(target=housekeeper)
     thread.start()
     try:
-        with slow_store(_location(wh), delay_seconds=0.15) as calls:
+        with slow_store(_location(wh), delay_seconds=0.3) as calls:
             outcome = execute_compaction(
                 wh.metastore,
                 claimed,
                 on_step=on_step,
-                options=WorkerOptions(heartbeat_seconds=_TXN_TIMEOUT_SECONDS / 2),  # as Hive's: timeout / 2
+                options=WorkerOptions(heartbeat_seconds=_HEARTBEAT_SECONDS),
             )
     finally:
         stop.set()
