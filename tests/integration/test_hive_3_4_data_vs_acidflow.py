@@ -36,7 +36,7 @@ from acid_core.metastore import Column, CompactionType, TableDefinition, WriteOp
 from acid_core.orc.schema import ROW_ID_COLUMN
 from acid_core.writes.transaction import Warehouse
 from tests.fixtures.hive import Delete, Insert, Update
-from tests.fixtures.hive_oracles import hive_valid_txn_list, hive_write_id_list
+from tests.fixtures.hive_oracles import hive_snapshot
 
 if TYPE_CHECKING:
     from tests.fixtures.hive_oracles import HiveVersionOracle
@@ -47,17 +47,8 @@ TABLE = "default.h"
 BUCKET0 = 536870912  # BucketCodec.V1.encode(bucket 0, statement 0), as Hive 3+ writes it
 
 
-def _snapshot(wh: Warehouse) -> tuple[str, str]:
-    txns = wh.metastore.get_valid_txns()
-    write_ids = wh.metastore.get_valid_write_ids(TABLE, txns)
-    return (
-        hive_write_id_list(write_ids.high_watermark, write_ids.open_ids, write_ids.aborted_ids, table=TABLE),
-        hive_valid_txn_list(txns.high_watermark, txns.open_ids, txns.aborted_ids),
-    )
-
-
 def _hive_rows(hive: HiveVersionOracle, wh: Warehouse, location: str, *, vectorized: bool) -> list[tuple]:
-    write_ids, txns = _snapshot(wh)
+    write_ids, txns = hive_snapshot(wh.metastore, TABLE)
     return sorted(hive.read_rows(location, write_ids, txns, vectorized=vectorized))
 
 

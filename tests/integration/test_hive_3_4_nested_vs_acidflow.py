@@ -30,7 +30,7 @@ from acid_core.compaction.worker import run_worker
 from acid_core.metastore import Column, CompactionType, TableDefinition
 from acid_core.orc.schema import ROW_ID_COLUMN
 from acid_core.writes.transaction import Warehouse
-from tests.fixtures.hive_oracles import hive_valid_txn_list, hive_write_id_list
+from tests.fixtures.hive_oracles import hive_snapshot
 
 if TYPE_CHECKING:
     from tests.fixtures.hive_oracles import HiveVersionOracle
@@ -80,19 +80,10 @@ def _as_hive(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "props": None if row["props"] is None else dict(row["props"])}
 
 
-def _hive_snapshot(wh: Warehouse) -> tuple[str, str]:
-    txns = wh.metastore.get_valid_txns()
-    write_ids = wh.metastore.get_valid_write_ids(TABLE, txns)
-    return (
-        hive_write_id_list(write_ids.high_watermark, write_ids.open_ids, write_ids.aborted_ids, table=TABLE),
-        hive_valid_txn_list(txns.high_watermark, txns.open_ids, txns.aborted_ids),
-    )
-
-
 def _check(
     hive: HiveVersionOracle, wh: Warehouse, location: str, expected: dict[int, dict], when: str
 ) -> None:
-    read = hive.read_typed_rows(location, *_hive_snapshot(wh), COLUMNS)
+    read = hive.read_typed_rows(location, *hive_snapshot(wh.metastore, TABLE), COLUMNS)
     assert len(read) == len(expected), f"Hive {hive.version} {when}: {len(read)} rows"
     by_id = {values["id"]: (row_id, values) for row_id, values in read}
     for i, row in sorted(expected.items()):
