@@ -183,7 +183,7 @@ def test_lease_reader_on_slow_store_keeps_its_snapshot_while_cleaners_run(wh, tm
             thread.join()
     assert time.monotonic() - started > _LEASE_TTL_SECONDS, "the read did not outlast the lease's TTL"
     assert heartbeat.error is None
-    assert heartbeat.renewals >= 1
+    assert heartbeat.renewals >= 2  # the first beat at once, then at least one during the read
     assert calls.count("open_input") >= 3  # the three deltas, each read late
     assert sorted(seen.column("id").to_pylist()) == rows
     assert statuses
