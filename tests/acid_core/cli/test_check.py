@@ -163,12 +163,18 @@ def test_without_a_path_every_table_of_the_metastore_is_checked(tmp_path, capsys
     assert lines[-1]["checked"] == 3  # good's delta, old's delta and old's base; empty has no files
 
 
-@pytest.mark.integration("s3")
-def test_a_damaged_file_on_s3_is_named(s3_env, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "store",
+    [
+        pytest.param("s3_env", marks=pytest.mark.integration("s3"), id="s3"),
+        pytest.param("hdfs_env", marks=pytest.mark.integration("hdfs"), id="hdfs"),
+    ],
+)
+def test_a_damaged_file_on_s3_or_hdfs_is_named(store, request, tmp_path, capsys):
     from acid_core.fs import file_io_for
 
     local = _bare(tmp_path / "bucket_00000", pa.Table.from_batches([_events(30)]))
-    table = f"{s3_env.warehouse}/t"
+    table = f"{request.getfixturevalue(store).warehouse}/t"
     file_io, root = file_io_for(table)
     with file_io.open_output(file_io.join(root, "base_0000005", "bucket_00000")) as out:
         out.write(local.read_bytes())
