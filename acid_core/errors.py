@@ -15,7 +15,9 @@ The tree::
     │   ├── ReadOnlyStorageError               a read-only file system under the metastore database
     │   └── ReadOnlyFileSystemError            a table's file system turned read-only (e.g. remounted ro)
     ├── CorruptDataError                       a truncated/corrupt ORC file, a bad name or version
-    │                                          file inside a base or delta: never read as data
+    │   │                                      file inside a base or delta: never read as data
+    │   └── ShiftedStructValuesError           a compaction input whose struct values were written
+    │                                          shifted (pyarrow's writer, acidflow before the fix)
     ├── CommitConflictError                    refresh and retry
     ├── CommitStateUnknownError                never retry blindly
     ├── LockTimeoutError / LockLostError
@@ -57,7 +59,10 @@ Not here: retries (the shell's ``RetryPolicy``), logging.
 from __future__ import annotations
 
 import errno
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "one_line",
@@ -66,6 +71,7 @@ __all__ = [
     "CommitStateUnknownError",
     "CompactionStateError",
     "CorruptDataError",
+    "ShiftedStructValuesError",
     "CompactionVerificationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotEmptyError",
@@ -868,6 +874,27 @@ class CorruptDataError(AcidError):
         super().__init__(
             f"Corrupt ACID data at {path!r}: {problem}; expected {expected}; the read stopped there and "
             "nothing was changed; hint: move the file or directory aside, or restore it from a backup"
+        )
+
+
+class ShiftedStructValuesError(CorruptDataError):
+    """A compaction input written with pyarrow's nested-struct loss (``acid_core.orc.nested_nulls``).
+
+    Every reader reads its struct values shifted; a compaction would write them so into a base that
+    no check can tell from a correct one, and the cleaner would then delete the file, the only place
+    still holding the values as they were written. So the compaction stops before it merges a row.
+    """
+
+    def __init__(self, path: str, columns: Sequence[str]) -> None:
+        self.path, self.columns = path, tuple(columns)
+        self.problem = f"its struct columns {', '.join(self.columns)} hold values written shifted"
+        self.expected = "struct children that count the values a reader sees"
+        AcidError.__init__(
+            self,
+            f"Corrupt ACID data at {path!r}: {self.problem} (pyarrow's ORC writer, acidflow before its "
+            f"nested-struct fix); expected {self.expected}; the compaction stopped and nothing was "
+            "changed, so the file keeps what was written; hint: `acidflow check` lists such files; "
+            "rewrite their rows from their source, then compact",
         )
 
 

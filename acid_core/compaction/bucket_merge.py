@@ -19,7 +19,9 @@ checks run in a producer thread while the calling thread encodes (pyarrow releas
 Invariants: a task and its result round-trip through JSON (Spark ships them); a task writes only
 below its staging directory.
 Not here: the compaction transaction, planning, renaming and committing (``worker``).
-Errors: ``CompactionVerificationError`` (``verify_output_file``); the reader's and writer's errors.
+Errors: ``CompactionVerificationError`` (``verify_output_file``); ``ShiftedStructValuesError`` (an
+input written with pyarrow's nested-struct loss: ``refuse_shifted_inputs``, before a row is
+merged); the reader's and writer's errors.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from acid_core.compaction.rebalance import OrderKey, bucket_property, bucket_slice, parse_order_by
-from acid_core.errors import AcidError, CompactionVerificationError
+from acid_core.errors import AcidError, CompactionVerificationError, ShiftedStructValuesError
 from acid_core.fs import FileInfo, file_io_for
-from acid_core.orc.files import FileKind, is_key_ordered, plan_scan, probe_file
+from acid_core.orc.files import FileKind, OpenFile, is_key_ordered, plan_scan, probe_file
+from acid_core.orc.nested_nulls import has_struct, shifted_in
 from acid_core.orc.reader import iter_delete_events, scan
 from acid_core.orc.schema import EVENT_COLUMN_NAMES, OPERATION_DELETE, OPERATION_INSERT, RowType
 from acid_core.orc.writer import write_event_file
@@ -76,6 +79,7 @@ __all__ = [
     "embedded_parallelism",
     "is_key_ordered",
     "plan_rebalance_layout",
+    "refuse_shifted_inputs",
     "run_tasks_embedded",
     "verify_output_file",
 ]
@@ -303,6 +307,33 @@ class _Tally:
             yield batch
 
 
+def refuse_shifted_inputs(file_io: FileIO, plan: ScanPlan, row_type: RowType) -> None:
+    """Stop a compaction whose inputs hold struct values pyarrow's writer shifted (``orc.nested_nulls``).
+
+    Such a file reads shifted everywhere; merged, its values would be written so into a base that
+    passes ``acidflow check``, and the cleaner would then delete the file, the last place holding
+    what was written. Costs nothing for a table without a struct column; otherwise each data file
+    the ORC C++ library wrote (acidflow's own) whose footer records a null struct is decoded once
+    more. Original files and delete deltas are not looked at (acidflow's delete events were never
+    shifted: their ``row`` is a top-level null struct).
+
+    Raises:
+        ShiftedStructValuesError: the first such file, with its shifted columns.
+    """
+    if not any(has_struct(field.type) for field in row_type.to_arrow()):
+        return
+    for data_file in plan.data_files:
+        if data_file.kind is FileKind.ORIGINAL:
+            continue
+        opened = OpenFile(file_io, data_file)
+        try:
+            columns = shifted_in(opened.orc, liborc_only=True)
+        finally:
+            opened.close()
+        if columns:
+            raise ShiftedStructValuesError(data_file.path, columns)
+
+
 def _insert_events(
     view: _InputView,
     root: str,
@@ -313,7 +344,9 @@ def _insert_events(
 ) -> Iterator[pa.RecordBatch]:
     row_struct = row_type.to_arrow()
     schema = pa.schema(list(row_struct))
-    reader = scan(view, root, write_ids, txns, with_row_id=True, ordered=ordered, schema=schema)
+    plan = plan_scan(view, root, write_ids, txns)
+    refuse_shifted_inputs(view, plan, row_type)
+    reader = scan(view, root, write_ids, txns, with_row_id=True, ordered=ordered, schema=schema, plan=plan)
     for batch in reader:
         if batch.num_rows == 0:
             continue
@@ -468,6 +501,8 @@ def _rebalance_bucket(
     files.
     """
     view = _InputView(io, root, frozenset(task.insert_inputs), None)
+    if task.bucket_id == 0:  # every task reads every input: one of them checks them
+        refuse_shifted_inputs(view, plan_scan(view, root, write_ids, txns), row_type)
     schema = pa.schema(list(row_type.to_arrow()))
     keys = parse_order_by(task.order_by or None, row_type.names)
     name = task.outputs[0]

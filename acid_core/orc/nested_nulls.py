@@ -25,8 +25,11 @@ value only under a non-null struct. :class:`StructChildCounts` counts, stripe by
 non-null values a reader sees in each child of a struct; a child whose Footer ``numberOfValues``
 is higher was written shifted. (A correct file of any writer, Hive's, Trino's or acidflow's since
 the fix, has them equal: a child holds values only where its struct is not null.)
-:func:`shifted_struct_columns` does it for one ORC stream (the only function here that reads;
-the others are pure, Arrow in, Arrow out).
+:func:`shifted_struct_columns` does it for one ORC stream and :func:`shifted_in` for an open
+file (the only functions here that read; the others are pure, Arrow in, Arrow out). A compaction
+refuses an input file that :func:`shifted_in` names (``compaction.bucket_merge``): it would read
+the shifted values and write them into a base that passes the check, and the cleaner would then
+delete the only file still holding the written values.
 """
 
 from __future__ import annotations
@@ -39,24 +42,29 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO
 
+    import pyarrow.orc as paorc
+
 __all__ = [
     "StructChildCounts",
+    "has_struct",
+    "shifted_in",
     "shifted_struct_columns",
     "struct_column_ids",
     "with_struct_nulls_in_children",
 ]
 
 
-def _has_struct(data_type: pa.DataType) -> bool:
+def has_struct(data_type: pa.DataType) -> bool:
+    """Whether ``data_type`` is a struct or holds one at any depth (in a list, a map, a struct)."""
     if pa.types.is_struct(data_type):
         return True
-    return any(_has_struct(data_type.field(i).type) for i in range(data_type.num_fields))
+    return any(has_struct(data_type.field(i).type) for i in range(data_type.num_fields))
 
 
 def _has_null_struct(array: pa.Array[Any]) -> bool:
     """Whether a struct value anywhere in ``array`` (its own values or nested ones) is null."""
     data_type = array.type
-    if not _has_struct(data_type):
+    if not has_struct(data_type):
         return False
     if pa.types.is_struct(data_type):
         struct = cast("pa.StructArray", array)
@@ -74,7 +82,7 @@ def _has_null_struct(array: pa.Array[Any]) -> bool:
 def _rebuilt(array: pa.Array[Any]) -> pa.Array[Any]:
     """``array`` (offset 0 at every depth) with every null struct's children null, at every depth."""
     data_type = array.type
-    if not _has_struct(data_type):
+    if not has_struct(data_type):
         return array
     mask = array.is_null() if array.null_count else None
     if pa.types.is_struct(data_type):
@@ -187,13 +195,27 @@ def shifted_struct_columns(stream: IO[bytes]) -> list[str] | None:
     """
     import pyarrow.orc as paorc
 
-    from acid_core.orc.orc_tail import column_value_counts
-
     try:
         orc_file = paorc.ORCFile(stream)
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError):
         return None
+    return shifted_in(orc_file)
+
+
+def shifted_in(orc_file: paorc.ORCFile, *, liborc_only: bool = False) -> list[str]:
+    """The struct children of an open ORC file that were written shifted (see the module docstring).
+
+    Args:
+        orc_file: the file, opened (its tail is in memory).
+        liborc_only: look only at files the ORC C++ library wrote (the Footer's ``writer``): the
+            only writer known to shift. Files of Java's ORC (Hive, Spark), Trino and others are
+            then passed without decoding a stripe.
+    """
+    from acid_core.orc.orc_tail import ORC_CPP_WRITER, column_value_counts, footer_writer
+
     tail = cast("bytes", orc_file.reader.serialized_file_tail())  # pyarrow's stub says int
+    if liborc_only and footer_writer(tail) != ORC_CPP_WRITER:
+        return []
     footer = column_value_counts(tail)
     if not any(footer[c][1] for c in struct_column_ids(orc_file.schema) if c < len(footer)):
         return []  # no null struct value: nothing can be shifted, no stripe is decoded

@@ -25,7 +25,14 @@ from acid_core.orc.schema import HiveType, RowType, event_orc_type, parse_hive_t
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["column_value_counts", "constant_integer_columns", "finish_tail", "string_type_overrides"]
+__all__ = [
+    "ORC_CPP_WRITER",
+    "column_value_counts",
+    "constant_integer_columns",
+    "finish_tail",
+    "footer_writer",
+    "string_type_overrides",
+]
 
 # ORC protobuf field numbers (orc_proto.proto): PostScript.footerLength, PostScript.compression,
 # Footer.metadata, UserMetadataItem.name/value.
@@ -36,6 +43,7 @@ _FOOTER_STRIPES: Final = 3
 _FOOTER_TYPES: Final = 4
 _STRIPE_NUMBER_OF_ROWS: Final = 5
 _FOOTER_STATISTICS: Final = 7
+_FOOTER_WRITER: Final = 9
 _TAIL_FOOTER: Final = 2
 _STATS_NUMBER_OF_VALUES: Final = 1
 _STATS_INT: Final = 2
@@ -50,6 +58,9 @@ _ORC_ZLIB: Final = 1
 _ORC_SNAPPY: Final = 2
 _ORC_LZ4: Final = 4
 _ORC_ZSTD: Final = 5
+# Footer.writer (WriterImplementation): 0 Java's ORC (Hive, Spark; also when absent), 1 the C++ library
+# (liborc: pyarrow, pyorc, acidflow), 2 Presto, 3 Go, 4 Trino, 5 cuDF.
+ORC_CPP_WRITER: Final = 1
 _ORC_VARCHAR: Final = 16
 _ORC_CHAR: Final = 17
 
@@ -149,6 +160,19 @@ def constant_integer_columns(file_tail: bytes, rows: int) -> dict[int, int]:
         return constants
     except ValueError:
         return {}
+
+
+def footer_writer(file_tail: bytes) -> int:
+    """The Footer's ``writer`` (``WriterImplementation``); 0 (Java's ORC) when the field is absent.
+
+    Raises:
+        ValueError: a tail this code cannot parse.
+    """
+    footers = [v for f, w, v in _proto_fields(file_tail) if f == _TAIL_FOOTER and w == 2]
+    if not footers:
+        raise ValueError("no Footer in the ORC file tail")
+    writers = [v for f, w, v in _proto_fields(_without_length(footers[0])) if f == _FOOTER_WRITER and w == 0]
+    return _read_varint(writers[-1], 0)[0] if writers else 0
 
 
 def column_value_counts(file_tail: bytes) -> list[tuple[int, bool]]:
