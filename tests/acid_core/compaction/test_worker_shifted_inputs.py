@@ -117,3 +117,23 @@ def test_a_spark_task_stops_at_the_shifted_delta_too(wh, monkeypatch):
     assert "written shifted" in entry.error_message
     assert "Spark compaction job failed" in entry.error_message  # it ran in spark-submit
     assert _listing(location) == files
+
+
+def test_a_delta_whose_stripe_does_not_decode_fails_the_compaction_as_before(wh):
+    """The check decodes stripes first: a corrupt one is the merge's CorruptDataError, not a crash."""
+    _insert(wh, _rows(0, 3000))
+    _insert(wh, _rows(3000, 3000))
+    location = wh.metastore.get_table("t").location
+    path = os.path.join(location, "delta_0000002_0000002_0000", "bucket_00000")
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    data[3:400] = bytes(397)  # the first stripe's streams, after the "ORC" magic: zeros
+    with open(path, "wb") as f:
+        f.write(data)
+    files = _listing(location)
+    wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
+    assert run_worker(wh.metastore) == []
+    [entry] = wh.metastore.show_compactions()
+    assert entry.state is CompactionState.FAILED
+    assert f"Corrupt ACID data at {path!r}: its ORC data does not decode" in entry.error_message
+    assert _listing(location) == files
