@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import statistics
 import tempfile
 import time
@@ -69,9 +68,7 @@ def _build(root: Path, rows: int) -> None:
 
 
 def _compact(work: Path, rows: int, guard: bool) -> tuple[float, float]:
-    if work.exists():
-        shutil.rmtree(work)
-    _build(work, rows)  # anew each time: the metastore records the table's absolute location
+    _build(work, rows)  # a new directory each time: the metastore records the table's absolute location
     with Warehouse.open(str(work), heartbeat_seconds=None) as wh:
         wh.metastore.enqueue_compaction("default.t", None, CompactionType.MAJOR)
         check = (
@@ -94,10 +91,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     rows, repeat = (20_000, 1) if args.smoke else (args.rows, args.repeat)
     with tempfile.TemporaryDirectory(prefix="acidflow-bench-guard-") as tmp:
-        work = Path(tmp) / "wh"
         timings: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for round_ in range(repeat):
             for guard in (True, False) if round_ % 2 == 0 else (False, True):
+                work = Path(tmp) / f"wh-{round_}-{'on' if guard else 'off'}"  # removed with tmp
                 timings[guard].append(_compact(work, rows, guard))
     medians = {
         guard: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
