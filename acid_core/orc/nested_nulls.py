@@ -131,6 +131,9 @@ def struct_column_ids(schema: pa.Schema) -> set[int]:
         if pa.types.is_struct(data_type):
             ids.add(column_id)
         child_id = column_id + 1
+        if pa.types.is_map(data_type):  # ORC: key and value (Arrow's one field is their entries struct)
+            map_type = cast("pa.MapType[Any, Any]", data_type)
+            return visit(map_type.item_type, visit(map_type.key_type, child_id))
         for i in range(data_type.num_fields):
             child_id = visit(data_type.field(i).type, child_id)
         return child_id

@@ -267,3 +267,25 @@ def test_a_major_compaction_of_a_table_with_nested_nulls_keeps_every_value(tmp_p
     [base] = [p for p in (tmp_path / "wh").rglob("bucket_00000") if p.parent.name.startswith("base_")]
     assert str(base).startswith(location)
     assert _read_rows(base) == [_as_pyorc(row) for row in rows if row["id"] % 7]
+
+
+def test_a_shifted_map_of_structs_is_named(tmp_path):
+    """Found by the property above: ORC numbers a map's key and value as its children, where Arrow
+    has one entries struct; the struct column IDs were one off after a map, and a file whose only
+    shifted values were a map's was passed."""
+    rows = _numbered(
+        [
+            {
+                "addr": {"city": "c0", "zip": 0},
+                "deep": {"inner": {"x": 0}, "y": 0},
+                "tags": None,
+                "props": [("k", None), ("j", {"city": "c0", "zip": 0})],
+            }
+        ]
+    )
+    events = insert_events(_row_table(rows), write_id=3, bucket_id=0, row_type=ROW_TYPE)
+    path = tmp_path / "bucket_00000"
+    orc.write_table(pa.Table.from_batches([events]), str(path))
+    assert _read_rows(path)[0]["props"]["j"] == {"city": "", "zip": 0}  # read shifted
+    with open(path, "rb") as f:
+        assert shifted_struct_columns(f) == ["row.props.value.city", "row.props.value.zip"]
