@@ -9,7 +9,9 @@ untouched. Pure bytes in, bytes out; see ``orc.writer``'s docstring for the whol
 
 :func:`constant_integer_columns` reads the other way: which integer columns of a file hold one
 value in every row, from the Footer's column statistics (``pyarrow``'s serialized ``FileTail``),
-so the reader can skip decoding them (the ACID key columns of an insert delta are constant).
+so the reader can skip decoding them (the ACID key columns of an insert delta are constant);
+:func:`column_value_counts` and :func:`footer_writer` read each column's value count and the writer
+that wrote the file, for the shifted-struct check (``orc.nested_nulls``).
 Errors: ``ValueError`` for a tail this code cannot parse (a bug, not bad input: the writer wraps it).
 """
 
@@ -168,11 +170,16 @@ def footer_writer(file_tail: bytes) -> int:
     Raises:
         ValueError: a tail this code cannot parse.
     """
+    writers = [v for f, w, v in _footer_fields(file_tail) if f == _FOOTER_WRITER and w == 0]
+    return _read_varint(writers[-1], 0)[0] if writers else 0
+
+
+def _footer_fields(file_tail: bytes) -> list[tuple[int, int, bytes]]:
+    """The Footer's fields, from a serialized ``FileTail``. Raises ``ValueError`` (no Footer)."""
     footers = [v for f, w, v in _proto_fields(file_tail) if f == _TAIL_FOOTER and w == 2]
     if not footers:
         raise ValueError("no Footer in the ORC file tail")
-    writers = [v for f, w, v in _proto_fields(_without_length(footers[0])) if f == _FOOTER_WRITER and w == 0]
-    return _read_varint(writers[-1], 0)[0] if writers else 0
+    return _proto_fields(_without_length(footers[0]))
 
 
 def column_value_counts(file_tail: bytes) -> list[tuple[int, bool]]:
@@ -187,11 +194,8 @@ def column_value_counts(file_tail: bytes) -> list[tuple[int, bool]]:
     Raises:
         ValueError: a tail this code cannot parse.
     """
-    footers = [v for f, w, v in _proto_fields(file_tail) if f == _TAIL_FOOTER and w == 2]
-    if not footers:
-        raise ValueError("no Footer in the ORC file tail")
     counts: list[tuple[int, bool]] = []
-    for f, w, v in _proto_fields(_without_length(footers[0])):
+    for f, w, v in _footer_fields(file_tail):
         if f != _FOOTER_STATISTICS or w != 2:
             continue
         values, has_null = 0, False
